@@ -1,0 +1,58 @@
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
+import { print, printJson } from '../output.js';
+import { type GlobalOptions, parseJsonObject, withHost } from '../session.js';
+
+/** The server a model-visible name routes to, so `tack call` starts that one server only. */
+function serverOf(name: string): string | undefined {
+  return /^mcp__(.+?)__./.exec(name)?.[1];
+}
+
+export async function callCommand(
+  tool: string,
+  argsJson: string | undefined,
+  options: GlobalOptions,
+): Promise<number> {
+  const args = parseJsonObject(argsJson, 'the tool arguments');
+  const server = serverOf(tool);
+  return withHost(options, server ? [server] : undefined, async (host, signal) => {
+    const result = await host.callTool(tool, args, {
+      signal,
+      onProgress: ({ progress, total, message }) =>
+        process.stderr.write(
+          `progress: ${progress}${total ? `/${total}` : ''}${message ? ` ${message}` : ''}\n`,
+        ),
+    });
+    if (options.json) printJson(result);
+    else printResult(result);
+    // A tool-level error is the tool's answer, printed in full; the exit code lets scripts notice it.
+    return result.isError ? 1 : 0;
+  });
+}
+
+function printResult(result: CallToolResult): void {
+  if (result.isError) process.stderr.write('The tool reported an error (isError):\n');
+  for (const block of result.content ?? []) print(renderBlock(block));
+  if (result.structuredContent !== undefined) {
+    print(`structuredContent:\n${JSON.stringify(result.structuredContent, null, 2)}`);
+  }
+}
+
+export function renderBlock(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'image':
+    case 'audio':
+      return `[${block.type} ${block.mimeType}, ${Buffer.byteLength(block.data, 'base64')} bytes]`;
+    case 'resource_link':
+      return `[resource link ${block.uri}${block.name ? ` "${block.name}"` : ''}]`;
+    case 'resource': {
+      const r = block.resource;
+      return 'text' in r
+        ? `[resource ${r.uri}]\n${r.text}`
+        : `[resource ${r.uri}, ${r.mimeType ?? 'binary'}]`;
+    }
+    default:
+      return JSON.stringify(block);
+  }
+}

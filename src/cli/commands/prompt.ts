@@ -1,0 +1,36 @@
+import { TackError } from '../../errors.js';
+import { print, printJson } from '../output.js';
+import { type GlobalOptions, parseJsonObject, withHost } from '../session.js';
+import { renderBlock } from './call.js';
+
+export async function promptCommand(
+  server: string,
+  name: string,
+  argsJson: string | undefined,
+  options: GlobalOptions,
+): Promise<number> {
+  const args = parseJsonObject(argsJson, 'the prompt arguments');
+  const stringArgs: Record<string, string> = {};
+  for (const [key, value] of Object.entries(args ?? {})) {
+    if (typeof value !== 'string') {
+      throw new TackError(
+        'USAGE',
+        `prompt argument "${key}" must be a string, got ${JSON.stringify(value)}`,
+        {
+          hint: 'MCP prompt arguments are strings.',
+        },
+      );
+    }
+    stringArgs[key] = value;
+  }
+  return withHost(options, [server], async (host, signal) => {
+    const result = await host.getPrompt(server, name, argsJson ? stringArgs : undefined, { signal });
+    if (options.json) {
+      printJson(result);
+      return 0;
+    }
+    if (result.description) print(`# ${result.description}\n`);
+    for (const message of result.messages) print(`${message.role}: ${renderBlock(message.content)}`);
+    return 0;
+  });
+}

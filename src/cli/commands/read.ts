@@ -1,0 +1,27 @@
+import { print, printJson } from '../output.js';
+import { type GlobalOptions, withHost } from '../session.js';
+
+export interface ReadOptions extends GlobalOptions {
+  server?: string;
+}
+
+export async function readCommand(uri: string, options: ReadOptions): Promise<number> {
+  return withHost(options, options.server ? [options.server] : undefined, async (host, signal) => {
+    const result = await host.readResource(uri, {
+      signal,
+      ...(options.server ? { server: options.server } : {}),
+    });
+    if (options.json) {
+      printJson(result);
+      return 0;
+    }
+    for (const content of result.contents) {
+      if ('text' in content) print(content.text);
+      else
+        print(
+          `[${content.uri}: ${content.mimeType ?? 'binary'}, ${Buffer.byteLength(content.blob, 'base64')} bytes]`,
+        );
+    }
+    return 0;
+  });
+}

@@ -1,0 +1,55 @@
+import type { ServerStatus } from '../../mcp/connection.js';
+import { print, printJson, table } from '../output.js';
+import { type GlobalOptions, withHost } from '../session.js';
+
+export async function serversCommand(options: GlobalOptions): Promise<number> {
+  return withHost({ ...options, quietFailures: true }, undefined, async (host) => {
+    const servers = host.servers();
+    if (options.json) {
+      printJson(servers);
+      return 0;
+    }
+    if (servers.length === 0) {
+      print('No servers configured. Add mcpServers to tack.json or .mcp.json.');
+      return 0;
+    }
+    print(
+      table(
+        [
+          'NAME',
+          'TRANSPORT',
+          'STATE',
+          'ERA',
+          'PROTOCOL',
+          'SERVER',
+          'TOOLS',
+          'RESOURCES',
+          'PROMPTS',
+          'CONNECT',
+        ],
+        servers.map((s) => [
+          s.name,
+          s.transport,
+          s.status,
+          s.era ? `${s.era}${s.eraSource === 'cache' ? ' (cached)' : ''}` : '-',
+          s.protocolVersion ?? '-',
+          s.serverInfo ? `${s.serverInfo.name} ${s.serverInfo.version}` : '-',
+          String(s.counts.tools),
+          String(s.counts.resources + s.counts.resourceTemplates),
+          String(s.counts.prompts),
+          s.connectMs === undefined ? '-' : `${s.connectMs} ms`,
+        ]),
+      ),
+    );
+    for (const s of servers) printProblems(s);
+    return 0;
+  });
+}
+
+function printProblems(s: ServerStatus): void {
+  if (!s.error) return;
+  print(`\n${s.name}: ${s.error.message}`);
+  for (const line of s.error.details) print(`  ${line}`);
+  if (s.error.hint) print(`  hint: ${s.error.hint}`);
+  if (s.logFile) print(`  log: ${s.logFile}`);
+}

@@ -1,0 +1,62 @@
+import { toolDefinitionTokens } from '../../tokens/count.js';
+import { print, printJson, table, truncate } from '../output.js';
+import { type GlobalOptions, withHost } from '../session.js';
+
+export interface ToolsOptions extends GlobalOptions {
+  server?: string;
+}
+
+export async function toolsCommand(options: ToolsOptions): Promise<number> {
+  return withHost(options, options.server ? [options.server] : undefined, async (host) => {
+    const tools = host.catalog.tools;
+    const rows = await Promise.all(
+      tools.map(async (tool) => ({
+        name: tool.name,
+        server: tool.server,
+        tool: tool.definition.name,
+        title: tool.definition.title ?? tool.definition.annotations?.title ?? '',
+        description: tool.definition.description ?? '',
+        tokens: await toolDefinitionTokens(tool),
+      })),
+    );
+    const perServer: Record<string, { tools: number; tokens: number }> = {};
+    for (const row of rows) {
+      const total = perServer[row.server] ?? { tools: 0, tokens: 0 };
+      perServer[row.server] = total;
+      total.tools++;
+      total.tokens += row.tokens;
+    }
+    const overall = { tools: rows.length, tokens: rows.reduce((sum, row) => sum + row.tokens, 0) };
+    if (options.json) {
+      printJson({ tokenizer: 'qwen3', tools: rows, totals: { servers: perServer, overall } });
+      return 0;
+    }
+    if (rows.length === 0) {
+      print('No tools: no server is connected, or none offers tools.');
+      return 0;
+    }
+    print(
+      table(
+        ['TOOL', 'TITLE', 'DESCRIPTION', 'TOKENS'],
+        rows.map((row) => [
+          row.name,
+          truncate(row.title, 24),
+          truncate(row.description, 60),
+          String(row.tokens),
+        ]),
+      ),
+    );
+    print('');
+    print(
+      table(
+        ['SERVER', 'TOOLS', 'TOKENS'],
+        [
+          ...Object.entries(perServer).map(([server, t]) => [server, String(t.tools), String(t.tokens)]),
+          ['total', String(overall.tools), String(overall.tokens)],
+        ],
+      ),
+    );
+    print('\nTokens: each definition (name, description, input schema) counted with the Qwen3 tokenizer.');
+    return 0;
+  });
+}

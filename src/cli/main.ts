@@ -1,0 +1,96 @@
+import { Command, CommanderError } from 'commander';
+import { callCommand } from './commands/call.js';
+import { promptCommand } from './commands/prompt.js';
+import { readCommand } from './commands/read.js';
+import { serversCommand } from './commands/servers.js';
+import { toolsCommand } from './commands/tools.js';
+import { reportError } from './output.js';
+
+interface CliOptions {
+  config?: string;
+  json?: boolean;
+  server?: string;
+}
+
+/** Commander hands every action its command last; optsWithGlobals() merges options given before or after it. */
+function optionsOf(args: unknown[]): CliOptions {
+  const raw = (args.at(-1) as Command).optsWithGlobals<Record<string, unknown>>();
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  return {
+    ...(text(raw.config) ? { config: text(raw.config) } : {}),
+    ...(raw.json === true ? { json: true } : {}),
+    ...(text(raw.server) ? { server: text(raw.server) } : {}),
+  };
+}
+
+/** Builds the `tack` command line. Every command is a thin layer over a library call (see src/index.ts). */
+export function buildProgram(setExitCode: (code: number) => void): Command {
+  const program = new Command('tack')
+    .description('An MCP host and agent harness: tools (MCP), know-how (Agent Skills) and knowledge (OKF).')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .exitOverride()
+    .option('--config <file>', 'use this configuration file alone (tack.json or .mcp.json format)')
+    .option('--json', 'print machine-readable JSON');
+
+  const action =
+    (fn: (positional: string[], options: CliOptions) => Promise<number>) =>
+    async (...args: unknown[]) => {
+      const positional = args.filter((arg): arg is string => typeof arg === 'string' || arg === undefined);
+      setExitCode(await fn(positional as string[], optionsOf(args)));
+    };
+
+  program
+    .command('servers')
+    .description('connect to every configured server and show its state, era and catalog size')
+    .action(action((_, options) => serversCommand(options)));
+
+  program
+    .command('tools')
+    .description('list the tools the model sees, with the token cost of each definition')
+    .option('--server <name>', 'only this server')
+    .action(action((_, options) => toolsCommand(options)));
+
+  program
+    .command('call')
+    .description(
+      'call a tool by its model-visible name, e.g. tack call mcp__docs__search_docs \'{"query":"x"}\'',
+    )
+    .argument('<tool>', 'model-visible tool name (mcp__<server>__<tool>)')
+    .argument('[json-args]', 'arguments as a JSON object')
+    .action(action(([tool, args], options) => callCommand(tool!, args, options)));
+
+  program
+    .command('read')
+    .description('read a resource by URI')
+    .argument('<uri>', 'resource URI')
+    .option('--server <name>', 'the server to ask (default: the one that lists the URI)')
+    .action(action(([uri], options) => readCommand(uri!, options)));
+
+  program
+    .command('prompt')
+    .description('get a prompt from a server')
+    .argument('<server>', 'server name')
+    .argument('<name>', 'prompt name')
+    .argument('[json-args]', 'arguments as a JSON object of strings')
+    .action(action(([server, name, args], options) => promptCommand(server!, name!, args, options)));
+
+  for (const command of program.commands) command.exitOverride();
+  return program;
+}
+
+/** Runs the CLI and returns its exit code: 0 ok, 1 failure, 2 usage or configuration error, 130 interrupted. */
+export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  let code = 0;
+  const program = buildProgram((c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync([...argv]);
+    return code;
+  } catch (error) {
+    // Commander has already printed its usage error, help or version (the last two exit 0).
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    return reportError(error);
+  }
+}

@@ -1,0 +1,48 @@
+import { TackError } from '../errors.js';
+
+/** Writes to stdout; data goes to stdout, everything about the run (spinner, warnings, errors) to stderr. */
+export function print(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+export function printJson(value: unknown): void {
+  print(JSON.stringify(value, null, 2));
+}
+
+export function warn(text: string): void {
+  process.stderr.write(`warning: ${text}\n`);
+}
+
+/**
+ * A plain aligned table. Hand-written: the table libraries draw borders and wrap cells, and tack's listings
+ * must stay greppable one row per line.
+ */
+export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = headers.map((header, i) =>
+    Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+export function truncate(text: string, max: number): string {
+  const oneLine = text.split('\n')[0]!.trim();
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+}
+
+/** One readable line, the hint, any details; returns the exit code (2 for usage and config, 1 otherwise). */
+export function reportError(error: unknown): number {
+  if (TackError.isInstance(error)) {
+    process.stderr.write(`error: ${error.message}\n`);
+    for (const line of error.details) process.stderr.write(`  ${line}\n`);
+    if (error.hint) process.stderr.write(`hint: ${error.hint}\n`);
+    return error.code === 'USAGE' || error.code.startsWith('CONFIG_') ? 2 : 1;
+  }
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`error: unexpected failure: ${message}\n`);
+  return 1;
+}

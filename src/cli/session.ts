@@ -1,0 +1,89 @@
+import { formatIssue, loadConfig, type TackConfig } from '../config/load.js';
+import { TackError } from '../errors.js';
+import { McpHost } from '../mcp/host.js';
+import { warn } from './output.js';
+import { startProgress } from './spinner.js';
+
+export interface GlobalOptions {
+  config?: string;
+  json?: boolean;
+  quietFailures?: boolean;
+}
+
+/** Loads the configuration, printing its warnings; a broken configuration throws before anything starts. */
+export function loadCliConfig(options: GlobalOptions): TackConfig {
+  const config = loadConfig(options.config ? { configFile: options.config } : {});
+  for (const warning of config.warnings) warn(formatIssue(warning));
+  return config;
+}
+
+/**
+ * Runs `fn` with a host whose servers (all, or only `only`) are connected, then closes it whatever happens.
+ * Servers that fail are reported on stderr and left out; the command goes on with the rest.
+ */
+export async function withHost<T>(
+  options: GlobalOptions,
+  only: readonly string[] | undefined,
+  fn: (host: McpHost, signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const config = loadCliConfig(options);
+  const wanted = only ? config.servers.filter((server) => only.includes(server.name)) : config.servers;
+  for (const name of only ?? []) {
+    if (!config.servers.some((server) => server.name === name)) {
+      throw new TackError('UNKNOWN_SERVER', `no server named "${name}" is configured`, {
+        subject: { server: name },
+        hint: `Configured servers: ${config.servers.map((s) => s.name).join(', ') || '(none)'}.`,
+      });
+    }
+  }
+  const host = new McpHost({ config: { ...config, servers: wanted } });
+  const enabled = wanted.filter((server) => server.enabled).length;
+  const progress = startProgress(`connecting ${enabled} server${enabled === 1 ? '' : 's'}…`);
+  let ready = 0;
+  const unsubscribe = host.on((event) => {
+    if (event.type === 'status' && (event.status === 'connected' || event.status === 'failed')) {
+      progress.update(`connecting ${enabled} servers… ${++ready} done`);
+    }
+  });
+  // First Ctrl-C cancels the request in flight (the server is told); a second one leaves at once.
+  const controller = new AbortController();
+  const abort = () => {
+    if (controller.signal.aborted) process.exit(130);
+    controller.abort(new TackError('REQUEST_ABORTED', 'interrupted'));
+  };
+  process.on('SIGINT', abort);
+  try {
+    await host.connectAll();
+    progress.stop();
+    unsubscribe();
+    for (const server of host.servers()) {
+      // `tack servers` shows failures in its own report; every other command warns and goes on.
+      if (server.status === 'failed' && server.error && !options.quietFailures) warn(server.error.message);
+      for (const diagnostic of server.diagnostics) warn(`server "${server.name}" ${diagnostic}`);
+    }
+    return await fn(host, controller.signal);
+  } finally {
+    progress.stop();
+    process.off('SIGINT', abort);
+    await host.close();
+  }
+}
+
+/** Parses a JSON-object argument given on the command line. */
+export function parseJsonObject(text: string | undefined, what: string): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new TackError('USAGE', `${what} must be a JSON object: ${(error as Error).message}`, {
+      hint: `Quote it for the shell, e.g. '{"text": "hi"}'.`,
+    });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TackError('USAGE', `${what} must be a JSON object, got ${JSON.stringify(value)}`, {
+      hint: `Pass named arguments, e.g. '{"text": "hi"}'.`,
+    });
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,382 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import type * as z from 'zod';
+import { TackError } from '../errors.js';
+import { expandVars } from './expand.js';
+import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
+import {
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_STARTUP_TIMEOUT_MS,
+  entrySchemaFor,
+  type HttpServerEntry,
+  knownKeys,
+  type SseServerEntry,
+  type StdioServerEntry,
+} from './schema.js';
+
+/** Where a server entry came from; later issues use the scope for project trust. */
+export interface ConfigSource {
+  file: string;
+  scope: 'user' | 'project' | 'explicit';
+  format: 'tack' | 'mcp.json';
+}
+
+interface ServerConfigBase {
+  name: string;
+  enabled: boolean;
+  startupTimeoutMs: number;
+  callTimeoutMs: number;
+  enabledTools: string[] | undefined;
+  disabledTools: string[] | undefined;
+  source: ConfigSource;
+}
+
+export interface StdioServerConfig extends ServerConfigBase {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  /** Only what the entry sets; the safe default environment is added at spawn time. */
+  env: Record<string, string>;
+  /** Absolute. */
+  cwd: string;
+}
+
+export interface HttpServerConfig extends ServerConfigBase {
+  /** `http` tries Streamable HTTP, then legacy SSE; `sse` goes straight to legacy SSE. */
+  transport: 'http' | 'sse';
+  url: string;
+  headers: Record<string, string>;
+}
+
+export type ServerConfig = StdioServerConfig | HttpServerConfig;
+
+export interface ConfigWarning {
+  file: string;
+  path: string;
+  message: string;
+}
+
+export interface TackConfig {
+  /** In the order they were declared, user file first; a later file's entry replaces an earlier one of the same name. */
+  servers: ServerConfig[];
+  /** Files that were read, lowest precedence first. */
+  sources: ConfigSource[];
+  warnings: ConfigWarning[];
+  projectRoot: string;
+  paths: TackPaths;
+}
+
+export interface LoadConfigOptions {
+  /** Directory the project is looked up from (default `process.cwd()`). */
+  cwd?: string;
+  /** Use exactly this file (tack.json or .mcp.json format) and no other. */
+  configFile?: string;
+  /** Variables for `${VAR}` expansion and for locating XDG directories (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Reads the configuration the way a user expects from Claude Code: the user file, then the project's
+ * `.mcp.json`, then the project's `tack.json`, the more local file winning per server name. Every problem in
+ * every file is collected and thrown together as one CONFIG_INVALID error, before anything starts.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
+  const env = options.env ?? process.env;
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const paths = resolvePaths(env);
+  const projectRoot = options.configFile ? dirname(resolve(cwd, options.configFile)) : findProjectRoot(cwd);
+
+  const candidates: Array<ConfigSource & { required: boolean }> = options.configFile
+    ? [{ file: resolve(cwd, options.configFile), scope: 'explicit', format: 'tack', required: true }]
+    : [
+        { file: paths.userConfigFile, scope: 'user', format: 'tack', required: false },
+        { file: join(projectRoot, '.mcp.json'), scope: 'project', format: 'mcp.json', required: false },
+        { file: join(projectRoot, 'tack.json'), scope: 'project', format: 'tack', required: false },
+      ];
+
+  const issues: ConfigWarning[] = [];
+  const warnings: ConfigWarning[] = [];
+  const byName = new Map<string, ServerConfig>();
+  const sources: ConfigSource[] = [];
+
+  for (const { required, ...source } of candidates) {
+    const text = readConfigText(source.file, required);
+    if (text === undefined) continue;
+    sources.push(source);
+    const parsed = parseConfigText(text, source, env);
+    issues.push(...parsed.issues);
+    warnings.push(...parsed.warnings);
+    for (const server of parsed.servers) {
+      byName.delete(server.name); // re-insert so declaration order follows precedence
+      byName.set(server.name, server);
+    }
+  }
+
+  if (issues.length > 0) {
+    const lines = issues.map((issue) => formatIssue(issue, cwd));
+    const first = issues[0]!;
+    throw new TackError('CONFIG_INVALID', lines[0]!, {
+      subject: { file: first.file, path: first.path },
+      details: lines.slice(1),
+      hint: 'Fix the configuration and run again; no server was started.',
+    });
+  }
+  return { servers: [...byName.values()], sources, warnings, projectRoot, paths };
+}
+
+function readConfigText(file: string, required: boolean): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (!required && (code === 'ENOENT' || code === 'ENOTDIR')) return undefined;
+    throw new TackError(
+      'CONFIG_UNREADABLE',
+      `${file}: cannot read the configuration file (${code ?? 'error'})`,
+      {
+        subject: { file },
+        hint: code === 'ENOENT' ? 'Check the path given to --config.' : 'Check the file permissions.',
+        cause: error,
+      },
+    );
+  }
+}
+
+export function formatIssue(issue: ConfigWarning, cwd: string = process.cwd()): string {
+  const rel = relative(cwd, issue.file);
+  const shown = rel && !rel.startsWith('..') ? rel : issue.file;
+  return issue.path ? `${shown}: ${issue.path}: ${issue.message}` : `${shown}: ${issue.message}`;
+}
+
+const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
+const TOP_LEVEL_KEYS = new Set(['$schema', 'mcpServers']);
+
+interface ParsedFile {
+  servers: ServerConfig[];
+  issues: ConfigWarning[];
+  warnings: ConfigWarning[];
+}
+
+/** Parses and validates one file's text. Exported so a library caller can validate a config it holds in memory. */
+export function parseConfigText(
+  text: string,
+  source: ConfigSource,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ParsedFile {
+  const issues: ConfigWarning[] = [];
+  const warnings: ConfigWarning[] = [];
+  const servers: ServerConfig[] = [];
+  const issue = (path: string, message: string) => issues.push({ file: source.file, path, message });
+
+  let root: unknown;
+  try {
+    root = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    issue('', `invalid JSON: ${jsonErrorWithPosition(text, error)}`);
+    return { servers, issues, warnings };
+  }
+  if (!isRecord(root)) {
+    issue('', `expected a JSON object at the top level, got ${describe(root)}`);
+    return { servers, issues, warnings };
+  }
+  if (source.format === 'tack') {
+    for (const key of Object.keys(root)) {
+      if (!TOP_LEVEL_KEYS.has(key)) {
+        warnings.push({ file: source.file, path: jsonPath([key]), message: 'unknown key, ignored' });
+      }
+    }
+  }
+  const block = root.mcpServers;
+  if (block === undefined) return { servers, issues, warnings };
+  if (!isRecord(block)) {
+    issue('mcpServers', `expected an object of servers by name, got ${describe(block)}`);
+    return { servers, issues, warnings };
+  }
+
+  for (const [name, entry] of Object.entries(block)) {
+    const at = (...rest: Array<string | number>) => jsonPath(['mcpServers', name, ...rest]);
+    const nameProblem = checkServerName(name);
+    if (nameProblem) {
+      issue(at(), nameProblem);
+      continue;
+    }
+    if (!isRecord(entry)) {
+      issue(at(), `expected a server entry object, got ${describe(entry)}`);
+      continue;
+    }
+    const pick = entrySchemaFor(entry);
+    if (!pick) {
+      issue(
+        entry.type === undefined ? at() : at('type'),
+        entry.type === undefined
+          ? 'expected "command" (a stdio server) or "url" (an HTTP server)'
+          : `expected "stdio", "http" or "sse", got ${describe(entry.type)}`,
+      );
+      continue;
+    }
+    const result = pick.schema.safeParse(entry);
+    if (!result.success) {
+      for (const zi of result.error.issues) issue(at(...zi.path.map(pathKey)), zodMessage(zi, entry));
+      continue;
+    }
+    for (const key of Object.keys(entry)) {
+      if (!knownKeys(pick.schema).has(key)) {
+        warnings.push({ file: source.file, path: at(key), message: 'unknown key, ignored' });
+      }
+    }
+    const server = resolveEntry(name, pick.transport, result.data, source, env, issue, at);
+    if (server) servers.push(server);
+  }
+  return { servers, issues, warnings };
+}
+
+function resolveEntry(
+  name: string,
+  transport: 'stdio' | 'http' | 'sse',
+  data: StdioServerEntry | HttpServerEntry | SseServerEntry,
+  source: ConfigSource,
+  env: Readonly<Record<string, string | undefined>>,
+  issue: (path: string, message: string) => void,
+  at: (...rest: Array<string | number>) => string,
+): ServerConfig | undefined {
+  const enabled = data.enabled !== false;
+  let failed = false;
+  const report = (path: string, message: string) => {
+    failed = true;
+    issue(path, message);
+  };
+  // A disabled entry may name variables that are not set on this machine: expand only what will start.
+  const expand = (value: string, path: string): string => {
+    if (!enabled) return value;
+    const { value: out, missing } = expandVars(value, env);
+    for (const variable of missing) {
+      report(
+        path,
+        `uses \${${variable}}, which is not set; set ${variable} or write \${${variable}:-default}`,
+      );
+    }
+    return out;
+  };
+  const expandMap = (map: Record<string, string> | undefined, key: string) =>
+    Object.fromEntries(Object.entries(map ?? {}).map(([k, v]) => [k, expand(v, at(key, k))]));
+
+  const base: ServerConfigBase = {
+    name,
+    enabled,
+    startupTimeoutMs: data.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
+    callTimeoutMs: data.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+    enabledTools: data.enabledTools,
+    disabledTools: data.disabledTools,
+    source,
+  };
+  if (transport === 'stdio') {
+    const entry = data as StdioServerEntry;
+    const configured: StdioServerConfig = {
+      ...base,
+      transport,
+      command: expand(entry.command, at('command')),
+      args: (entry.args ?? []).map((arg, i) => expand(arg, at('args', i))),
+      env: expandMap(entry.env, 'env'),
+      cwd: resolve(dirname(source.file), entry.cwd ?? '.'),
+    };
+    return failed ? undefined : configured;
+  }
+  const entry = data as HttpServerEntry;
+  const url = expand(entry.url, at('url'));
+  if (enabled && !failed && !isHttpUrl(url)) report(at('url'), `expected a URL, got ${JSON.stringify(url)}`);
+  const configured: HttpServerConfig = {
+    ...base,
+    transport: transport === 'sse' ? 'sse' : 'http',
+    url,
+    headers: expandMap(entry.headers, 'headers'),
+  };
+  return failed ? undefined : configured;
+}
+
+function checkServerName(name: string): string | undefined {
+  const why = 'it becomes part of every tool name, mcp__<server>__<tool>';
+  if (name.length === 0) return `server name must not be empty (${why})`;
+  if (!SERVER_NAME.test(name)) {
+    return `server name ${JSON.stringify(name)} may only contain letters, digits, "_" and "-" (${why})`;
+  }
+  if (name.includes('__')) return `server name ${JSON.stringify(name)} must not contain "__" (${why})`;
+  if (name.endsWith('_')) return `server name ${JSON.stringify(name)} must not end with "_" (${why})`;
+  return undefined;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function zodMessage(issue: z.core.$ZodIssue, entry: Record<string, unknown>): string {
+  const value = valueAt(entry, issue.path);
+  switch (issue.code) {
+    case 'invalid_type':
+      return `expected ${article(issue.expected)}, got ${describe(value)}`;
+    case 'too_small':
+      if (issue.origin === 'string') return `expected a non-empty string, got ${describe(value)}`;
+      return `expected a number > 0, got ${describe(value)}`;
+    case 'invalid_value':
+      return `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}, got ${describe(value)}`;
+    default:
+      return `${issue.message}${value === undefined ? '' : `, got ${describe(value)}`}`;
+  }
+}
+
+function article(expected: string): string {
+  if (expected === 'int') return 'an integer';
+  if (expected === 'array') return 'an array';
+  if (expected === 'object' || expected === 'record') return 'an object';
+  return `a ${expected}`;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let current = root;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  const text = JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function pathKey(key: PropertyKey): string | number {
+  return typeof key === 'number' ? key : String(key);
+}
+
+/** `mcpServers.docs.url`, `mcpServers["my server"].args[0]`. */
+export function jsonPath(parts: ReadonlyArray<string | number>): string {
+  let out = '';
+  for (const part of parts) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else if (/^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(part)) out += out ? `.${part}` : part;
+    else out += `[${JSON.stringify(part)}]`;
+  }
+  return out;
+}
+
+function jsonErrorWithPosition(text: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const match = /position (\d+)/.exec(message);
+  if (!match) return message;
+  const offset = Number(match[1]);
+  const before = text.slice(0, offset).split('\n');
+  return `${message.replace(/ in JSON at position \d+.*$/, '')} at line ${before.length}, column ${before.at(-1)!.length + 1}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

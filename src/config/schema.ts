@@ -1,0 +1,120 @@
+import * as z from 'zod';
+
+/**
+ * The shape of `tack.json` (and of the `mcpServers` block tack reads from `.mcp.json` and the user config).
+ * Server entries are exactly Claude Code's / Claude Desktop's, plus tack's optional lifecycle fields, so an
+ * existing `.mcp.json` works unchanged. `schema/tack.schema.json` is generated from these definitions.
+ */
+
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+
+const lifecycleFields = {
+  enabled: z.boolean().optional().describe('Set to false to keep the entry without starting the server.'),
+  startupTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      `How long the server may take to start and answer its first listing (default ${DEFAULT_STARTUP_TIMEOUT_MS} ms; a cold \`npx -y\` start takes ~20 s).`,
+    ),
+  callTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      `How long one request may run without a progress notification (default ${DEFAULT_CALL_TIMEOUT_MS} ms).`,
+    ),
+  enabledTools: z
+    .array(z.string())
+    .optional()
+    .describe('Only these tools are exposed (tool names as the server reports them; `*` matches any run).'),
+  disabledTools: z
+    .array(z.string())
+    .optional()
+    .describe('These tools are hidden (applied after enabledTools; `*` matches any run).'),
+};
+
+const stringMap = z.record(z.string(), z.string());
+
+/** Letters, digits, `_` and `-`; no `__` and no trailing `_`, so `mcp__<server>__<tool>` parses back unambiguously. */
+export const SERVER_NAME_PATTERN = /^(?!.*__)[A-Za-z0-9_-]*[A-Za-z0-9-]$/;
+
+export const StdioServerEntrySchema = z
+  .object({
+    type: z.literal('stdio').optional(),
+    command: z.string().min(1).describe('Executable to start; `${VAR}` and `${VAR:-default}` expand.'),
+    args: z.array(z.string()).optional().describe('Arguments; `${VAR}` expands.'),
+    env: stringMap
+      .optional()
+      .describe(
+        'Variables for the server. The server sees only these plus a safe default set (PATH, HOME, ...), never the whole environment of tack.',
+      ),
+    cwd: z
+      .string()
+      .optional()
+      .describe(
+        'Working directory, relative to the config file (default: the directory of the config file).',
+      ),
+    ...lifecycleFields,
+  })
+  .describe('A local server started as a child process and spoken to over stdin/stdout.');
+
+export const HttpServerEntrySchema = z
+  .object({
+    type: z.literal('http').optional(),
+    url: z
+      .string()
+      .min(1)
+      .describe('Streamable HTTP endpoint; falls back to legacy SSE when the server has no Streamable HTTP.'),
+    headers: stringMap.optional().describe('Headers sent on every request; put tokens here as `${VAR}`.'),
+    ...lifecycleFields,
+  })
+  .describe('A remote server over Streamable HTTP.');
+
+export const SseServerEntrySchema = z
+  .object({
+    type: z.literal('sse'),
+    url: z.string().min(1).describe('Legacy HTTP+SSE endpoint (the stream URL, often ending in /sse).'),
+    headers: stringMap.optional(),
+    ...lifecycleFields,
+  })
+  .describe('A remote server over the legacy HTTP+SSE transport (2024-11-05).');
+
+export const ServerEntrySchema = z.union([
+  StdioServerEntrySchema,
+  HttpServerEntrySchema,
+  SseServerEntrySchema,
+]);
+
+export const TackConfigFileSchema = z
+  .object({
+    $schema: z.string().optional(),
+    mcpServers: z
+      .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)
+      .optional()
+      .describe('MCP servers by name; the name becomes part of every tool name: mcp__<server>__<tool>.'),
+  })
+  .describe('tack project or user configuration.');
+
+export type StdioServerEntry = z.infer<typeof StdioServerEntrySchema>;
+export type HttpServerEntry = z.infer<typeof HttpServerEntrySchema>;
+export type SseServerEntry = z.infer<typeof SseServerEntrySchema>;
+
+/** Which schema an untyped entry is checked against: Claude's format leaves `type` out for stdio and often for HTTP. */
+export function entrySchemaFor(entry: Record<string, unknown>) {
+  if (entry.type === 'sse') return { transport: 'sse' as const, schema: SseServerEntrySchema };
+  if (entry.type === 'http') return { transport: 'http' as const, schema: HttpServerEntrySchema };
+  if (entry.type === 'stdio' || 'command' in entry)
+    return { transport: 'stdio' as const, schema: StdioServerEntrySchema };
+  if ('url' in entry && entry.type === undefined)
+    return { transport: 'http' as const, schema: HttpServerEntrySchema };
+  return undefined;
+}
+
+/** Keys an entry may carry, for warning about the rest (other hosts add their own, such as `disabled`). */
+export function knownKeys(schema: z.ZodObject): ReadonlySet<string> {
+  return new Set(Object.keys(schema.shape));
+}

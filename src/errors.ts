@@ -1,0 +1,68 @@
+/**
+ * tack's local error family. Every error says what it concerns (a file and JSON path, a server, a tool), what
+ * went wrong and what to do next, so the CLI can print one readable line plus a hint and a library caller can
+ * branch on `code`. Wire errors from servers stay the SDK's `ProtocolError`; tack wraps them only where it adds
+ * the server or tool they came from.
+ */
+
+export type TackErrorCode =
+  | 'CONFIG_INVALID'
+  | 'CONFIG_UNREADABLE'
+  | 'SERVER_START_FAILED'
+  | 'SERVER_START_TIMEOUT'
+  | 'SERVER_UNAVAILABLE'
+  | 'SERVER_CRASHED'
+  | 'SERVER_DISABLED'
+  | 'UNKNOWN_SERVER'
+  | 'UNKNOWN_TOOL'
+  | 'UNKNOWN_RESOURCE'
+  | 'REQUEST_FAILED'
+  | 'REQUEST_TIMEOUT'
+  | 'REQUEST_ABORTED'
+  | 'STORE_FAILED'
+  | 'USAGE';
+
+/** What an error is about; every field is optional, but the CLI prints whichever are set. */
+export interface ErrorSubject {
+  file?: string;
+  /** JSON path inside `file`, dotted (`mcpServers.docs.url`). */
+  path?: string;
+  server?: string;
+  tool?: string;
+  uri?: string;
+}
+
+const BRAND = Symbol.for('tack.error');
+
+export class TackError extends Error {
+  readonly code: TackErrorCode;
+  readonly subject: ErrorSubject;
+  readonly hint: string | undefined;
+  /** Extra lines worth showing (the last stderr lines of a server, every issue of a config file). */
+  readonly details: readonly string[];
+  readonly [BRAND] = true;
+
+  constructor(
+    code: TackErrorCode,
+    message: string,
+    options: { subject?: ErrorSubject; hint?: string; details?: readonly string[]; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'TackError';
+    this.code = code;
+    this.subject = options.subject ?? {};
+    this.hint = options.hint;
+    this.details = options.details ?? [];
+  }
+
+  /** Works across two copies of this module (a linked package and its dependent), unlike `instanceof`. */
+  static isInstance(value: unknown): value is TackError {
+    return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+  }
+}
+
+/** The message of anything thrown, for places that must report an unknown failure as text. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

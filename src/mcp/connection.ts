@@ -1,0 +1,702 @@
+import {
+  type CallToolResult,
+  Client,
+  type ClientCapabilities,
+  type GetPromptResult,
+  type Implementation,
+  type McpSubscription,
+  type PriorDiscovery,
+  type Prompt,
+  ProtocolError,
+  type ReadResourceResult,
+  type RequestOptions,
+  type Resource,
+  type ResourceTemplateType as ResourceTemplate,
+  type ServerCapabilities,
+  type Tool,
+} from '@modelcontextprotocol/client';
+import type { ServerConfig } from '../config/load.js';
+import { errorMessage, TackError } from '../errors.js';
+import type { EraCache, StoredEraVerdict } from '../store/era-cache.js';
+import { classifyFailure, requestFailure } from './failures.js';
+import { ServerLog } from './server-log.js';
+import { matchesAny } from './tool-filter.js';
+import { createHttpTransport, createStdioTransport, type TransportKind } from './transport.js';
+
+export type ConnectionStatus = 'idle' | 'connecting' | 'connected' | 'failed' | 'disabled' | 'closed';
+
+export interface RestartPolicy {
+  /** Delay before the first restart after a crash; doubled per consecutive failure. */
+  initialDelayMs: number;
+  maxDelayMs: number;
+  /** Consecutive failed starts (or crashes without a successful request between them) before tack gives up. */
+  maxAttempts: number;
+}
+
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  initialDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxAttempts: 5,
+};
+
+export interface ConnectionOptions {
+  clientInfo: Implementation;
+  eraCache?: EraCache | undefined;
+  logDir?: string | undefined;
+  restartPolicy?: RestartPolicy | undefined;
+  maxMessageBytes?: number | undefined;
+  /** Capabilities to declare (elicitation, sampling, ...) when the matching handlers are registered. */
+  capabilities?: ClientCapabilities | undefined;
+  /** Called on every new SDK client before it connects: register request handlers here. */
+  configureClient?: ((client: Client, server: string) => void) | undefined;
+  /** Called whenever state or a listing changes. */
+  onChange?: ((connection: ServerConnection, change: ConnectionChange) => void) | undefined;
+}
+
+export type ConnectionChange = 'status' | 'tools' | 'resources' | 'prompts' | 'diagnostic';
+
+export interface RequestCallOptions {
+  signal?: AbortSignal | undefined;
+  /** Overrides the server's callTimeoutMs; the timer restarts at every progress notification. */
+  timeoutMs?: number | undefined;
+  onProgress?: ((progress: { progress: number; total?: number; message?: string }) => void) | undefined;
+}
+
+/** Everything `tack servers` shows about one server. */
+export interface ServerStatus {
+  name: string;
+  transport: TransportKind;
+  status: ConnectionStatus;
+  era: 'modern' | 'legacy' | undefined;
+  protocolVersion: string | undefined;
+  serverInfo: Implementation | undefined;
+  instructions: string | undefined;
+  /** Whether the era came from tack's cache (one process) or a fresh probe. */
+  eraSource: 'cache' | 'probe' | undefined;
+  counts: { tools: number; resources: number; resourceTemplates: number; prompts: number };
+  connectMs: number | undefined;
+  restarts: number;
+  error: { code: string; message: string; hint: string | undefined; details: readonly string[] } | undefined;
+  /** When tack will try again on its own or on next use; absent when it gave up or is not waiting. */
+  retryAt: number | undefined;
+  diagnostics: readonly string[];
+  logFile: string | undefined;
+}
+
+const MAX_DIAGNOSTICS = 5;
+
+/**
+ * One configured server: its SDK client, its lifecycle (connect, crash, restart with backoff) and its
+ * listings. Every failure ends in a state the host can show, never in an exception that escapes to the
+ * event loop: a failing server must not take the host down.
+ */
+export class ServerConnection {
+  readonly name: string;
+  readonly config: ServerConfig;
+  readonly log: ServerLog;
+  tools: Tool[] = [];
+  resources: Resource[] = [];
+  resourceTemplates: ResourceTemplate[] = [];
+  prompts: Prompt[] = [];
+
+  readonly #options: ConnectionOptions;
+  readonly #policy: RestartPolicy;
+  readonly #diagnostics: string[] = [];
+  #status: ConnectionStatus = 'idle';
+  #client: Client | undefined;
+  #generation = 0;
+  #pending: Promise<void> | undefined;
+  #everConnected = false;
+  #failures = 0;
+  #restarts = 0;
+  #lastError: TackError | undefined;
+  #retryAt: number | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #subscription: McpSubscription | undefined;
+  #transportKind: TransportKind;
+  #eraSource: 'cache' | 'probe' | undefined;
+  #connectMs: number | undefined;
+  #exit: string | undefined;
+  #transportError: string | undefined;
+  readonly #refreshing = new Map<'tools' | 'resources' | 'prompts', { again: boolean }>();
+
+  constructor(config: ServerConfig, options: ConnectionOptions) {
+    this.name = config.name;
+    this.config = config;
+    this.#options = options;
+    this.#policy = options.restartPolicy ?? DEFAULT_RESTART_POLICY;
+    this.#transportKind = config.transport === 'http' ? 'streamable-http' : config.transport;
+    this.log = new ServerLog(config.name, config.enabled ? options.logDir : undefined);
+    if (!config.enabled) this.#status = 'disabled';
+  }
+
+  get status(): ConnectionStatus {
+    return this.#status;
+  }
+
+  get lastError(): TackError | undefined {
+    return this.#lastError;
+  }
+
+  /** The connected SDK client, for what tack does not wrap (completion, subscriptions, custom methods). */
+  get client(): Client | undefined {
+    return this.#status === 'connected' ? this.#client : undefined;
+  }
+
+  /** Connects, or reconnects after a failure. Resolves once connected or failed; never rejects. */
+  start(): Promise<void> {
+    if (this.#status === 'disabled' || this.#status === 'closed') return Promise.resolve();
+    this.#pending ??= this.#connect().finally(() => {
+      this.#pending = undefined;
+    });
+    return this.#pending;
+  }
+
+  /** Forget any failure count and connect again now (the user's "try again"). */
+  restart(): Promise<void> {
+    if (this.#status === 'disabled' || this.#status === 'closed') return Promise.resolve();
+    this.#failures = 0;
+    this.#teardown();
+    return this.start();
+  }
+
+  async close(): Promise<void> {
+    this.#status = 'closed';
+    this.#teardown();
+    await this.log.close();
+  }
+
+  snapshot(): ServerStatus {
+    const client = this.#client;
+    const connected = this.#status === 'connected' && client !== undefined;
+    const error = this.#lastError;
+    return {
+      name: this.name,
+      transport: this.#transportKind,
+      status: this.#status,
+      era: connected ? client.getProtocolEra() : undefined,
+      protocolVersion: connected ? client.getNegotiatedProtocolVersion() : undefined,
+      serverInfo: connected ? client.getServerVersion() : undefined,
+      instructions: connected ? client.getInstructions() : undefined,
+      eraSource: connected ? this.#eraSource : undefined,
+      counts: {
+        tools: this.tools.length,
+        resources: this.resources.length,
+        resourceTemplates: this.resourceTemplates.length,
+        prompts: this.prompts.length,
+      },
+      connectMs: this.#connectMs,
+      restarts: this.#restarts,
+      error:
+        this.#status === 'failed' && error
+          ? { code: error.code, message: error.message, hint: error.hint, details: error.details }
+          : undefined,
+      retryAt: this.#status === 'failed' ? this.#retryAt : undefined,
+      diagnostics: [...this.#diagnostics],
+      logFile: this.log.file,
+    };
+  }
+
+  callTool(tool: string, args: Record<string, unknown> | undefined, options: RequestCallOptions = {}) {
+    return this.#request<CallToolResult>(`tools/call "${tool}"`, { tool }, options, (client, ro) =>
+      client.callTool({ name: tool, arguments: args ?? {} }, ro),
+    );
+  }
+
+  readResource(uri: string, options: RequestCallOptions = {}) {
+    return this.#request<ReadResourceResult>(`resources/read "${uri}"`, { uri }, options, (client, ro) =>
+      client.readResource({ uri }, { ...ro, cacheMode: 'bypass' }),
+    );
+  }
+
+  getPrompt(prompt: string, args: Record<string, string> | undefined, options: RequestCallOptions = {}) {
+    return this.#request<GetPromptResult>(`prompts/get "${prompt}"`, {}, options, (client, ro) =>
+      client.getPrompt({ name: prompt, ...(args ? { arguments: args } : {}) }, ro),
+    );
+  }
+
+  /** The connected client, reconnecting first when a crash left the server waiting for its next use. */
+  async ensureClient(signal?: AbortSignal): Promise<Client> {
+    if (this.#pending) await this.#pending;
+    if (this.#status === 'connected' && this.#client) return this.#client;
+    if (this.#status === 'disabled') {
+      throw new TackError('SERVER_DISABLED', `server "${this.name}" is disabled in the configuration`, {
+        subject: { server: this.name, file: this.config.source.file },
+        hint: `Remove "enabled": false from mcpServers.${this.name} to use it.`,
+      });
+    }
+    if (this.#status === 'closed') {
+      throw new TackError('SERVER_UNAVAILABLE', `server "${this.name}" was closed by the host`, {
+        subject: { server: this.name },
+      });
+    }
+    if (this.#status === 'failed') {
+      // A server that never started is not retried behind the caller's back: the startup error stands until
+      // restart() (or, for HTTP, the background reconnect) succeeds. A crash is restarted on next use.
+      if (!this.#everConnected || this.#retryAt === undefined) throw this.#lastError ?? this.#gaveUp();
+      const wait = this.#retryAt - Date.now();
+      if (wait > 0) await sleep(wait, signal);
+    }
+    await (this.#pending ?? this.start());
+    if (this.#status === 'connected' && this.#client) return this.#client;
+    throw this.#lastError ?? this.#gaveUp();
+  }
+
+  async #request<T>(
+    what: string,
+    subject: { tool?: string; uri?: string },
+    options: RequestCallOptions,
+    run: (client: Client, requestOptions: RequestOptions) => Promise<T>,
+  ): Promise<T> {
+    const client = await this.ensureClient(options.signal);
+    const generation = this.#generation;
+    const timeoutMs = options.timeoutMs ?? this.config.callTimeoutMs;
+    try {
+      const result = await run(client, {
+        timeout: timeoutMs,
+        resetTimeoutOnProgress: true,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+      });
+      this.#failures = 0; // a served request is the proof of health that ends a crash loop's count
+      return result;
+    } catch (error) {
+      if (classifyFailure(error) === 'transport' && generation === this.#generation) {
+        this.#markDown(error, generation);
+      }
+      const failure = requestFailure(error, {
+        server: this.name,
+        what,
+        ...subject,
+        timeoutMs,
+        stderr: () => this.log.tail(),
+      });
+      if (failure.code === 'SERVER_CRASHED' && (this.#exit || this.#transportError)) {
+        throw new TackError(
+          'SERVER_CRASHED',
+          `server "${this.name}" ${this.#exit ?? 'closed the connection'} during ${what}${this.#transportError ? ` (${this.#transportError})` : ''}`,
+          { subject: failure.subject, hint: failure.hint, details: failure.details, cause: error },
+        );
+      }
+      throw failure;
+    }
+  }
+
+  async #connect(): Promise<void> {
+    clearTimeout(this.#retryTimer);
+    const generation = ++this.#generation;
+    this.#setStatus('connecting');
+    this.#exit = undefined;
+    this.#transportError = undefined;
+    if (this.#everConnected) this.#restarts++;
+    this.log.resetTail();
+    this.log.note(`starting: ${this.#describeTarget()}`);
+    const started = performance.now();
+    try {
+      await this.#openWithCache(generation);
+      if (generation !== this.#generation) return;
+      this.#connectMs = Math.round(performance.now() - started);
+      this.#everConnected = true;
+      this.#lastError = undefined;
+      this.#retryAt = undefined;
+      this.log.note(
+        `connected in ${this.#connectMs} ms: ${this.#client?.getProtocolEra()} era, ${this.#client?.getNegotiatedProtocolVersion()}`,
+      );
+      this.#setStatus('connected');
+      this.#listen(generation);
+    } catch (error) {
+      if (generation !== this.#generation) return;
+      this.#fail(this.#startupFailure(error));
+    }
+  }
+
+  async #openWithCache(generation: number): Promise<void> {
+    const cache = this.#options.eraCache;
+    const key = eraCacheKey(this.config);
+    const cached = this.config.transport === 'sse' ? undefined : cache?.get(key);
+    try {
+      await this.#open(generation, cached);
+    } catch (error) {
+      if (!cached || isStartupTimeout(error)) throw error;
+      // A stale modern verdict fails at the first request; probe afresh once before calling it a failure.
+      cache?.delete(key);
+      this.log.note(
+        `connect with the cached ${cached.prior.kind} era failed (${errorMessage(error)}); probing again`,
+      );
+      await this.#open(generation, undefined);
+    }
+  }
+
+  async #open(generation: number, cached: StoredEraVerdict | undefined): Promise<void> {
+    const deadline = Date.now() + this.config.startupTimeoutMs;
+    if (this.config.transport !== 'http') {
+      const prior: PriorDiscovery | undefined =
+        this.config.transport === 'sse' ? { kind: 'legacy' } : cached?.prior;
+      return this.#openWith(generation, this.config.transport, prior, deadline, cached !== undefined);
+    }
+    if (cached?.httpTransport === 'sse') {
+      return this.#openWith(generation, 'sse', { kind: 'legacy' }, deadline, true);
+    }
+    try {
+      await this.#openWith(generation, 'streamable-http', cached?.prior, deadline, cached !== undefined);
+    } catch (error) {
+      if (isStartupTimeout(error) || isAuthFailure(error)) throw error;
+      // Servers that predate Streamable HTTP answer its POST with 4xx; try the legacy SSE transport once.
+      this.log.note(`Streamable HTTP failed (${errorMessage(error)}); trying legacy SSE`);
+      try {
+        await this.#openWith(generation, 'sse', { kind: 'legacy' }, deadline, false);
+      } catch (sseError) {
+        throw new TackError(
+          'SERVER_START_FAILED',
+          `${errorMessage(error)} (the legacy SSE fallback failed too: ${errorMessage(sseError)})`,
+          { subject: { server: this.name }, cause: error },
+        );
+      }
+    }
+  }
+
+  async #openWith(
+    generation: number,
+    kind: TransportKind,
+    prior: PriorDiscovery | undefined,
+    deadline: number,
+    fromCache: boolean,
+  ): Promise<void> {
+    const remaining = Math.max(1, deadline - Date.now());
+    const probeTimeoutMs = Math.max(1000, Math.round(this.config.startupTimeoutMs * 0.6));
+    const client = new Client(this.#options.clientInfo, {
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
+      capabilities: this.#options.capabilities ?? {},
+    });
+    this.#options.configureClient?.(client, this.name);
+    this.#wireNotifications(client, generation);
+    const transport =
+      kind === 'stdio' && this.config.transport === 'stdio'
+        ? createStdioTransport(this.config, {
+            log: this.log,
+            maxMessageBytes: this.#options.maxMessageBytes,
+            onStdoutNoise: (line) =>
+              this.#diagnose(`wrote non-protocol text on stdout: ${JSON.stringify(line)}`),
+            onExit: (code, signal) => {
+              if (generation !== this.#generation) return;
+              this.#exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+              this.log.note(`process ${this.#exit}`);
+            },
+          })
+        : this.config.transport !== 'stdio'
+          ? createHttpTransport(this.config, kind === 'sse' ? 'sse' : 'streamable-http')
+          : undefined;
+    if (!transport) throw new Error(`no ${kind} transport for a ${this.config.transport} server`);
+
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(this.#timeoutError());
+      }, remaining);
+    });
+    const started = Date.now();
+    const work = (async () => {
+      await client.connect(transport, {
+        ...(prior ? { prior } : {}),
+        timeout: remaining,
+        signal: abort.signal,
+      });
+      await this.#loadListings(client, { timeout: Math.max(1, deadline - Date.now()), signal: abort.signal });
+    })();
+    work.catch(() => {}); // the race below reports it; a late rejection after a timeout is expected
+    try {
+      await Promise.race([work, timedOut]);
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (generation !== this.#generation) {
+      await client.close().catch(() => {});
+      return;
+    }
+
+    client.onclose = () => this.#onClosed(generation);
+    client.onerror = (error) => {
+      if (generation !== this.#generation) return;
+      this.#transportError = error.message;
+      this.log.note(`transport error: ${error.message}`);
+    };
+    this.#client = client;
+    this.#transportKind = kind;
+    this.#eraSource = prior === undefined ? 'probe' : fromCache ? 'cache' : undefined;
+    this.#remember(kind, client, prior, Date.now() - started, probeTimeoutMs);
+  }
+
+  /** Store the era verdict a probe produced, so the next start spawns one process instead of two. */
+  #remember(
+    kind: TransportKind,
+    client: Client,
+    prior: PriorDiscovery | undefined,
+    elapsedMs: number,
+    probeTimeoutMs: number,
+  ): void {
+    const cache = this.#options.eraCache;
+    if (!cache || this.config.transport === 'sse') return;
+    const key = eraCacheKey(this.config);
+    const httpTransport =
+      this.config.transport === 'http' ? (kind === 'sse' ? 'sse' : 'streamable-http') : undefined;
+    if (kind === 'sse') {
+      cache.put(key, { prior: { kind: 'legacy' }, httpTransport: 'sse' });
+      return;
+    }
+    if (prior !== undefined) return;
+    const discover = client.getDiscoverResult();
+    if (discover) {
+      cache.put(key, { prior: { kind: 'modern', discover }, ...(httpTransport ? { httpTransport } : {}) });
+    } else if (elapsedMs < probeTimeoutMs) {
+      // A legacy verdict reached through a probe timeout may only mean a slow start: do not trust it.
+      cache.put(key, { prior: { kind: 'legacy' }, ...(httpTransport ? { httpTransport } : {}) });
+    }
+  }
+
+  async #loadListings(client: Client, ro: RequestOptions): Promise<void> {
+    const caps = client.getServerCapabilities() ?? {};
+    const [tools, resources, templates, prompts] = await Promise.all([
+      caps.tools ? client.listTools(undefined, ro) : undefined,
+      caps.resources ? client.listResources(undefined, ro) : undefined,
+      caps.resources ? client.listResourceTemplates(undefined, ro).catch(ignoreMethodNotFound) : undefined,
+      caps.prompts ? client.listPrompts(undefined, ro) : undefined,
+    ]);
+    this.tools = this.#filterTools(tools?.tools ?? []);
+    this.resources = resources?.resources ?? [];
+    this.resourceTemplates = templates?.resourceTemplates ?? [];
+    this.prompts = prompts?.prompts ?? [];
+  }
+
+  #filterTools(tools: Tool[]): Tool[] {
+    const { enabledTools, disabledTools } = this.config;
+    return tools.filter(
+      (tool) =>
+        (enabledTools === undefined || matchesAny(tool.name, enabledTools)) &&
+        (disabledTools === undefined || !matchesAny(tool.name, disabledTools)),
+    );
+  }
+
+  /** list_changed arrives unsolicited on a 2025-era connection and on a listen stream on 2026-07-28. */
+  #wireNotifications(client: Client, generation: number): void {
+    const refresh = (kind: 'tools' | 'resources' | 'prompts') => async () => {
+      if (generation === this.#generation) await this.#refresh(client, kind);
+    };
+    client.setNotificationHandler('notifications/tools/list_changed', refresh('tools'));
+    client.setNotificationHandler('notifications/resources/list_changed', refresh('resources'));
+    client.setNotificationHandler('notifications/prompts/list_changed', refresh('prompts'));
+  }
+
+  async #refresh(client: Client, kind: 'tools' | 'resources' | 'prompts'): Promise<void> {
+    const running = this.#refreshing.get(kind);
+    if (running) {
+      running.again = true; // coalesce a burst of notifications into one more listing
+      return;
+    }
+    const state = { again: true };
+    this.#refreshing.set(kind, state);
+    try {
+      while (state.again) {
+        state.again = false;
+        const ro = { timeout: this.config.callTimeoutMs, cacheMode: 'refresh' as const };
+        if (kind === 'tools') this.tools = this.#filterTools((await client.listTools(undefined, ro)).tools);
+        if (kind === 'prompts') this.prompts = (await client.listPrompts(undefined, ro)).prompts;
+        if (kind === 'resources') {
+          this.resources = (await client.listResources(undefined, ro)).resources;
+          this.resourceTemplates = (
+            (await client.listResourceTemplates(undefined, ro).catch(ignoreMethodNotFound)) ?? {
+              resourceTemplates: [],
+            }
+          ).resourceTemplates;
+        }
+        this.log.note(`${kind} list changed; refreshed`);
+        this.#options.onChange?.(this, kind);
+      }
+    } catch (error) {
+      this.log.note(`refreshing ${kind} after list_changed failed: ${errorMessage(error)}`);
+    } finally {
+      this.#refreshing.delete(kind);
+    }
+  }
+
+  /** On a 2026-07-28 connection nothing arrives unsolicited: open the listen stream tack's catalog needs. */
+  #listen(generation: number): void {
+    const client = this.#client;
+    if (client?.getProtocolEra() !== 'modern') return;
+    const caps: ServerCapabilities = client.getServerCapabilities() ?? {};
+    const filter = {
+      toolsListChanged: caps.tools?.listChanged === true,
+      promptsListChanged: caps.prompts?.listChanged === true,
+      resourcesListChanged: caps.resources?.listChanged === true,
+    };
+    if (!filter.toolsListChanged && !filter.promptsListChanged && !filter.resourcesListChanged) return;
+    client
+      .listen(filter)
+      .then((subscription) => {
+        if (generation !== this.#generation) return void subscription.close();
+        this.#subscription = subscription;
+        void subscription.closed.then((reason) => {
+          if (reason !== 'remote' || generation !== this.#generation || this.#status !== 'connected') return;
+          this.log.note('listen stream dropped; listening again in 1 s');
+          setTimeout(() => generation === this.#generation && this.#listen(generation), 1000).unref();
+        });
+      })
+      .catch((error: unknown) => this.log.note(`subscriptions/listen failed: ${errorMessage(error)}`));
+  }
+
+  #onClosed(generation: number): void {
+    if (generation !== this.#generation || this.#status !== 'connected') return;
+    const why = this.#exit ?? 'closed the connection';
+    this.log.note(`connection closed: ${why}`);
+    this.#markDown(new Error(why), generation);
+  }
+
+  /** The connection broke after it worked: schedule a restart (lazily for stdio, in the background for HTTP). */
+  #markDown(error: unknown, generation: number): void {
+    if (generation !== this.#generation) return;
+    const stderr = this.log.tail();
+    const reason = `${this.#exit ?? errorMessage(error)}${this.#transportError ? ` (${this.#transportError})` : ''}`;
+    this.#teardown();
+    this.#fail(
+      new TackError('SERVER_CRASHED', `server "${this.name}" ${reason}`, {
+        subject: { server: this.name },
+        hint: 'tack restarts it on next use; see its log (`tack servers`) for why it stopped.',
+        details: stderr.length ? ['last stderr lines:', ...stderr] : [],
+        cause: error,
+      }),
+    );
+  }
+
+  #fail(error: TackError): void {
+    this.#failures++;
+    this.#lastError = error;
+    this.#retryAt =
+      this.#failures > this.#policy.maxAttempts
+        ? undefined
+        : Date.now() +
+          Math.min(this.#policy.initialDelayMs * 2 ** (this.#failures - 1), this.#policy.maxDelayMs);
+    this.log.note(
+      `failed (${this.#failures} in a row): ${error.message}${this.#retryAt ? '' : '; giving up until restarted'}`,
+    );
+    this.#setStatus('failed');
+    // HTTP servers come back on their own (a redeploy, a network blip): reconnect without waiting for a caller.
+    if (this.config.transport !== 'stdio' && this.#retryAt !== undefined) {
+      this.#retryTimer = setTimeout(() => void this.start(), this.#retryAt - Date.now());
+      this.#retryTimer.unref();
+    }
+  }
+
+  #teardown(): void {
+    clearTimeout(this.#retryTimer);
+    this.#generation++;
+    const client = this.#client;
+    const subscription = this.#subscription;
+    this.#client = undefined;
+    this.#subscription = undefined;
+    if (subscription) void subscription.close().catch(() => {});
+    if (client) void client.close().catch(() => {});
+  }
+
+  #setStatus(status: ConnectionStatus): void {
+    this.#status = status;
+    this.#options.onChange?.(this, 'status');
+  }
+
+  #diagnose(message: string): void {
+    this.log.note(message);
+    if (this.#diagnostics.length >= MAX_DIAGNOSTICS) return;
+    this.#diagnostics.push(message);
+    this.#options.onChange?.(this, 'diagnostic');
+  }
+
+  #describeTarget(): string {
+    const c = this.config;
+    return c.transport === 'stdio' ? [c.command, ...c.args].join(' ') : `${c.transport} ${c.url}`;
+  }
+
+  #timeoutError(): TackError {
+    const stderr = this.log.tail();
+    return new TackError(
+      'SERVER_START_TIMEOUT',
+      `server "${this.name}" did not start within ${this.config.startupTimeoutMs} ms`,
+      {
+        subject: { server: this.name, file: this.config.source.file },
+        hint: `If it is just slow (a cold npx download), raise mcpServers.${this.name}.startupTimeoutMs.`,
+        details: stderr.length ? ['last stderr lines:', ...stderr] : [],
+      },
+    );
+  }
+
+  #startupFailure(error: unknown): TackError {
+    if (TackError.isInstance(error) && error.code === 'SERVER_START_TIMEOUT') return error;
+    const stderr = this.log.tail();
+    const spawnCode = (error as NodeJS.ErrnoException).code;
+    const reason =
+      spawnCode === 'ENOENT' && this.config.transport === 'stdio'
+        ? `command not found: ${this.config.command}`
+        : (this.#exit ?? errorMessage(error));
+    const detail = this.#exit && reason !== errorMessage(error) ? ` (${errorMessage(error)})` : '';
+    return new TackError('SERVER_START_FAILED', `server "${this.name}" failed to start: ${reason}${detail}`, {
+      subject: { server: this.name, file: this.config.source.file },
+      hint:
+        spawnCode === 'ENOENT'
+          ? `Check mcpServers.${this.name}.command and the PATH.`
+          : `Run the server's command by hand to see its error${this.log.file ? `, or read ${this.log.file}` : ''}.`,
+      details: stderr.length ? ['last stderr lines:', ...stderr] : [],
+      cause: error,
+    });
+  }
+
+  #gaveUp(): TackError {
+    return new TackError(
+      'SERVER_UNAVAILABLE',
+      `server "${this.name}" is down and tack stopped restarting it`,
+      {
+        subject: { server: this.name },
+        hint: 'Fix the server, then restart it (host.restart() or run the command again).',
+      },
+    );
+  }
+}
+
+/** stdio servers by their command line and directory; HTTP servers by endpoint (origin and path). */
+export function eraCacheKey(config: ServerConfig): string {
+  if (config.transport === 'stdio') {
+    return `stdio:${JSON.stringify([config.command, ...config.args])}@${config.cwd}`;
+  }
+  const url = new URL(config.url);
+  return `http:${url.origin}${url.pathname}`;
+}
+
+function isStartupTimeout(error: unknown): boolean {
+  return TackError.isInstance(error) && error.code === 'SERVER_START_TIMEOUT';
+}
+
+function isAuthFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === 'CLIENT_HTTP_AUTHENTICATION' || code === 'CLIENT_HTTP_FORBIDDEN';
+}
+
+function ignoreMethodNotFound(error: unknown): undefined {
+  if (error instanceof ProtocolError && error.code === -32601) return undefined;
+  throw error;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,82 @@
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { errorMessage, TackError } from '../errors.js';
+
+/** What a request was, for wording its failure: `tools/call` of a tool, a resource read, a prompt. */
+export interface RequestContext {
+  server: string;
+  what: string;
+  tool?: string;
+  uri?: string;
+  timeoutMs: number;
+  /** The server's last stderr lines, quoted when the failure looks like the server's own doing. */
+  stderr: () => string[];
+}
+
+export type FailureKind = 'protocol' | 'timeout' | 'aborted' | 'closed' | 'transport';
+
+/**
+ * Sorts a failed request into the two error channels the host keeps apart: a JSON-RPC error the server
+ * answered (the request reached it and was refused) versus a connection that broke (the server is gone and
+ * must be restarted). `isError` tool results are not failures at all and never reach this function.
+ */
+export function classifyFailure(error: unknown): FailureKind {
+  if (error instanceof ProtocolError) return 'protocol';
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) return 'timeout';
+    if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected)
+      return 'closed';
+    // Output that failed the tool's own outputSchema is the server's answer, not a broken link.
+    if (error.code === SdkErrorCode.InvalidResult) return 'protocol';
+    return 'transport';
+  }
+  if (error instanceof Error && (error.name === 'AbortError' || /aborted/i.test(error.message)))
+    return 'aborted';
+  return 'transport';
+}
+
+export function requestFailure(error: unknown, ctx: RequestContext): TackError {
+  const subject = { server: ctx.server, tool: ctx.tool, uri: ctx.uri };
+  const kind = classifyFailure(error);
+  switch (kind) {
+    case 'protocol':
+      return new TackError(
+        'REQUEST_FAILED',
+        `${ctx.what} on server "${ctx.server}" failed: ${errorMessage(error)}`,
+        {
+          subject,
+          hint: 'The server refused the request; check the arguments against the tool schema (`tack tools`).',
+          cause: error,
+        },
+      );
+    case 'timeout':
+      return new TackError(
+        'REQUEST_TIMEOUT',
+        `${ctx.what} on server "${ctx.server}" timed out after ${ctx.timeoutMs} ms without progress`,
+        { subject, hint: `Raise mcpServers.${ctx.server}.callTimeoutMs if the tool is slow.`, cause: error },
+      );
+    case 'aborted':
+      return new TackError('REQUEST_ABORTED', `${ctx.what} on server "${ctx.server}" was cancelled`, {
+        subject,
+        cause: error,
+      });
+    case 'closed': {
+      const stderr = ctx.stderr();
+      return new TackError(
+        'SERVER_CRASHED',
+        `server "${ctx.server}" closed the connection during ${ctx.what}: ${errorMessage(error)}`,
+        {
+          subject,
+          hint: 'tack restarts it on the next request; its log has the details (`tack servers`).',
+          details: stderr.length ? ['last stderr lines:', ...stderr] : [],
+          cause: error,
+        },
+      );
+    }
+    case 'transport':
+      return new TackError(
+        'SERVER_UNAVAILABLE',
+        `server "${ctx.server}" could not be reached for ${ctx.what}: ${errorMessage(error)}`,
+        { subject, hint: 'tack reconnects with backoff; check that the server is running.', cause: error },
+      );
+  }
+}

@@ -1,0 +1,263 @@
+import {
+  type CallToolResult,
+  type GetPromptResult,
+  type Implementation,
+  type ReadResourceResult,
+  UriTemplate,
+} from '@modelcontextprotocol/client';
+import leven from 'leven';
+import type { ServerConfig, TackConfig } from '../config/load.js';
+import { errorMessage, TackError } from '../errors.js';
+import { openDatabase } from '../store/database.js';
+import { EraCache } from '../store/era-cache.js';
+import { Catalog } from './catalog.js';
+import {
+  type ConnectionChange,
+  type ConnectionOptions,
+  type RequestCallOptions,
+  ServerConnection,
+  type ServerStatus,
+} from './connection.js';
+
+export const TACK_CLIENT_INFO: Implementation = { name: 'tack', version: '0.1.0' };
+
+export interface HostOptions
+  extends Pick<ConnectionOptions, 'restartPolicy' | 'maxMessageBytes' | 'capabilities' | 'configureClient'> {
+  /** A loaded configuration (see loadConfig) or just the server entries. */
+  config: TackConfig | { servers: ServerConfig[]; paths?: TackConfig['paths'] };
+  clientInfo?: Implementation;
+  /**
+   * Where era verdicts are cached. Default: the SQLite store in the state directory of `config.paths`;
+   * `false` turns caching off (every start probes).
+   */
+  eraCache?: EraCache | false;
+  /** Per-server logs; default `config.paths.logDir`; `false` keeps no log files (stderr tails still work). */
+  logDir?: string | false;
+}
+
+export type HostEvent =
+  | { type: 'status'; server: string; status: ServerStatus['status'] }
+  | { type: 'catalog'; server: string; change: Exclude<ConnectionChange, 'status' | 'diagnostic'> }
+  | { type: 'diagnostic'; server: string; message: string };
+
+/**
+ * The MCP host: one connection per configured server, all started in parallel, and one catalog over them.
+ * Everything the CLI does is a method here. A server that fails is reported in `servers()` and in the errors
+ * of calls routed to it; it never blocks the others and never throws out of `start()`.
+ */
+export class McpHost {
+  readonly #connections: Map<string, ServerConnection>;
+  readonly #listeners = new Set<(event: HostEvent) => void>();
+  readonly #closeStore: (() => void) | undefined;
+  #catalog: Catalog | undefined;
+  #closed = false;
+
+  constructor(options: HostOptions) {
+    const { config } = options;
+    let eraCache = options.eraCache === false ? undefined : options.eraCache;
+    if (options.eraCache === undefined && config.paths) {
+      try {
+        const db = openDatabase(config.paths.storeFile);
+        eraCache = new EraCache(db);
+        this.#closeStore = () => db.close();
+      } catch (error) {
+        // Without the store tack still works; it only probes every server's era at every start.
+        process.emitWarning(`tack: era cache disabled: ${errorMessage(error)}`);
+      }
+    }
+    const logDir = options.logDir === false ? undefined : (options.logDir ?? config.paths?.logDir);
+    const connectionOptions: ConnectionOptions = {
+      clientInfo: options.clientInfo ?? TACK_CLIENT_INFO,
+      eraCache,
+      logDir,
+      restartPolicy: options.restartPolicy,
+      maxMessageBytes: options.maxMessageBytes,
+      capabilities: options.capabilities,
+      configureClient: options.configureClient,
+      onChange: (connection, change) => this.#onChange(connection, change),
+    };
+    this.#connections = new Map(
+      config.servers.map((server) => [server.name, new ServerConnection(server, connectionOptions)]),
+    );
+  }
+
+  /** Creates a host and connects every enabled server in parallel. */
+  static async start(options: HostOptions): Promise<McpHost> {
+    const host = new McpHost(options);
+    await host.connectAll();
+    return host;
+  }
+
+  /** Connects every enabled server in parallel; resolves when each is connected or has failed. */
+  async connectAll(): Promise<void> {
+    await Promise.all([...this.#connections.values()].map((connection) => connection.start()));
+  }
+
+  /** Reconnect one server now, forgetting its failure count. */
+  async restart(server: string): Promise<void> {
+    await this.connection(server).restart();
+  }
+
+  get catalog(): Catalog {
+    this.#catalog ??= new Catalog(
+      [...this.#connections.values()]
+        .filter((c) => c.status === 'connected')
+        .map((c) => ({
+          server: c.name,
+          tools: c.tools,
+          resources: c.resources,
+          resourceTemplates: c.resourceTemplates,
+          prompts: c.prompts,
+        })),
+    );
+    return this.#catalog;
+  }
+
+  servers(): ServerStatus[] {
+    return [...this.#connections.values()].map((connection) => connection.snapshot());
+  }
+
+  connection(server: string): ServerConnection {
+    const connection = this.#connections.get(server);
+    if (!connection) {
+      throw new TackError('UNKNOWN_SERVER', `no server named "${server}" is configured`, {
+        subject: { server },
+        hint: `Configured servers: ${[...this.#connections.keys()].join(', ') || '(none)'}.`,
+      });
+    }
+    return connection;
+  }
+
+  /**
+   * Calls a tool by its model-visible name. A tool-level failure comes back as a result with `isError`
+   * (for the model to read); a failed request throws a TackError naming the server and the tool.
+   */
+  async callTool(
+    name: string,
+    args?: Record<string, unknown>,
+    options: RequestCallOptions = {},
+  ): Promise<CallToolResult> {
+    const entry = this.catalog.getTool(name);
+    if (!entry) throw this.#unknownTool(name);
+    return this.connection(entry.server).callTool(entry.definition.name, args, options);
+  }
+
+  /** Reads a resource; without `server`, the one server that lists the URI (or a template matching it). */
+  async readResource(
+    uri: string,
+    options: RequestCallOptions & { server?: string } = {},
+  ): Promise<ReadResourceResult & { server: string }> {
+    const server = options.server ?? this.#serverForUri(uri);
+    const result = await this.connection(server).readResource(uri, options);
+    return { ...result, server };
+  }
+
+  async getPrompt(
+    server: string,
+    prompt: string,
+    args?: Record<string, string>,
+    options: RequestCallOptions = {},
+  ): Promise<GetPromptResult> {
+    return this.connection(server).getPrompt(prompt, args, options);
+  }
+
+  /** Subscribe to status, catalog and diagnostic events; returns the unsubscribe function. */
+  on(listener: (event: HostEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([...this.#connections.values()].map((connection) => connection.close()));
+    this.#closeStore?.();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #onChange(connection: ServerConnection, change: ConnectionChange): void {
+    if (change !== 'diagnostic') this.#catalog = undefined;
+    const event: HostEvent =
+      change === 'status'
+        ? { type: 'status', server: connection.name, status: connection.status }
+        : change === 'diagnostic'
+          ? {
+              type: 'diagnostic',
+              server: connection.name,
+              message: connection.snapshot().diagnostics.at(-1) ?? '',
+            }
+          : { type: 'catalog', server: connection.name, change };
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A listener's bug is its own; the host keeps serving.
+      }
+    }
+  }
+
+  #unknownTool(name: string): TackError {
+    const match = /^mcp__(.+?)__/.exec(name);
+    const connection = match ? this.#connections.get(match[1]!) : undefined;
+    if (connection && connection.status !== 'connected') {
+      const cause = connection.lastError;
+      return new TackError(
+        'SERVER_UNAVAILABLE',
+        `tool "${name}" belongs to server "${connection.name}", which is ${connection.status}${cause ? `: ${cause.message}` : ''}`,
+        { subject: { server: connection.name, tool: name }, hint: cause?.hint, details: cause?.details },
+      );
+    }
+    const near = nearestNames(
+      name,
+      this.catalog.tools.map((tool) => tool.name),
+    );
+    return new TackError('UNKNOWN_TOOL', `no tool named "${name}"`, {
+      subject: { tool: name },
+      hint: near.length
+        ? `Did you mean ${near.map((n) => `"${n}"`).join(' or ')}? (\`tack tools\` lists them)`
+        : 'Run `tack tools` to list the tools.',
+    });
+  }
+
+  #serverForUri(uri: string): string {
+    const listings = this.catalog.servers;
+    const exact = listings.filter((s) => s.resources.some((r) => r.uri === uri));
+    const candidates = exact.length
+      ? exact
+      : listings.filter((s) =>
+          s.resourceTemplates.some((t) => new UriTemplate(t.uriTemplate).match(uri) !== null),
+        );
+    if (candidates.length === 1) return candidates[0]!.server;
+    if (candidates.length > 1) {
+      throw new TackError(
+        'UNKNOWN_RESOURCE',
+        `resource "${uri}" is offered by several servers: ${candidates.map((s) => s.server).join(', ')}`,
+        {
+          subject: { uri },
+          hint: 'Name the server (--server).',
+        },
+      );
+    }
+    throw new TackError(
+      'UNKNOWN_RESOURCE',
+      `no connected server lists resource "${uri}" or a template matching it`,
+      {
+        subject: { uri },
+        hint: 'Name the server (--server) to read it anyway, or list resources with `tack servers`.',
+      },
+    );
+  }
+}
+
+/** Up to two names closest to `name` by edit distance, for "did you mean". */
+function nearestNames(name: string, names: readonly string[]): string[] {
+  return names
+    .map((candidate) => ({ candidate, distance: leven(name, candidate) }))
+    .filter(({ distance }) => distance <= Math.max(3, Math.floor(name.length / 3)))
+    .sort((a, b) => a.distance - b.distance)
+    .slice(0, 2)
+    .map(({ candidate }) => candidate);
+}

@@ -1,0 +1,107 @@
+import type { ChildProcess } from 'node:child_process';
+import {
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { HttpServerConfig, StdioServerConfig } from '../config/load.js';
+import type { ServerLog } from './server-log.js';
+
+/**
+ * The largest single message tack accepts from a stdio server. The SDK's default is 10 MB, which a 10 MB tool
+ * result (JSON-escaped, inside its envelope) already exceeds; past this limit the connection is closed and
+ * the server restarted on next use, since the rest of the stream cannot be trusted.
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+export type TransportKind = 'stdio' | 'streamable-http' | 'sse';
+
+export interface StdioHooks {
+  log: ServerLog;
+  /** A line on stdout that cannot be a JSON-RPC message (a banner, a stray console.log). */
+  onStdoutNoise(line: string): void;
+  onExit(code: number | null, signal: NodeJS.Signals | null): void;
+  maxMessageBytes?: number;
+}
+
+/**
+ * A stdio transport whose child sees only the SDK's safe default environment (PATH, HOME, USER, SHELL, TERM,
+ * LOGNAME) plus the entry's own `env`: never tack's whole environment, where API keys live.
+ */
+export function createStdioTransport(config: StdioServerConfig, hooks: StdioHooks): StdioClientTransport {
+  const transport = new StdioClientTransport({
+    command: config.command,
+    args: config.args,
+    env: config.env,
+    cwd: config.cwd,
+    stderr: 'pipe',
+    maxBufferSize: hooks.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+  });
+  transport.stderr?.on('data', (chunk: Buffer) => hooks.log.writeStderr(chunk));
+  observeChild(transport, hooks);
+  return transport;
+}
+
+/**
+ * The SDK drops stdout lines that are not JSON without a word, and reports neither the exit code nor the
+ * signal of its child. tack needs both for its diagnostics, so it watches the child the transport spawned.
+ * It patches `start` on this one instance rather than subclassing: the SDK runs its era probe on a disposable
+ * sibling process only for the exact base class (a subclass would probe in place and could kill a server
+ * that exits on an unknown pre-initialize request). `_process` is private to the SDK; if a future version
+ * renames it, tack loses these diagnostics but keeps working.
+ */
+function observeChild(transport: StdioClientTransport, hooks: StdioHooks): void {
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    await start();
+    const child = (transport as unknown as { _process?: ChildProcess })._process;
+    if (!child) return;
+    child.stdout?.on('data', stdoutNoiseScanner(hooks.onStdoutNoise));
+    child.once('exit', (code, signal) => hooks.onExit(code, signal));
+  };
+}
+
+const MAX_QUOTED = 300;
+
+/**
+ * Finds stdout lines that cannot be JSON-RPC: every message is a JSON object, so a line whose first
+ * non-blank byte is not `{` is noise. Only the first byte of each line is inspected, which keeps this off
+ * the hot path even for a 10 MB message.
+ */
+export function stdoutNoiseScanner(onNoise: (line: string) => void): (chunk: Buffer) => void {
+  let state: 'start' | 'message' | 'noise' = 'start';
+  let quoted = '';
+  return (chunk) => {
+    let pos = 0;
+    while (pos < chunk.length) {
+      if (state === 'start') {
+        const byte = chunk[pos]!;
+        if (byte === 0x0a || byte === 0x0d || byte === 0x20 || byte === 0x09) {
+          pos++;
+          continue;
+        }
+        state = byte === 0x7b ? 'message' : 'noise';
+      }
+      const newline = chunk.indexOf(0x0a, pos);
+      const end = newline === -1 ? chunk.length : newline;
+      if (state === 'noise' && quoted.length < MAX_QUOTED) {
+        quoted += chunk.toString('utf8', pos, Math.min(end, pos + MAX_QUOTED - quoted.length));
+      }
+      if (newline === -1) return;
+      if (state === 'noise') onNoise(quoted.replace(/\r$/, ''));
+      quoted = '';
+      state = 'start';
+      pos = newline + 1;
+    }
+  };
+}
+
+export function createHttpTransport(config: HttpServerConfig, kind: 'streamable-http' | 'sse'): Transport {
+  const url = new URL(config.url);
+  // Headers in requestInit reach every POST and, for SSE, the GET that opens the stream.
+  const requestInit: RequestInit = { headers: config.headers };
+  return kind === 'sse'
+    ? new SSEClientTransport(url, { requestInit })
+    : new StreamableHTTPClientTransport(url, { requestInit });
+}

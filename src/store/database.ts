@@ -1,0 +1,56 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { errorMessage, TackError } from '../errors.js';
+
+/** The better-sqlite3 handle type, re-exported so repositories need not import the driver themselves. */
+export type Db = Database.Database;
+
+/**
+ * Schema migrations, applied in order; `user_version` records how many ran. A store written by a newer tack
+ * (more migrations than this build knows) is refused rather than misread.
+ */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE era_verdicts (
+     key TEXT PRIMARY KEY,
+     verdict TEXT NOT NULL,
+     stored_at INTEGER NOT NULL
+   )`,
+];
+
+/** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */
+export function openDatabase(file: string): Db {
+  let db: Db;
+  try {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 5000');
+  } catch (error) {
+    throw new TackError('STORE_FAILED', `${file}: cannot open the tack store (${errorMessage(error)})`, {
+      subject: { file },
+      hint: 'Check that the state directory is writable, or point TACK_HOME elsewhere.',
+      cause: error,
+    });
+  }
+  migrate(db, file);
+  return db;
+}
+
+function migrate(db: Db, file: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > MIGRATIONS.length) {
+    db.close();
+    throw new TackError(
+      'STORE_FAILED',
+      `${file}: the store has schema version ${version}, newer than this tack understands (${MIGRATIONS.length})`,
+      { subject: { file }, hint: 'Upgrade tack, or use another TACK_HOME.' },
+    );
+  }
+  const pending = MIGRATIONS.slice(version);
+  if (pending.length === 0) return;
+  db.transaction(() => {
+    for (const sql of pending) db.exec(sql);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  })();
+}
