@@ -138,6 +138,16 @@ export class ServerConnection {
     return this.#lastError;
   }
 
+  /**
+   * Whether the catalog should keep offering this server's tools: it is up, or it worked before and is being
+   * (or will be, on next use) restarted. A server that never started, or that tack gave up on, is left out.
+   */
+  get listed(): boolean {
+    if (this.#status === 'connected') return true;
+    if (!this.#everConnected) return false;
+    return this.#status === 'connecting' || (this.#status === 'failed' && this.#retryAt !== undefined);
+  }
+
   /** The connected SDK client, for what tack does not wrap (completion, subscriptions, custom methods). */
   get client(): Client | undefined {
     return this.#status === 'connected' ? this.#client : undefined;
@@ -264,7 +274,8 @@ export class ServerConnection {
       if (classifyFailure(error) === 'transport' && generation === this.#generation) {
         this.#markDown(error, generation);
       }
-      const failure = requestFailure(error, {
+      // The SDK reports a caller's abort as a RequestTimeout; the signal says which it really was.
+      const failure = requestFailure(options.signal?.aborted ? abortError(options.signal) : error, {
         server: this.name,
         what,
         ...subject,
@@ -272,11 +283,12 @@ export class ServerConnection {
         stderr: () => this.log.tail(),
       });
       if (failure.code === 'SERVER_CRASHED' && (this.#exit || this.#transportError)) {
-        throw new TackError(
-          'SERVER_CRASHED',
-          `server "${this.name}" ${this.#exit ?? 'closed the connection'} during ${what}${this.#transportError ? ` (${this.#transportError})` : ''}`,
-          { subject: failure.subject, hint: failure.hint, details: failure.details, cause: error },
-        );
+        throw new TackError('SERVER_CRASHED', `server "${this.name}" ${this.#crashReason()} during ${what}`, {
+          subject: failure.subject,
+          hint: failure.hint,
+          details: failure.details,
+          cause: error,
+        });
       }
       throw failure;
     }
@@ -550,16 +562,28 @@ export class ServerConnection {
 
   #onClosed(generation: number): void {
     if (generation !== this.#generation || this.#status !== 'connected') return;
-    const why = this.#exit ?? 'closed the connection';
+    const why = this.#crashReason();
     this.log.note(`connection closed: ${why}`);
     this.#markDown(new Error(why), generation);
+  }
+
+  /**
+   * Why the link broke, in the server's terms: its own exit (a crash) comes first; a clean exit or our SIGTERM
+   * after a transport error (a message over the size limit) means the transport error is the story.
+   */
+  #crashReason(): string {
+    const exit = this.#exit;
+    const ownExit = exit !== undefined && exit !== 'exited with code 0' && exit !== 'was killed by SIGTERM';
+    if (ownExit) return `${exit}${this.#transportError ? ` (${this.#transportError})` : ''}`;
+    if (this.#transportError) return `was disconnected: ${this.#transportError}`;
+    return exit ?? 'closed the connection';
   }
 
   /** The connection broke after it worked: schedule a restart (lazily for stdio, in the background for HTTP). */
   #markDown(error: unknown, generation: number): void {
     if (generation !== this.#generation) return;
     const stderr = this.log.tail();
-    const reason = `${this.#exit ?? errorMessage(error)}${this.#transportError ? ` (${this.#transportError})` : ''}`;
+    const reason = this.#exit || this.#transportError ? this.#crashReason() : errorMessage(error);
     this.#teardown();
     this.#fail(
       new TackError('SERVER_CRASHED', `server "${this.name}" ${reason}`, {
@@ -684,6 +708,12 @@ function isAuthFailure(error: unknown): boolean {
 function ignoreMethodNotFound(error: unknown): undefined {
   if (error instanceof ProtocolError && error.code === -32601) return undefined;
   throw error;
+}
+
+function abortError(signal: AbortSignal): Error {
+  const error = new Error(`aborted: ${errorMessage(signal.reason)}`);
+  error.name = 'AbortError';
+  return error;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

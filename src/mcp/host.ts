@@ -101,7 +101,7 @@ export class McpHost {
   get catalog(): Catalog {
     this.#catalog ??= new Catalog(
       [...this.#connections.values()]
-        .filter((c) => c.status === 'connected')
+        .filter((c) => c.listed)
         .map((c) => ({
           server: c.name,
           tools: c.tools,

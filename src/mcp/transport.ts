@@ -6,6 +6,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { HttpServerConfig, StdioServerConfig } from '../config/load.js';
+import { LinearReadBuffer } from './read-buffer.js';
 import type { ServerLog } from './server-log.js';
 
 /**
@@ -40,7 +41,18 @@ export function createStdioTransport(config: StdioServerConfig, hooks: StdioHook
   });
   transport.stderr?.on('data', (chunk: Buffer) => hooks.log.writeStderr(chunk));
   observeChild(transport, hooks);
+  useLinearReadBuffer(transport, hooks.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   return transport;
+}
+
+/**
+ * Swap the SDK's quadratic stdio read buffer for tack's linear one (see read-buffer.ts). `_readBuffer` is
+ * private to the SDK: when its shape is not the one expected, the SDK's own buffer is kept.
+ */
+function useLinearReadBuffer(transport: StdioClientTransport, maxBytes: number): void {
+  const holder = transport as unknown as { _readBuffer?: { append?: unknown; readMessage?: unknown } };
+  if (typeof holder._readBuffer?.append !== 'function' || typeof holder._readBuffer.readMessage !== 'function') return;
+  holder._readBuffer = new LinearReadBuffer(maxBytes);
 }
 
 /**

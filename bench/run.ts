@@ -1,0 +1,59 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { runCalls } from './calls.js';
+import { runConnect } from './connect.js';
+import { log, repoRoot, round } from './util.js';
+
+/**
+ * `node dist/bench/run.js [connect] [calls]`: runs the named benchmarks (all by default) in this one
+ * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
+ * bench/results/latest.json.
+ */
+const BENCHMARKS = { connect: () => runConnect(), calls: () => runCalls() } as const;
+type Name = keyof typeof BENCHMARKS;
+
+const requested = process.argv.slice(2);
+const unknown = requested.filter((name) => !(name in BENCHMARKS));
+if (unknown.length) {
+  process.stderr.write(
+    `unknown benchmark: ${unknown.join(', ')} (known: ${Object.keys(BENCHMARKS).join(', ')})\n`,
+  );
+  process.exit(2);
+}
+const names = (requested.length ? requested : Object.keys(BENCHMARKS)) as Name[];
+
+const version = (pkg: string): string =>
+  (JSON.parse(readFileSync(join(repoRoot, pkg, 'package.json'), 'utf8')) as { version: string }).version;
+
+const document: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  machine: {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    totalMemoryGB: round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform} ${release()} ${process.arch}`,
+  },
+  versions: {
+    tack: version('.'),
+    sdkClient: version('node_modules/@modelcontextprotocol/client'),
+    sdkServer: version('node_modules/@modelcontextprotocol/server'),
+  },
+  benchmarks: {},
+};
+
+const results = document.benchmarks as Record<string, unknown>;
+for (const name of names) {
+  log(`${name}: starting`);
+  const started = performance.now();
+  results[name] = await BENCHMARKS[name]();
+  log(`${name}: finished in ${round((performance.now() - started) / 1000)} s`);
+}
+
+const text = `${JSON.stringify(document, null, 2)}\n`;
+const dir = join(repoRoot, 'bench/results');
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, 'latest.tmp.json'), text);
+renameSync(join(dir, 'latest.tmp.json'), join(dir, 'latest.json'));
+process.stdout.write(text);

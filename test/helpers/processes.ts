@@ -1,0 +1,56 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Service {
+  process: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts a real server process and waits until its output matches `ready`. */
+export async function startService(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string | undefined>; ready: RegExp; timeoutMs?: number },
+): Promise<Service> {
+  const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`${command} ${args.join(' ')} not ready within ${options.timeoutMs ?? 15000} ms:\n${output}`));
+    }, options.timeoutMs ?? 15_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (options.ready.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${command} exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+  return { process: child, output: () => output, stop };
+}

@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig, type TackConfig } from '../../src/config/load.js';
+import { type HostOptions, McpHost } from '../../src/mcp/host.js';
+
+export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+/** Fixture servers are compiled by `npm run build` (test/global-setup.ts checks they are there). */
+export const FIXTURES = join(REPO, 'dist', 'test', 'fixtures', 'servers');
+
+export function fixture(script: string): string {
+  return join(FIXTURES, script);
+}
+
+/** A stdio entry running one of our fixture servers with this very Node. */
+export function fixtureEntry(script: string, args: string[] = [], extra: Record<string, unknown> = {}) {
+  return { command: process.execPath, args: [fixture(script), ...args], ...extra };
+}
+
+/** A disposable project directory with its own TACK_HOME, removed at the end of the test. */
+export interface TempProject {
+  dir: string;
+  home: string;
+  env: Record<string, string | undefined>;
+  write(file: string, content: unknown): string;
+  config(mcpServers: Record<string, unknown>): TackConfig;
+  [Symbol.dispose](): void;
+}
+
+export function tempProject(prefix = 'tack-test-'): TempProject {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const home = join(dir, '.tack-home');
+  const env = { ...process.env, TACK_HOME: home };
+  const write = (file: string, content: unknown) => {
+    const path = join(dir, file);
+    writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+    return path;
+  };
+  return {
+    dir,
+    home,
+    env,
+    write,
+    config(mcpServers) {
+      write('tack.json', { mcpServers });
+      return loadConfig({ cwd: dir, env });
+    },
+    [Symbol.dispose]() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Restart quickly in tests; the production policy waits 0.5 s and more. */
+export const FAST_RESTARTS = { initialDelayMs: 20, maxDelayMs: 100, maxAttempts: 3 };
+
+export async function startHost(
+  project: TempProject,
+  mcpServers: Record<string, unknown>,
+  options: Partial<HostOptions> = {},
+): Promise<McpHost> {
+  return McpHost.start({ config: project.config(mcpServers), restartPolicy: FAST_RESTARTS, ...options });
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { countTokens, toolDefinitionText, toolDefinitionTokens } from '../../src/tokens/count.js';
+
+describe('token counts (Qwen3 tokenizer)', () => {
+  it('count the skill metadata of the background documents as 41 tokens', async () => {
+    const text =
+      'name: pdf-processing\ndescription: Extract text and tables from PDF files, fill forms, merge documents. ' +
+      'Use when working with PDF files or when the user mentions PDFs, forms, or document extraction.';
+    expect(await countTokens(text)).toBe(41);
+  });
+
+  it('price a tool definition by its model-visible name, description and input schema', async () => {
+    const tool = {
+      name: 'mcp__w__get_forecast',
+      server: 'w',
+      definition: {
+        name: 'get_forecast',
+        description: 'Get the forecast for a city.',
+        inputSchema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
+      },
+    };
+    expect(JSON.parse(toolDefinitionText(tool))).toEqual({
+      name: 'mcp__w__get_forecast',
+      description: 'Get the forecast for a city.',
+      input_schema: tool.definition.inputSchema,
+    });
+    const tokens = await toolDefinitionTokens(tool);
+    expect(tokens).toBe(await countTokens(toolDefinitionText(tool)));
+    expect(tokens).toBeGreaterThan(20);
+    expect(tokens).toBeLessThan(60);
+  });
+});
