@@ -23,6 +23,8 @@ export interface CallsOptions {
   blocks?: number;
   /** Unmeasured calls per side before the first block (default 200). */
   warmup?: number;
+  /** Rounds, each with fresh server processes; the figures pool them (default 3). */
+  rounds?: number;
 }
 
 type Call = () => Promise<unknown>;
@@ -62,12 +64,12 @@ function sideReport(side: Side) {
   };
 }
 
-async function compare(
+/** One round: fresh server processes for both sides, warm-up, then the interleaved blocks. */
+async function runRound(
   fixture: { id: string; script: string },
-  dir: string,
+  pids: PidFile,
   options: Required<CallsOptions>,
 ) {
-  const pids = new PidFile(join(dir, `${fixture.id}.pids`));
   const args = ['--pid-file', pids.file];
   const before = memory();
   const host = await McpHost.start({
@@ -83,8 +85,7 @@ async function compare(
     cwd: repoRoot,
   });
   await client.connect(transport);
-  const sdkEra = client.getProtocolEra() ?? 'none';
-  const tackEra = host.servers()[0]?.era;
+  const eras = { tack: host.servers()[0]?.era ?? 'none', sdk: client.getProtocolEra() ?? 'none' };
 
   const tackCall: Call = () => host.callTool('mcp__s1__echo', { text: 'hi' });
   const sdkCall: Call = () => client.callTool({ name: 'echo', arguments: { text: 'hi' } });
@@ -97,40 +98,65 @@ async function compare(
   const sdk: Side = { latencies: [], wallMs: 0, errors: 0 };
   const perBlock = Math.floor(options.calls / options.blocks);
   for (let b = 0; b < options.blocks; b++) {
-    const order: Array<[Call, Side]> =
-      b % 2 === 0
-        ? [
-            [tackCall, tack],
-            [sdkCall, sdk],
-          ]
-        : [
-            [sdkCall, sdk],
-            [tackCall, tack],
-          ];
-    for (const [call, side] of order) await runBlock(call, perBlock, side);
+    const sides: Array<[Call, Side]> = [
+      [tackCall, tack],
+      [sdkCall, sdk],
+    ];
+    if (b % 2 === 1) sides.reverse();
+    for (const [call, side] of sides) await runBlock(call, perBlock, side);
   }
   const afterCalls = memory();
-  log(`calls ${fixture.id}: done (${tack.latencies.length} + ${sdk.latencies.length} calls)`);
 
   await host.close();
   await client.close();
   await waitForExit(pids.takeNew());
+  return { eras, tack, sdk, memory: { before, afterTackConnect, afterWarmup, afterCalls } };
+}
 
-  const t = sideReport(tack);
-  const s = sideReport(sdk);
-  const ratio = round(t.totalMs / s.totalMs, 3);
+async function compare(
+  fixture: { id: string; script: string },
+  dir: string,
+  options: Required<CallsOptions>,
+) {
+  const pids = new PidFile(join(dir, `${fixture.id}.pids`));
+  const rounds: Awaited<ReturnType<typeof runRound>>[] = [];
+  for (let r = 0; r < options.rounds; r++) {
+    rounds.push(await runRound(fixture, pids, options));
+    log(`calls ${fixture.id}: round ${r + 1}/${options.rounds} done`);
+  }
+  const pool = (pick: (r: (typeof rounds)[number]) => Side): Side => ({
+    latencies: rounds.flatMap((r) => pick(r).latencies),
+    wallMs: rounds.reduce((ms, r) => ms + pick(r).wallMs, 0),
+    errors: rounds.reduce((n, r) => n + pick(r).errors, 0),
+  });
+  const tack = sideReport(pool((r) => r.tack));
+  const sdk = sideReport(pool((r) => r.sdk));
+  const ratio = round(tack.totalMs / sdk.totalMs, 3);
   return {
-    eras: { tack: tackEra ?? 'none', sdk: sdkEra },
-    tack: t,
-    sdk: s,
+    eras: rounds[0]!.eras,
+    /** All rounds pooled. */
+    tack,
+    sdk,
     ratioTotal: ratio,
-    ratioP50: round(t.p50Ms / s.p50Ms, 3),
+    ratioP50: round(tack.p50Ms / sdk.p50Ms, 3),
+    /** Each round separately (fresh server processes each time): how much the ratio moves between runs. */
+    perRound: rounds.map((r) => {
+      const t = sideReport(r.tack);
+      const s = sideReport(r.sdk);
+      return {
+        tackTotalMs: t.totalMs,
+        sdkTotalMs: s.totalMs,
+        ratioTotal: round(t.totalMs / s.totalMs, 3),
+        ratioP50: round(t.p50Ms / s.p50Ms, 3),
+      };
+    }),
     target: { ratioAtMost: 1.1, met: ratio <= 1.1 },
     /**
-     * The whole bench process after a full GC: before anything connects, after the tack host alone is
-     * connected, after the bare client connected too and both warmed up, and after all calls.
+     * The whole bench process after a full GC, first round: before anything connects, after the tack host
+     * alone is connected, after the bare client connected too and both warmed up, and after all calls; then
+     * after the last round's calls.
      */
-    memory: { before, afterTackConnect, afterWarmup, afterCalls },
+    memory: { ...rounds[0]!.memory, afterLastRound: rounds.at(-1)!.memory.afterCalls },
   };
 }
 
@@ -139,15 +165,17 @@ export async function runCalls(options: CallsOptions = {}) {
     calls: options.calls ?? 5000,
     blocks: options.blocks ?? 10,
     warmup: options.warmup ?? 200,
+    rounds: options.rounds ?? 3,
   };
   const perBlock = Math.floor(opts.calls / opts.blocks);
   const tmp = tempDir('calls');
   try {
     return {
       description:
-        `${perBlock * opts.blocks} sequential tools/call "echo" per side, tack (host.callTool) vs the bare SDK ` +
-        `client, each with its own server process; ${opts.blocks} interleaved blocks of ${perBlock}, ` +
-        `first side alternating; ${opts.warmup} unmeasured warm-up calls per side`,
+        `${perBlock * opts.blocks} sequential tools/call "echo" per side and round, tack (host.callTool) vs ` +
+        `the bare SDK client, each with its own server process; ${opts.blocks} interleaved blocks of ` +
+        `${perBlock}, first side alternating; ${opts.warmup} unmeasured warm-up calls per side; ` +
+        `${opts.rounds} rounds with fresh processes, pooled`,
       dualEra: await compare({ id: 'dualEra', script: fixtures.dual }, tmp.dir, opts),
       legacyOnly: await compare({ id: 'legacyOnly', script: fixtures.legacyWithPid }, tmp.dir, opts),
     };

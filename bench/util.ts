@@ -159,3 +159,18 @@ export function memory(): { rssMB: number; heapUsedMB: number } {
 export function isMain(moduleUrl: string): boolean {
   return process.argv[1] !== undefined && fileURLToPath(moduleUrl) === process.argv[1];
 }
+
+/**
+ * CPU time (user + system, ms) of this process's children that have exited and been reaped, from
+ * /proc/self/stat (Linux; undefined elsewhere). Node reaps its children itself, so after `waitForExit` the
+ * servers a connect spawned are all counted.
+ */
+export function reapedChildrenCpuMs(): number | undefined {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    const ticks = Number(fields[13]) + Number(fields[14]); // cutime, cstime (fields 16 and 17)
+    return Number.isFinite(ticks) ? ticks * 10 : undefined; // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
+}

@@ -51,7 +51,11 @@ export function createStdioTransport(config: StdioServerConfig, hooks: StdioHook
  */
 function useLinearReadBuffer(transport: StdioClientTransport, maxBytes: number): void {
   const holder = transport as unknown as { _readBuffer?: { append?: unknown; readMessage?: unknown } };
-  if (typeof holder._readBuffer?.append !== 'function' || typeof holder._readBuffer.readMessage !== 'function') return;
+  if (
+    typeof holder._readBuffer?.append !== 'function' ||
+    typeof holder._readBuffer.readMessage !== 'function'
+  )
+    return;
   holder._readBuffer = new LinearReadBuffer(maxBytes);
 }
 

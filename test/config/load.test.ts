@@ -1,7 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatIssue, type HttpServerConfig, loadConfig, type StdioServerConfig } from '../../src/config/load.js';
+import {
+  formatIssue,
+  type HttpServerConfig,
+  loadConfig,
+  type StdioServerConfig,
+} from '../../src/config/load.js';
 import { resolvePaths } from '../../src/config/paths.js';
 import { TackError } from '../../src/errors.js';
 import { tempProject } from '../helpers/project.js';
@@ -21,7 +26,11 @@ describe('loadConfig', () => {
     using project = tempProject();
     project.write('.mcp.json', {
       mcpServers: {
-        fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'], env: { LOG: 'debug' } },
+        fs: {
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-filesystem', '.'],
+          env: { LOG: 'debug' },
+        },
         remote: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer x' } },
         old: { type: 'sse', url: 'https://old.example.com/sse' },
         untyped: { url: 'http://127.0.0.1:3000/mcp' },
@@ -55,7 +64,9 @@ describe('loadConfig', () => {
     project.write('.mcp.json', { mcpServers: { a: { command: 'mcpjson-a' }, b: { command: 'mcpjson-b' } } });
     project.write('tack.json', { mcpServers: { b: { command: 'tack-b', callTimeoutMs: 5 } } });
     const config = loadConfig({ cwd: project.dir, env: project.env });
-    const commands = Object.fromEntries(config.servers.map((s) => [s.name, (s as StdioServerConfig).command]));
+    const commands = Object.fromEntries(
+      config.servers.map((s) => [s.name, (s as StdioServerConfig).command]),
+    );
     expect(commands).toEqual({ u: 'user-only', a: 'mcpjson-a', b: 'tack-b' });
     expect(config.servers.find((s) => s.name === 'b')?.callTimeoutMs).toBe(5);
     expect(config.sources.map((s) => s.scope)).toEqual(['user', 'project', 'project']);
@@ -84,10 +95,17 @@ describe('loadConfig', () => {
     project.write('tack.json', {
       mcpServers: {
         s: { command: '${BIN}', args: ['--root', '${ROOT:-/srv}'], env: { TOKEN: '${SECRET}' } },
-        h: { type: 'http', url: '${BASE:-http://127.0.0.1:9}/mcp', headers: { Authorization: 'Bearer ${SECRET}' } },
+        h: {
+          type: 'http',
+          url: '${BASE:-http://127.0.0.1:9}/mcp',
+          headers: { Authorization: 'Bearer ${SECRET}' },
+        },
       },
     });
-    const config = loadConfig({ cwd: project.dir, env: { ...project.env, BIN: 'node', SECRET: 's3', ROOT: '' } });
+    const config = loadConfig({
+      cwd: project.dir,
+      env: { ...project.env, BIN: 'node', SECRET: 's3', ROOT: '' },
+    });
     const s = config.servers[0] as StdioServerConfig;
     const h = config.servers[1] as HttpServerConfig;
     expect([s.command, s.args, s.env]).toEqual(['node', ['--root', '/srv'], { TOKEN: 's3' }]);
@@ -164,7 +182,9 @@ describe('loadConfig', () => {
 
   it('says when --config names a file that does not exist', () => {
     using project = tempProject();
-    const error = configError(() => loadConfig({ cwd: project.dir, configFile: 'nope.json', env: project.env }));
+    const error = configError(() =>
+      loadConfig({ cwd: project.dir, configFile: 'nope.json', env: project.env }),
+    );
     expect(error.code).toBe('CONFIG_UNREADABLE');
     expect(error.message).toContain('nope.json: cannot read the configuration file (ENOENT)');
   });

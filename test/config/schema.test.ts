@@ -12,7 +12,9 @@ describe('schema/tack.schema.json', () => {
 
   it('describes the three transports and the server name rule', () => {
     const schema = configJsonSchema() as {
-      properties: { mcpServers: { propertyNames: { pattern: string }; additionalProperties: { anyOf: unknown[] } } };
+      properties: {
+        mcpServers: { propertyNames: { pattern: string }; additionalProperties: { anyOf: unknown[] } };
+      };
     };
     const servers = schema.properties.mcpServers;
     expect(servers.additionalProperties.anyOf).toHaveLength(3);

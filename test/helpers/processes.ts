@@ -36,7 +36,11 @@ export async function startService(
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       void stop();
-      reject(new Error(`${command} ${args.join(' ')} not ready within ${options.timeoutMs ?? 15000} ms:\n${output}`));
+      reject(
+        new Error(
+          `${command} ${args.join(' ')} not ready within ${options.timeoutMs ?? 15000} ms:\n${output}`,
+        ),
+      );
     }, options.timeoutMs ?? 15_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();

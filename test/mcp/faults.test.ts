@@ -80,7 +80,9 @@ describe('faulty servers', () => {
     project = tempProject();
     const pids = join(project.dir, 'pids');
     host = await startHost(project, {
-      hang: fixtureEntry('stdio-server.js', ['--hang-at-start', '--pid-file', pids], { startupTimeoutMs: 5000 }),
+      hang: fixtureEntry('stdio-server.js', ['--hang-at-start', '--pid-file', pids], {
+        startupTimeoutMs: 5000,
+      }),
       good: fixtureEntry('stdio-server.js'),
     });
     const hang = host.servers()[0]!;
@@ -130,7 +132,9 @@ describe('faulty servers', () => {
     expect(host.servers()[0]?.retryAt).toBeUndefined();
     // An explicit restart forgets the count.
     await host.restart('s');
-    expect((await host.callTool('mcp__s__echo', { text: 'ok' })).content).toEqual([{ type: 'text', text: 'ok' }]);
+    expect((await host.callTool('mcp__s__echo', { text: 'ok' })).content).toEqual([
+      { type: 'text', text: 'ok' },
+    ]);
   });
 
   it('quotes a banner printed on stdout and keeps working', async () => {
@@ -139,7 +143,9 @@ describe('faulty servers', () => {
     const chatty = host.servers()[0]!;
     expect(chatty.status).toBe('connected');
     expect(chatty.diagnostics).toEqual(['wrote non-protocol text on stdout: "Fixture server v1.2.3 ready!"']);
-    expect((await host.callTool('mcp__chatty__echo', { text: 'ok' })).content).toEqual([{ type: 'text', text: 'ok' }]);
+    expect((await host.callTool('mcp__chatty__echo', { text: 'ok' })).content).toEqual([
+      { type: 'text', text: 'ok' },
+    ]);
   });
 
   it('carries a 10 MB result, and recovers from one larger than the message limit', async () => {
@@ -158,14 +164,19 @@ describe('faulty servers', () => {
     expect(tooBig.message).toMatch(
       /^server "big" was disconnected: ReadBuffer exceeded maximum size of 16777216 bytes during tools\/call "big"$/,
     );
-    expect((await host.callTool('mcp__big__echo', { text: 'fine' })).content).toEqual([{ type: 'text', text: 'fine' }]);
+    expect((await host.callTool('mcp__big__echo', { text: 'fine' })).content).toEqual([
+      { type: 'text', text: 'fine' },
+    ]);
   });
 
   it('keeps the two error channels apart: isError results vs failed requests', async () => {
     project = tempProject();
     host = await startHost(project, { s: fixtureEntry('legacy-stdio-server.js') });
     const toolError = await host.callTool('mcp__s__fail', {});
-    expect(toolError).toMatchObject({ isError: true, content: [{ type: 'text', text: 'the tool failed on purpose' }] });
+    expect(toolError).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'the tool failed on purpose' }],
+    });
     // A tool the server does not have, asked for directly: the server answers with a JSON-RPC error.
     const refused = await failure(host.connection('s').callTool('no_such_tool', {}));
     expect(refused.code).toBe('REQUEST_FAILED');
@@ -177,9 +188,13 @@ describe('faulty servers', () => {
     project = tempProject();
     host = await startHost(project, { s: fixtureEntry('stdio-server.js', [], { callTimeoutMs: 400 }) });
     const progress: string[] = [];
-    const done = await host.callTool('mcp__s__slow', { steps: 3, delayMs: 150 }, {
-      onProgress: (p) => progress.push(`${p.progress}/${p.total} ${p.message}`),
-    });
+    const done = await host.callTool(
+      'mcp__s__slow',
+      { steps: 3, delayMs: 150 },
+      {
+        onProgress: (p) => progress.push(`${p.progress}/${p.total} ${p.message}`),
+      },
+    );
     // 3 × 150 ms > the 400 ms timeout: progress notifications keep the call alive.
     expect(done.content).toEqual([{ type: 'text', text: 'done after 3 steps' }]);
     // The SDK dispatches notifications a tick after responses, so the last one may land after the result.
@@ -192,7 +207,11 @@ describe('faulty servers', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const aborted = await failure(
-      host.callTool('mcp__s__slow', { steps: 1, delayMs: 2000 }, { signal: controller.signal, timeoutMs: 10_000 }),
+      host.callTool(
+        'mcp__s__slow',
+        { steps: 1, delayMs: 2000 },
+        { signal: controller.signal, timeoutMs: 10_000 },
+      ),
     );
     expect(aborted.code).toBe('REQUEST_ABORTED');
     expect(host.servers()[0]?.status).toBe('connected');
@@ -212,8 +231,12 @@ describe('tool lists that change at runtime', () => {
         const changed = nextEvent(host, (e) => e.type === 'catalog' && e.server === 's');
         await host.callTool('mcp__s__add_tool', { name: 'late' });
         await changed;
-        expect(host.catalog.getTool('mcp__s__late')?.definition.description).toBe('A tool added at runtime (late).');
-        expect((await host.callTool('mcp__s__late', {})).content).toEqual([{ type: 'text', text: 'late ran' }]);
+        expect(host.catalog.getTool('mcp__s__late')?.definition.description).toBe(
+          'A tool added at runtime (late).',
+        );
+        expect((await host.callTool('mcp__s__late', {})).content).toEqual([
+          { type: 'text', text: 'late ran' },
+        ]);
       } finally {
         await host.close();
       }

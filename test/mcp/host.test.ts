@@ -6,7 +6,9 @@ import { freePort, type Service, startService } from '../helpers/processes.js';
 import { fixtureEntry, startHost, type TempProject, tempProject } from '../helpers/project.js';
 
 /** The third-party 2025-era server, from npm (a devDependency), run with this Node. */
-const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
+const EVERYTHING = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-everything/dist/index.js',
+);
 
 describe('one host, every kind of server at once', () => {
   let project: TempProject;
@@ -49,9 +51,21 @@ describe('one host, every kind of server at once', () => {
   it('connects to all of them and reports each era and negotiated version', () => {
     const servers = Object.fromEntries(host.servers().map((s) => [s.name, s]));
     for (const server of Object.values(servers)) expect(server.status, server.name).toBe('connected');
-    expect(servers.modern).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28', transport: 'stdio' });
-    expect(servers['modern-http']).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28', transport: 'streamable-http' });
-    expect(servers.legacy).toMatchObject({ era: 'legacy', protocolVersion: '2025-11-25', transport: 'stdio' });
+    expect(servers.modern).toMatchObject({
+      era: 'modern',
+      protocolVersion: '2026-07-28',
+      transport: 'stdio',
+    });
+    expect(servers['modern-http']).toMatchObject({
+      era: 'modern',
+      protocolVersion: '2026-07-28',
+      transport: 'streamable-http',
+    });
+    expect(servers.legacy).toMatchObject({
+      era: 'legacy',
+      protocolVersion: '2025-11-25',
+      transport: 'stdio',
+    });
     expect(servers.everything).toMatchObject({ era: 'legacy', transport: 'stdio' });
     expect(servers['everything-http']).toMatchObject({ era: 'legacy', transport: 'streamable-http' });
     expect(servers['everything-sse']).toMatchObject({ era: 'legacy', transport: 'sse' });
@@ -104,7 +118,9 @@ describe('one host, every kind of server at once', () => {
 
   it('reads resources (listed and templated) and gets prompts per server', async () => {
     const readme = await host.readResource('memo://readme', { server: 'modern-http' });
-    expect(readme.contents).toEqual([{ uri: 'memo://readme', mimeType: 'text/plain', text: 'fixture readme' }]);
+    expect(readme.contents).toEqual([
+      { uri: 'memo://readme', mimeType: 'text/plain', text: 'fixture readme' },
+    ]);
     const note = await host.readResource('memo://notes/7', { server: 'legacy' });
     expect(note.contents[0]).toMatchObject({ text: '# Note 7' });
     const dynamic = await host.readResource('demo://resource/dynamic/text/1', { server: 'everything-sse' });
@@ -125,6 +141,8 @@ describe('one host, every kind of server at once', () => {
     const only = await host.readResource('demo://resource/dynamic/text/2', {}).catch((e: Error) => e);
     // Three everything servers offer that template: the host must not pick one silently.
     expect(only).toBeInstanceOf(Error);
-    expect((only as Error).message).toMatch(/offered by several servers: everything, everything-http, everything-sse/);
+    expect((only as Error).message).toMatch(
+      /offered by several servers: everything, everything-http, everything-sse/,
+    );
   });
 });

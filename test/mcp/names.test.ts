@@ -5,7 +5,10 @@ const VALID = /^[A-Za-z0-9_-]{1,64}$/;
 
 describe('model-visible tool names', () => {
   it('are mcp__<server>__<tool> when the name needs no change', () => {
-    expect(sanitizeToolName('github', 'create_issue')).toEqual({ name: 'mcp__github__create_issue', lossy: false });
+    expect(sanitizeToolName('github', 'create_issue')).toEqual({
+      name: 'mcp__github__create_issue',
+      lossy: false,
+    });
     expect(sanitizeToolName('every-thing', 'get-sum').name).toBe('mcp__every-thing__get-sum');
   });
 

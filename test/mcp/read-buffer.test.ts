@@ -3,13 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { LinearReadBuffer } from '../../src/mcp/read-buffer.js';
 
 /** Feeds the same bytes, cut at the same places, to tack's buffer and to the SDK's, and collects what each frames. */
-function frame(buffer: { append(chunk: Buffer): void; readMessage(): unknown }, bytes: Buffer, cuts: number[]) {
+function frame(
+  buffer: { append(chunk: Buffer): void; readMessage(): unknown },
+  bytes: Buffer,
+  cuts: number[],
+) {
   const out: unknown[] = [];
   let start = 0;
   for (const end of [...cuts, bytes.length]) {
     buffer.append(bytes.subarray(start, end));
     start = end;
-    for (let message = buffer.readMessage(); message !== null; message = buffer.readMessage()) out.push(message);
+    for (let message = buffer.readMessage(); message !== null; message = buffer.readMessage())
+      out.push(message);
   }
   return out;
 }

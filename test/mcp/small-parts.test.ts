@@ -7,7 +7,10 @@ describe('expandVars', () => {
   it('expands set variables, applies defaults when unset or empty, and reports the missing', () => {
     const env = { A: 'x', EMPTY: '' };
     expect(expandVars('${A}/${B:-b}/${EMPTY:-e}/${A:-no}', env)).toEqual({ value: 'x/b/e/x', missing: [] });
-    expect(expandVars('token ${MISSING} and ${ALSO}', env)).toEqual({ value: 'token  and ', missing: ['MISSING', 'ALSO'] });
+    expect(expandVars('token ${MISSING} and ${ALSO}', env)).toEqual({
+      value: 'token  and ',
+      missing: ['MISSING', 'ALSO'],
+    });
     expect(expandVars('$A ${not valid} ${1X}', env).value).toBe('$A ${not valid} ${1X}');
   });
 });

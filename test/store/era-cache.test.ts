@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/database.js';
-import { EraCache, ERA_VERDICT_TTL_MS } from '../../src/store/era-cache.js';
 import { TackError } from '../../src/errors.js';
+import { openDatabase } from '../../src/store/database.js';
+import { ERA_VERDICT_TTL_MS, EraCache } from '../../src/store/era-cache.js';
 import { tempProject } from '../helpers/project.js';
 
 describe('era cache (SQLite)', () => {

