@@ -19,7 +19,7 @@ import {
 export interface CallsOptions {
   /** Calls per side (default 5000). */
   calls?: number;
-  /** Blocks the calls are split into; the side that goes first alternates per block (default 10). */
+  /** Blocks the calls are split into; the order of the sides rotates per block (default 10). */
   blocks?: number;
   /** Unmeasured calls per side before the first block (default 200). */
   warmup?: number;
@@ -64,7 +64,21 @@ function sideReport(side: Side) {
   };
 }
 
-/** One round: fresh server processes for both sides, warm-up, then the interleaved blocks. */
+async function bareClient(script: string, args: string[]): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '0' }, { versionNegotiation: { mode: 'auto' } });
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [script, ...args], cwd: repoRoot }),
+  );
+  return client;
+}
+
+const newSide = (): Side => ({ latencies: [], wallMs: 0, errors: 0 });
+
+/**
+ * One round: fresh server processes for the three sides (tack, the bare SDK client, and a second bare SDK
+ * client as an A/A control that shows how far two identical sides drift apart), a warm-up, then the blocks
+ * with the order of the sides rotated each block.
+ */
 async function runRound(
   fixture: { id: string; script: string },
   pids: PidFile,
@@ -78,39 +92,35 @@ async function runRound(
     logDir: false,
   });
   const afterTackConnect = memory();
-  const client = new Client({ name: 'bench', version: '0' }, { versionNegotiation: { mode: 'auto' } });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [fixture.script, ...args],
-    cwd: repoRoot,
-  });
-  await client.connect(transport);
+  const client = await bareClient(fixture.script, args);
+  const control = await bareClient(fixture.script, args);
   const eras = { tack: host.servers()[0]?.era ?? 'none', sdk: client.getProtocolEra() ?? 'none' };
 
-  const tackCall: Call = () => host.callTool('mcp__s1__echo', { text: 'hi' });
-  const sdkCall: Call = () => client.callTool({ name: 'echo', arguments: { text: 'hi' } });
-  const sink: Side = { latencies: [], wallMs: 0, errors: 0 };
-  await runBlock(tackCall, options.warmup, sink);
-  await runBlock(sdkCall, options.warmup, sink);
+  const echo = { name: 'echo', arguments: { text: 'hi' } };
+  const calls: Array<[Call, Side]> = [
+    [() => host.callTool('mcp__s1__echo', { text: 'hi' }), newSide()],
+    [() => client.callTool(echo), newSide()],
+    [() => control.callTool(echo), newSide()],
+  ];
+  const sink = newSide();
+  for (const [call] of calls) await runBlock(call, options.warmup, sink);
   const afterWarmup = memory();
 
-  const tack: Side = { latencies: [], wallMs: 0, errors: 0 };
-  const sdk: Side = { latencies: [], wallMs: 0, errors: 0 };
   const perBlock = Math.floor(options.calls / options.blocks);
   for (let b = 0; b < options.blocks; b++) {
-    const sides: Array<[Call, Side]> = [
-      [tackCall, tack],
-      [sdkCall, sdk],
-    ];
-    if (b % 2 === 1) sides.reverse();
-    for (const [call, side] of sides) await runBlock(call, perBlock, side);
+    const shift = b % calls.length;
+    for (const [call, side] of [...calls.slice(shift), ...calls.slice(0, shift)]) {
+      await runBlock(call, perBlock, side);
+    }
   }
   const afterCalls = memory();
 
   await host.close();
   await client.close();
+  await control.close();
   await waitForExit(pids.takeNew());
-  return { eras, tack, sdk, memory: { before, afterTackConnect, afterWarmup, afterCalls } };
+  const [tack, sdk, sdkControl] = calls.map(([, side]) => side) as [Side, Side, Side];
+  return { eras, tack, sdk, sdkControl, memory: { before, afterTackConnect, afterWarmup, afterCalls } };
 }
 
 async function compare(
@@ -131,30 +141,34 @@ async function compare(
   });
   const tack = sideReport(pool((r) => r.tack));
   const sdk = sideReport(pool((r) => r.sdk));
+  const sdkControl = sideReport(pool((r) => r.sdkControl));
   const ratio = round(tack.totalMs / sdk.totalMs, 3);
   return {
     eras: rounds[0]!.eras,
     /** All rounds pooled. */
     tack,
     sdk,
+    sdkControl,
     ratioTotal: ratio,
     ratioP50: round(tack.p50Ms / sdk.p50Ms, 3),
-    /** Each round separately (fresh server processes each time): how much the ratio moves between runs. */
+    /** The same ratios for two identical bare SDK sides: the noise floor of this comparison. */
+    controlRatioTotal: round(sdkControl.totalMs / sdk.totalMs, 3),
+    controlRatioP50: round(sdkControl.p50Ms / sdk.p50Ms, 3),
+    /** Each round separately (fresh server processes each time): how much the ratios move between runs. */
     perRound: rounds.map((r) => {
-      const t = sideReport(r.tack);
-      const s = sideReport(r.sdk);
+      const [t, s, c] = [sideReport(r.tack), sideReport(r.sdk), sideReport(r.sdkControl)];
       return {
-        tackTotalMs: t.totalMs,
-        sdkTotalMs: s.totalMs,
+        totalMs: { tack: t.totalMs, sdk: s.totalMs, sdkControl: c.totalMs },
         ratioTotal: round(t.totalMs / s.totalMs, 3),
         ratioP50: round(t.p50Ms / s.p50Ms, 3),
+        controlRatioTotal: round(c.totalMs / s.totalMs, 3),
       };
     }),
     target: { ratioAtMost: 1.1, met: ratio <= 1.1 },
     /**
      * The whole bench process after a full GC, first round: before anything connects, after the tack host
-     * alone is connected, after the bare client connected too and both warmed up, and after all calls; then
-     * after the last round's calls.
+     * alone is connected, after both bare clients connected too and all warmed up, and after all calls;
+     * then after the last round's calls.
      */
     memory: { ...rounds[0]!.memory, afterLastRound: rounds.at(-1)!.memory.afterCalls },
   };
@@ -172,10 +186,10 @@ export async function runCalls(options: CallsOptions = {}) {
   try {
     return {
       description:
-        `${perBlock * opts.blocks} sequential tools/call "echo" per side and round, tack (host.callTool) vs ` +
-        `the bare SDK client, each with its own server process; ${opts.blocks} interleaved blocks of ` +
-        `${perBlock}, first side alternating; ${opts.warmup} unmeasured warm-up calls per side; ` +
-        `${opts.rounds} rounds with fresh processes, pooled`,
+        `${perBlock * opts.blocks} sequential tools/call "echo" per side and round: tack (host.callTool), ` +
+        `the bare SDK client, and a second bare SDK client as an A/A control, each with its own server ` +
+        `process; ${opts.blocks} blocks of ${perBlock}, side order rotated per block; ${opts.warmup} ` +
+        `unmeasured warm-up calls per side; ${opts.rounds} rounds with fresh processes, pooled`,
       dualEra: await compare({ id: 'dualEra', script: fixtures.dual }, tmp.dir, opts),
       legacyOnly: await compare({ id: 'legacyOnly', script: fixtures.legacyWithPid }, tmp.dir, opts),
     };

@@ -36,3 +36,4 @@ export { DEFAULT_MAX_MESSAGE_BYTES, type TransportKind } from './mcp/transport.j
 export { openDatabase } from './store/database.js';
 export { EraCache, type EraVerdict } from './store/era-cache.js';
 export { countTokens, toolDefinitionText, toolDefinitionTokens } from './tokens/count.js';
+export { VERSION } from './version.js';

@@ -9,12 +9,13 @@ import { REPO } from './helpers/project.js';
  */
 const ALLOWED: Record<string, readonly string[]> = {
   errors: [],
+  version: [],
   config: ['errors'],
   store: ['errors'],
-  mcp: ['errors', 'config', 'store'],
+  mcp: ['errors', 'version', 'config', 'store'],
   tokens: ['mcp'],
-  index: ['errors', 'config', 'store', 'mcp', 'tokens'],
-  cli: ['errors', 'config', 'store', 'mcp', 'tokens'],
+  index: ['errors', 'version', 'config', 'store', 'mcp', 'tokens'],
+  cli: ['errors', 'version', 'config', 'store', 'mcp', 'tokens'],
 };
 
 const SRC = join(REPO, 'src');
@@ -56,6 +57,11 @@ describe('layering', () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it('src/version.ts says the version package.json says', async () => {
+    const { VERSION } = await import('../src/version.js');
+    expect(VERSION).toBe(JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version);
   });
 
   it('the library entry pulls in neither the CLI nor its dependencies', () => {

@@ -1,5 +1,7 @@
 import { Command, CommanderError } from 'commander';
+import { VERSION } from '../version.js';
 import { callCommand } from './commands/call.js';
+import { promptsCommand, resourcesCommand } from './commands/listings.js';
 import { promptCommand } from './commands/prompt.js';
 import { readCommand } from './commands/read.js';
 import { serversCommand } from './commands/servers.js';
@@ -27,7 +29,7 @@ function optionsOf(args: unknown[]): CliOptions {
 export function buildProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('tack')
     .description('An MCP host and agent harness: tools (MCP), know-how (Agent Skills) and knowledge (OKF).')
-    .version('0.1.0')
+    .version(VERSION)
     .showHelpAfterError()
     .exitOverride()
     .option('--config <file>', 'use this configuration file alone (tack.json or .mcp.json format)')
@@ -50,6 +52,18 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('list the tools the model sees, with the token cost of each definition')
     .option('--server <name>', 'only this server')
     .action(action((_, options) => toolsCommand(options)));
+
+  program
+    .command('resources')
+    .description('list the resources and resource templates of every server')
+    .option('--server <name>', 'only this server')
+    .action(action((_, options) => resourcesCommand(options)));
+
+  program
+    .command('prompts')
+    .description('list the prompts of every server, with their arguments')
+    .option('--server <name>', 'only this server')
+    .action(action((_, options) => promptsCommand(options)));
 
   program
     .command('call')

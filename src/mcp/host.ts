@@ -10,6 +10,7 @@ import type { ServerConfig, TackConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
 import { openDatabase } from '../store/database.js';
 import { EraCache } from '../store/era-cache.js';
+import { VERSION } from '../version.js';
 import { Catalog } from './catalog.js';
 import {
   type ConnectionChange,
@@ -19,7 +20,7 @@ import {
   type ServerStatus,
 } from './connection.js';
 
-export const TACK_CLIENT_INFO: Implementation = { name: 'tack', version: '0.1.0' };
+export const TACK_CLIENT_INFO: Implementation = { name: 'tack', version: VERSION };
 
 export interface HostOptions
   extends Pick<ConnectionOptions, 'restartPolicy' | 'maxMessageBytes' | 'capabilities' | 'configureClient'> {

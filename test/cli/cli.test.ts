@@ -134,6 +134,33 @@ describe('tack CLI', () => {
     ]);
   });
 
+  it('resources and prompts list what read and prompt take', async () => {
+    using p = project();
+    const resources = await tack(['resources', '--server', 'modern'], { cwd: p.dir, env: p.env });
+    expect(resources.code).toBe(0);
+    expect(resources.stdout).toMatch(
+      /^modern\s+resource\s+memo:\/\/readme\s+text\/plain\s+A static text resource\.$/m,
+    );
+    expect(resources.stdout).toMatch(
+      /^modern\s+template\s+memo:\/\/notes\/\{id\}\s+text\/markdown\s+A note by id\.$/m,
+    );
+    const prompts = await tack(['prompts', '--json'], { cwd: p.dir, env: p.env });
+    expect(JSON.parse(prompts.stdout)).toEqual([
+      {
+        server: 'modern',
+        name: 'greet',
+        arguments: [{ name: 'name', required: true }],
+        description: 'Greet someone by name.',
+      },
+      {
+        server: 'legacy',
+        name: 'greet',
+        arguments: [{ name: 'name', required: true }],
+        description: 'Greet someone by name.',
+      },
+    ]);
+  });
+
   it('stops on a configuration error with one line, a hint and exit code 2, starting nothing', async () => {
     using p = tempProject();
     p.write('tack.json', { mcpServers: { docs: { type: 'http', url: 'localhost:3000' } } });

@@ -1,0 +1,79 @@
+import { print, printJson, table, truncate } from '../output.js';
+import { type GlobalOptions, withHost } from '../session.js';
+
+export interface ListingOptions extends GlobalOptions {
+  server?: string;
+}
+
+/** `tack resources`: every server's resources and resource templates, the URIs `tack read` takes. */
+export async function resourcesCommand(options: ListingOptions): Promise<number> {
+  return withHost(options, options.server ? [options.server] : undefined, async (host) => {
+    const rows = host.catalog.servers.flatMap((s) => [
+      ...s.resources.map((r) => ({
+        server: s.server,
+        kind: 'resource',
+        uri: r.uri,
+        name: r.name,
+        mimeType: r.mimeType,
+        description: r.description,
+      })),
+      ...s.resourceTemplates.map((t) => ({
+        server: s.server,
+        kind: 'template',
+        uri: t.uriTemplate,
+        name: t.name,
+        mimeType: t.mimeType,
+        description: t.description,
+      })),
+    ]);
+    if (options.json) {
+      printJson(rows);
+      return 0;
+    }
+    if (rows.length === 0) {
+      print('No resources.');
+      return 0;
+    }
+    print(
+      table(
+        ['SERVER', 'KIND', 'URI', 'MIME', 'DESCRIPTION'],
+        rows.map((r) => [r.server, r.kind, r.uri, r.mimeType ?? '-', truncate(r.description ?? r.name, 60)]),
+      ),
+    );
+    return 0;
+  });
+}
+
+/** `tack prompts`: every server's prompts and their arguments, what `tack prompt` takes. */
+export async function promptsCommand(options: ListingOptions): Promise<number> {
+  return withHost(options, options.server ? [options.server] : undefined, async (host) => {
+    const rows = host.catalog.servers.flatMap((s) =>
+      s.prompts.map((p) => ({
+        server: s.server,
+        name: p.name,
+        arguments: (p.arguments ?? []).map((a) => ({ name: a.name, required: a.required === true })),
+        description: p.description,
+      })),
+    );
+    if (options.json) {
+      printJson(rows);
+      return 0;
+    }
+    if (rows.length === 0) {
+      print('No prompts.');
+      return 0;
+    }
+    print(
+      table(
+        ['SERVER', 'PROMPT', 'ARGUMENTS', 'DESCRIPTION'],
+        rows.map((p) => [
+          p.server,
+          p.name,
+          p.arguments.map((a) => (a.required ? a.name : `[${a.name}]`)).join(' ') || '-',
+          truncate(p.description ?? '', 60),
+        ]),
+      ),
+    );
+    return 0;
+  });
+}

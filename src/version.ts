@@ -1,0 +1,2 @@
+/** tack's version, as sent to servers in clientInfo; a test keeps it equal to package.json's. */
+export const VERSION = '0.1.0';
