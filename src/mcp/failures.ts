@@ -1,4 +1,4 @@
-import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { errorMessage, TackError } from '../errors.js';
 
 /** What a request was, for wording its failure: `tools/call` of a tool, a resource read, a prompt. */
@@ -21,6 +21,8 @@ export type FailureKind = 'protocol' | 'timeout' | 'aborted' | 'closed' | 'trans
  */
 export function classifyFailure(error: unknown): FailureKind {
   if (error instanceof ProtocolError) return 'protocol';
+  // An HTTP status is an answer: the server is up. Only a lost session (404) calls for a new connection.
+  if (error instanceof SdkHttpError) return error.status === 404 ? 'transport' : 'protocol';
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.RequestTimeout) return 'timeout';
     if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected)
@@ -38,16 +40,17 @@ export function requestFailure(error: unknown, ctx: RequestContext): TackError {
   const subject = { server: ctx.server, tool: ctx.tool, uri: ctx.uri };
   const kind = classifyFailure(error);
   switch (kind) {
-    case 'protocol':
-      return new TackError(
-        'REQUEST_FAILED',
-        `${ctx.what} on server "${ctx.server}" failed: ${errorMessage(error)}`,
-        {
-          subject,
-          hint: 'The server refused the request; check the arguments against the tool schema (`tack tools`).',
-          cause: error,
-        },
-      );
+    case 'protocol': {
+      const status = error instanceof SdkHttpError ? error.status : undefined;
+      const hint =
+        status === 401 || status === 403
+          ? `The server refused the credentials; check mcpServers.${ctx.server}.headers and the variables they use.`
+          : status !== undefined
+            ? 'The server answered with an HTTP error; its own logs say why.'
+            : 'The server refused the request; check the arguments against the tool schema (`tack tools`).';
+      const message = `${ctx.what} on server "${ctx.server}" failed: ${errorMessage(error)}`;
+      return new TackError('REQUEST_FAILED', message, { subject, hint, cause: error });
+    }
     case 'timeout':
       return new TackError(
         'REQUEST_TIMEOUT',

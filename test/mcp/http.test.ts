@@ -1,4 +1,7 @@
+import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { startHttpFixture } from '../fixtures/servers/http-server.js';
 import { freePort, startService } from '../helpers/processes.js';
@@ -102,6 +105,52 @@ describe('HTTP servers', () => {
       expect(gone?.retryAt).toBeGreaterThan(0);
     } finally {
       await host.close();
+      await fixture.close();
+    }
+  });
+
+  it('report an HTTP error status as a failed request, without dropping the connection', async () => {
+    using project = tempProject();
+    const fixture = await startHttpFixture();
+    // A proxy in front of the fixture that answers 500 to any request mentioning "http500".
+    const proxy = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      if (body.includes('http500')) {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('internal error');
+        return;
+      }
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(
+          ([k, v]) => typeof v === 'string' && k !== 'host' && k !== 'content-length',
+        ),
+      ) as Record<string, string>;
+      const upstream = await fetch(fixture.url, {
+        method: req.method,
+        headers,
+        body: body.length ? body : undefined,
+      });
+      res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
+      if (upstream.body) Readable.fromWeb(upstream.body as never).pipe(res);
+      else res.end();
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
+    const host = await startHost(project, { h: { type: 'http', url } });
+    try {
+      expect(host.servers()[0]?.status).toBe('connected');
+      const error = await host.callTool('mcp__h__echo', { text: 'http500' }).catch((e: Error) => e);
+      expect(error).toMatchObject({ code: 'REQUEST_FAILED', subject: { server: 'h', tool: 'echo' } });
+      expect((error as { hint?: string }).hint).toMatch(/HTTP error/);
+      expect(host.servers()[0]).toMatchObject({ status: 'connected', restarts: 0 });
+      expect((await host.callTool('mcp__h__echo', { text: 'fine' })).content).toEqual([
+        { type: 'text', text: 'fine' },
+      ]);
+    } finally {
+      await host.close();
+      proxy.closeAllConnections();
+      proxy.close();
       await fixture.close();
     }
   });
