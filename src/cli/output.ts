@@ -34,12 +34,13 @@ export function truncate(text: string, max: number): string {
   return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 }
 
-/** One readable line, the hint, any details; returns the exit code (2 for usage and config, 1 otherwise). */
+/** One readable line, the hint, any details; returns the exit code (2 usage and config, 130 interrupted, else 1). */
 export function reportError(error: unknown): number {
   if (TackError.isInstance(error)) {
     process.stderr.write(`error: ${error.message}\n`);
     for (const line of error.details) process.stderr.write(`  ${line}\n`);
     if (error.hint) process.stderr.write(`hint: ${error.hint}\n`);
+    if (error.code === 'REQUEST_ABORTED') return 130; // the shell's convention for Ctrl-C
     return error.code === 'USAGE' || error.code.startsWith('CONFIG_') ? 2 : 1;
   }
   const message = error instanceof Error ? (error.stack ?? error.message) : String(error);

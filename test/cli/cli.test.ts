@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixtureEntry, REPO, tempProject } from '../helpers/project.js';
@@ -159,6 +159,31 @@ describe('tack CLI', () => {
         description: 'Greet someone by name.',
       },
     ]);
+  });
+
+  it('cancels the call in flight on Ctrl-C and exits 130', async () => {
+    using p = project();
+    const child = spawn(
+      process.execPath,
+      [BIN, 'call', 'mcp__modern__slow', '{"steps": 100, "delayMs": 100}'],
+      {
+        cwd: p.dir,
+        env: p.env,
+      },
+    );
+    let stderr = '';
+    let interrupted = false;
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (!interrupted && stderr.includes('progress: 2/100')) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(130);
+    expect(stderr).toContain('error: tools/call "slow" on server "modern" was cancelled');
+    expect(stderr).not.toContain('progress: 50/100');
   });
 
   it('stops on a configuration error with one line, a hint and exit code 2, starting nothing', async () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TackError } from '../../src/errors.js';
 import type { HostEvent, McpHost } from '../../src/mcp/host.js';
+import { startHttpFixture } from '../fixtures/servers/http-server.js';
 import { fixtureEntry, startHost, type TempProject, tempProject } from '../helpers/project.js';
 
 // The host must survive everything below: nothing may escape to the event loop.
@@ -219,6 +220,24 @@ describe('faulty servers', () => {
 });
 
 describe('tool lists that change at runtime', () => {
+  it('refresh the catalog on list_changed: 2026-07-28 over Streamable HTTP (listen stream)', async () => {
+    using project = tempProject();
+    const fixture = await startHttpFixture();
+    const host = await startHost(project, { h: { type: 'http', url: fixture.url } });
+    try {
+      expect(host.servers()[0]?.era).toBe('modern');
+      const changed = nextEvent(host, (e) => e.type === 'catalog' && e.server === 'h');
+      await host.callTool('mcp__h__add_tool', { name: 'late_http' });
+      await changed;
+      expect((await host.callTool('mcp__h__late_http', {})).content).toEqual([
+        { type: 'text', text: 'late_http ran' },
+      ]);
+    } finally {
+      await host.close();
+      await fixture.close();
+    }
+  });
+
   for (const [era, script] of [
     ['2026-07-28 (listen stream)', 'stdio-server.js'],
     ['2025 (unsolicited notification)', 'legacy-stdio-server.js'],
