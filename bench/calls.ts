@@ -19,7 +19,7 @@ import {
 export interface CallsOptions {
   /** Calls per side (default 5000). */
   calls?: number;
-  /** Blocks the calls are split into; the order of the sides rotates per block (default 10). */
+  /** Blocks the calls are split into; each block runs the sides in the next of the 6 orders (default 10). */
   blocks?: number;
   /** Unmeasured calls per side before the first block (default 200). */
   warmup?: number;
@@ -32,10 +32,13 @@ type Call = () => Promise<unknown>;
 interface Side {
   latencies: number[];
   wallMs: number;
+  /** CPU time of this (client) process during the side's blocks: the client-side cost, server excluded. */
+  clientCpuMs: number;
   errors: number;
 }
 
 async function runBlock(call: Call, count: number, side: Side): Promise<void> {
+  const cpu = process.cpuUsage();
   const started = performance.now();
   for (let i = 0; i < count; i++) {
     const t = performance.now();
@@ -47,6 +50,8 @@ async function runBlock(call: Call, count: number, side: Side): Promise<void> {
     side.latencies.push(performance.now() - t);
   }
   side.wallMs += performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  side.clientCpuMs += (used.user + used.system) / 1000;
 }
 
 function sideReport(side: Side) {
@@ -60,6 +65,7 @@ function sideReport(side: Side) {
     p50Ms: round(percentile(sorted, 50), 3),
     p99Ms: round(percentile(sorted, 99), 3),
     maxMs: round(sorted.at(-1)!, 3),
+    clientCpuUsPerCall: round((side.clientCpuMs * 1000) / sorted.length),
     errors: side.errors,
   };
 }
@@ -72,17 +78,32 @@ async function bareClient(script: string, args: string[]): Promise<Client> {
   return client;
 }
 
-const newSide = (): Side => ({ latencies: [], wallMs: 0, errors: 0 });
+/**
+ * Every order of the three sides (tack 0, sdk 1, control 2). Rotating through all six puts each side in each
+ * position, and after each other side, equally often: a side that merely follows another (and inherits its
+ * GC debt or a cold cache) cannot bias the comparison.
+ */
+const ORDERS = [
+  [0, 1, 2],
+  [1, 2, 0],
+  [2, 0, 1],
+  [0, 2, 1],
+  [2, 1, 0],
+  [1, 0, 2],
+] as const;
+
+const newSide = (): Side => ({ latencies: [], wallMs: 0, clientCpuMs: 0, errors: 0 });
 
 /**
  * One round: fresh server processes for the three sides (tack, the bare SDK client, and a second bare SDK
- * client as an A/A control that shows how far two identical sides drift apart), a warm-up, then the blocks
- * with the order of the sides rotated each block.
+ * client as an A/A control that shows how far two identical sides drift apart), a warm-up, then the blocks,
+ * each running the sides in the next of the six orders.
  */
 async function runRound(
   fixture: { id: string; script: string },
   pids: PidFile,
   options: Required<CallsOptions>,
+  firstBlock: number,
 ) {
   const args = ['--pid-file', pids.file];
   const before = memory();
@@ -108,8 +129,10 @@ async function runRound(
 
   const perBlock = Math.floor(options.calls / options.blocks);
   for (let b = 0; b < options.blocks; b++) {
-    const shift = b % calls.length;
-    for (const [call, side] of [...calls.slice(shift), ...calls.slice(0, shift)]) {
+    // Blocks continue the cycle across rounds, so the pooled result holds every order equally often.
+    const order = ORDERS[(firstBlock + b) % ORDERS.length]!;
+    for (const index of order) {
+      const [call, side] = calls[index]!;
       await runBlock(call, perBlock, side);
     }
   }
@@ -131,12 +154,13 @@ async function compare(
   const pids = new PidFile(join(dir, `${fixture.id}.pids`));
   const rounds: Awaited<ReturnType<typeof runRound>>[] = [];
   for (let r = 0; r < options.rounds; r++) {
-    rounds.push(await runRound(fixture, pids, options));
+    rounds.push(await runRound(fixture, pids, options, r * options.blocks));
     log(`calls ${fixture.id}: round ${r + 1}/${options.rounds} done`);
   }
   const pool = (pick: (r: (typeof rounds)[number]) => Side): Side => ({
     latencies: rounds.flatMap((r) => pick(r).latencies),
     wallMs: rounds.reduce((ms, r) => ms + pick(r).wallMs, 0),
+    clientCpuMs: rounds.reduce((ms, r) => ms + pick(r).clientCpuMs, 0),
     errors: rounds.reduce((n, r) => n + pick(r).errors, 0),
   });
   const tack = sideReport(pool((r) => r.tack));
@@ -151,6 +175,7 @@ async function compare(
     sdkControl,
     ratioTotal: ratio,
     ratioP50: round(tack.p50Ms / sdk.p50Ms, 3),
+    ratioClientCpu: round(tack.clientCpuUsPerCall / sdk.clientCpuUsPerCall, 3),
     /** The same ratios for two identical bare SDK sides: the noise floor of this comparison. */
     controlRatioTotal: round(sdkControl.totalMs / sdk.totalMs, 3),
     controlRatioP50: round(sdkControl.p50Ms / sdk.p50Ms, 3),
@@ -188,7 +213,7 @@ export async function runCalls(options: CallsOptions = {}) {
       description:
         `${perBlock * opts.blocks} sequential tools/call "echo" per side and round: tack (host.callTool), ` +
         `the bare SDK client, and a second bare SDK client as an A/A control, each with its own server ` +
-        `process; ${opts.blocks} blocks of ${perBlock}, side order rotated per block; ${opts.warmup} ` +
+        `process; ${opts.blocks} blocks of ${perBlock}, cycling through all 6 side orders; ${opts.warmup} ` +
         `unmeasured warm-up calls per side; ${opts.rounds} rounds with fresh processes, pooled`,
       dualEra: await compare({ id: 'dualEra', script: fixtures.dual }, tmp.dir, opts),
       legacyOnly: await compare({ id: 'legacyOnly', script: fixtures.legacyWithPid }, tmp.dir, opts),

@@ -7,12 +7,12 @@ import { McpHost } from '../src/mcp/host.js';
 import { openDatabase } from '../src/store/database.js';
 import { EraCache } from '../src/store/era-cache.js';
 import {
+  childCpuMeter,
   fixtures,
   isMain,
   log,
   median,
   PidFile,
-  reapedChildrenCpuMs,
   repoRoot,
   round,
   sleep,
@@ -42,7 +42,7 @@ interface Sample {
   exitWaitMs: number;
   killed: number;
   connected: number;
-  /** CPU time of the bench process during the connect, and of the server processes it spawned. */
+  /** CPU time, until connected, of the bench process and of the server processes the connect spawned. */
   hostCpuMs: number;
   serversCpuMs: number | undefined;
   era: string;
@@ -100,17 +100,17 @@ async function timeHost(
   pids: PidFile,
 ): Promise<Sample> {
   pids.takeNew();
-  const childCpu = reapedChildrenCpuMs();
+  const serversCpu = childCpuMeter();
   const cpu = process.cpuUsage();
   const started = performance.now();
   const host = await McpHost.start({ config: { servers }, eraCache, logDir: false });
   const ms = performance.now() - started;
   const hostCpu = process.cpuUsage(cpu);
+  const spawned = pids.takeNew();
+  const serversCpuMs = serversCpu(spawned);
   const statuses = host.servers();
   await host.close();
-  const spawned = pids.takeNew();
   const exit = await waitForExit(spawned);
-  const childCpuAfter = reapedChildrenCpuMs();
   await sleep(SETTLE_MS);
   return {
     ms,
@@ -118,8 +118,7 @@ async function timeHost(
     exitWaitMs: exit.waitedMs,
     killed: exit.killed,
     hostCpuMs: (hostCpu.user + hostCpu.system) / 1000,
-    serversCpuMs:
-      childCpu === undefined || childCpuAfter === undefined ? undefined : childCpuAfter - childCpu,
+    serversCpuMs,
     connected: statuses.filter((s) => s.status === 'connected').length,
     era: [...new Set(statuses.map((s) => s.era ?? 'none'))].join('+'),
     eraSource: [...new Set(statuses.map((s) => s.eraSource ?? 'none'))].join('+'),
@@ -135,7 +134,7 @@ async function timeSdk(
   onConnected?: (client: Client) => void,
 ): Promise<Sample> {
   pids.takeNew();
-  const childCpu = reapedChildrenCpuMs();
+  const serversCpu = childCpuMeter();
   const cpu = process.cpuUsage();
   const errors: string[] = [];
   const started = performance.now();
@@ -148,20 +147,23 @@ async function timeSdk(
   let ms = Number.NaN;
   let era = 'none';
   let hostCpu = { user: Number.NaN, system: 0 };
+  let serversCpuMs: number | undefined;
+  const spawned: number[] = [];
   try {
     await client.connect(transport, prior ? { prior } : undefined);
     await client.listTools();
     ms = performance.now() - started;
     hostCpu = process.cpuUsage(cpu);
+    spawned.push(...pids.takeNew());
+    serversCpuMs = serversCpu(spawned);
     era = client.getProtocolEra() ?? 'none';
     onConnected?.(client);
   } catch (error) {
     errors.push(error instanceof Error ? error.message : String(error));
   }
   await client.close().catch(() => {});
-  const spawned = pids.takeNew();
+  spawned.push(...pids.takeNew());
   const exit = await waitForExit(spawned);
-  const childCpuAfter = reapedChildrenCpuMs();
   await sleep(SETTLE_MS);
   return {
     ms,
@@ -169,8 +171,7 @@ async function timeSdk(
     exitWaitMs: exit.waitedMs,
     killed: exit.killed,
     hostCpuMs: (hostCpu.user + hostCpu.system) / 1000,
-    serversCpuMs:
-      childCpu === undefined || childCpuAfter === undefined ? undefined : childCpuAfter - childCpu,
+    serversCpuMs,
     connected: errors.length ? 0 : 1,
     era,
     errors,
@@ -197,7 +198,8 @@ async function parallelConnect(cache: EraCache, dir: string, n: number, reps: nu
     const single = report(samples.get(oneId)!);
     const parallel = report(samples.get(manyId)!);
     const ratio = round(parallel.medianMs / single.medianMs, 2);
-    // The CPU the n servers and the host burn, spread perfectly over the cores: no scheduler can beat it.
+    // The CPU the n servers and the host burn until connected, spread perfectly over the cores: the wall
+    // time no scheduler could beat on this machine.
     const cpuFloorMs =
       parallel.serversCpuMedianMs === undefined
         ? undefined

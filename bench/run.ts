@@ -1,16 +1,21 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { runCalls } from './calls.js';
 import { runConnect } from './connect.js';
+import { runLargeResult } from './large-result.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
- * bench/results/latest.json.
+ * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
-const BENCHMARKS = { connect: () => runConnect(), calls: () => runCalls() } as const;
+const BENCHMARKS = {
+  connect: () => runConnect(),
+  calls: () => runCalls(),
+  'large-result': () => runLargeResult(),
+} as const;
 type Name = keyof typeof BENCHMARKS;
 
 const requested = process.argv.slice(2);
@@ -43,16 +48,21 @@ const document: Record<string, unknown> = {
   benchmarks: {},
 };
 
-const results = document.benchmarks as Record<string, unknown>;
+// A partial run updates only the benchmarks it ran; each result carries the date it was measured.
+const dir = join(repoRoot, 'bench/results');
+const previous = existsSync(join(dir, 'latest.json'))
+  ? (JSON.parse(readFileSync(join(dir, 'latest.json'), 'utf8')) as { benchmarks?: Record<string, unknown> })
+  : {};
+const results = { ...previous.benchmarks } as Record<string, unknown>;
+document.benchmarks = results;
 for (const name of names) {
   log(`${name}: starting`);
   const started = performance.now();
-  results[name] = await BENCHMARKS[name]();
+  results[name] = { date: new Date().toISOString(), ...(await BENCHMARKS[name]()) };
   log(`${name}: finished in ${round((performance.now() - started) / 1000)} s`);
 }
 
 const text = `${JSON.stringify(document, null, 2)}\n`;
-const dir = join(repoRoot, 'bench/results');
 mkdirSync(dir, { recursive: true });
 writeFileSync(join(dir, 'latest.tmp.json'), text);
 renameSync(join(dir, 'latest.tmp.json'), join(dir, 'latest.json'));

@@ -160,17 +160,30 @@ export function isMain(moduleUrl: string): boolean {
   return process.argv[1] !== undefined && fileURLToPath(moduleUrl) === process.argv[1];
 }
 
-/**
- * CPU time (user + system, ms) of this process's children that have exited and been reaped, from
- * /proc/self/stat (Linux; undefined elsewhere). Node reaps its children itself, so after `waitForExit` the
- * servers a connect spawned are all counted.
- */
-export function reapedChildrenCpuMs(): number | undefined {
+const USER_HZ_MS = 10; // /proc counts CPU in clock ticks of 1/100 s on Linux
+
+/** utime + stime (fields 14 and 15) or cutime + cstime (16 and 17) from a /proc stat line, in ms. */
+function statCpuMs(file: string, first: 11 | 13): number | undefined {
   try {
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-    const ticks = Number(fields[13]) + Number(fields[14]); // cutime, cstime (fields 16 and 17)
-    return Number.isFinite(ticks) ? ticks * 10 : undefined; // USER_HZ is 100 on Linux
+    const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' '); // fields[0] is field 3
+    const ticks = Number(fields[first]) + Number(fields[first + 1]);
+    return Number.isFinite(ticks) ? ticks * USER_HZ_MS : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Measures the CPU time (user + system) the server processes of one connect burned up to a point: the live
+ * ones from /proc/<pid>/stat, the exited ones (a probe sibling) from this process's reaped-children total,
+ * which Node updates as it reaps them. Linux only: elsewhere the result is undefined.
+ */
+export function childCpuMeter(): (livePids: readonly number[]) => number | undefined {
+  const before = statCpuMs('/proc/self/stat', 13);
+  return (livePids) => {
+    let live = 0;
+    for (const pid of livePids) live += statCpuMs(`/proc/${pid}/stat`, 11) ?? 0;
+    const reaped = statCpuMs('/proc/self/stat', 13);
+    return before === undefined || reaped === undefined ? undefined : reaped - before + live;
+  };
 }

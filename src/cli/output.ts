@@ -9,6 +9,18 @@ export function printJson(value: unknown): void {
   print(JSON.stringify(value, null, 2));
 }
 
+/** A listing: the rows as JSON with --json, else `render()` (or `empty` when there is nothing). Exit code 0. */
+export function printListing(
+  options: { json?: boolean },
+  rows: readonly unknown[],
+  empty: string,
+  render: () => string,
+): number {
+  if (options.json) printJson(rows);
+  else print(rows.length === 0 ? empty : render());
+  return 0;
+}
+
 export function warn(text: string): void {
   process.stderr.write(`warning: ${text}\n`);
 }

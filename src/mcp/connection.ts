@@ -163,16 +163,17 @@ export class ServerConnection {
   }
 
   /** Forget any failure count and connect again now (the user's "try again"). */
-  restart(): Promise<void> {
+  async restart(): Promise<void> {
     if (this.#status === 'disabled' || this.#status === 'closed') return Promise.resolve();
     this.#failures = 0;
-    this.#teardown();
+    await this.#teardown();
     return this.start();
   }
 
+  /** Closes the client and waits for a stdio server's process to exit (stdin closed, then SIGTERM). */
   async close(): Promise<void> {
     this.#status = 'closed';
-    this.#teardown();
+    await this.#teardown();
     await this.log.close();
   }
 
@@ -440,7 +441,7 @@ export class ServerConnection {
     this.#client = client;
     this.#transportKind = kind;
     this.#eraSource = prior === undefined ? 'probe' : fromCache ? 'cache' : undefined;
-    this.#remember(kind, client, prior, Date.now() - started, probeTimeoutMs);
+    this.#remember(kind, client, prior, fromCache, Date.now() - started, probeTimeoutMs);
   }
 
   /** Store the era verdict a probe produced, so the next start spawns one process instead of two. */
@@ -448,6 +449,7 @@ export class ServerConnection {
     kind: TransportKind,
     client: Client,
     prior: PriorDiscovery | undefined,
+    fromCache: boolean,
     elapsedMs: number,
     probeTimeoutMs: number,
   ): void {
@@ -460,7 +462,13 @@ export class ServerConnection {
       cache.put(key, { prior: { kind: 'legacy' }, httpTransport: 'sse' });
       return;
     }
-    if (prior !== undefined) return;
+    if (prior !== undefined) {
+      // A modern verdict that just worked is fresh again; a legacy one is not (see ERA_VERDICT_TTL_MS): only
+      // its horizon ever makes tack notice an upgraded server.
+      if (fromCache && prior.kind === 'modern')
+        cache.put(key, { prior, ...(httpTransport ? { httpTransport } : {}) });
+      return;
+    }
     const discover = client.getDiscoverResult();
     if (discover) {
       cache.put(key, { prior: { kind: 'modern', discover }, ...(httpTransport ? { httpTransport } : {}) });
@@ -584,7 +592,7 @@ export class ServerConnection {
     if (generation !== this.#generation) return;
     const stderr = this.log.tail();
     const reason = this.#exit || this.#transportError ? this.#crashReason() : errorMessage(error);
-    this.#teardown();
+    void this.#teardown();
     this.#fail(
       new TackError('SERVER_CRASHED', `server "${this.name}" ${reason}`, {
         subject: { server: this.name },
@@ -614,15 +622,18 @@ export class ServerConnection {
     }
   }
 
-  #teardown(): void {
+  /** Drops the current client; the returned promise settles when its transport (and process) is closed. */
+  #teardown(): Promise<void> {
     clearTimeout(this.#retryTimer);
     this.#generation++;
     const client = this.#client;
     const subscription = this.#subscription;
     this.#client = undefined;
     this.#subscription = undefined;
-    if (subscription) void subscription.close().catch(() => {});
-    if (client) void client.close().catch(() => {});
+    return Promise.all([subscription?.close(), client?.close()]).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   #setStatus(status: ConnectionStatus): void {

@@ -1,6 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { eraCacheKey } from '../../src/mcp/connection.js';
+import { openDatabase } from '../../src/store/database.js';
+import { EraCache } from '../../src/store/era-cache.js';
 import { fixtureEntry, startHost, tempProject } from '../helpers/project.js';
 
 function spawnCount(file: string): number {
@@ -16,6 +19,8 @@ describe('the era cache', () => {
     const cold = await startHost(project, servers);
     expect(cold.servers()[0]).toMatchObject({ status: 'connected', era: 'modern', eraSource: 'probe' });
     await cold.close();
+    const coldStoredAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
     // The SDK's 'auto' mode probes on a short-lived sibling process, then starts the real one.
     expect(spawnCount(pids)).toBe(2);
 
@@ -25,6 +30,14 @@ describe('the era cache', () => {
     expect((await warm.callTool('mcp__s__era', {})).content).toEqual([{ type: 'text', text: 'modern' }]);
     await warm.close();
     expect(spawnCount(pids)).toBe(1);
+
+    // A modern verdict that worked is dated again, so a server in daily use is never re-probed.
+    const db = openDatabase(join(project.home, 'state', 'tack.db'));
+    const key = eraCacheKey(project.config(servers).servers[0]!);
+    const stored = new EraCache(db).get(key);
+    db.close();
+    expect(stored?.prior.kind).toBe('modern');
+    expect(stored!.storedAt).toBeGreaterThan(coldStoredAt);
   });
 
   it('remembers legacy servers too, and re-probes when a cached verdict no longer holds', async () => {

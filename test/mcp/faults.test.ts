@@ -98,6 +98,18 @@ describe('faulty servers', () => {
     await expect.poll(() => spawned.filter(alive), { timeout: 5000 }).toEqual([]);
   });
 
+  it('close() resolves only once the server processes have exited', async () => {
+    project = tempProject();
+    const pids = join(project.dir, 'pids');
+    const started = await startHost(project, {
+      a: fixtureEntry('stdio-server.js', ['--pid-file', pids]),
+      b: fixtureEntry('stdio-server.js', ['--pid-file', pids]),
+    });
+    await started.close();
+    const spawned = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    expect(spawned.filter(alive)).toEqual([]);
+  });
+
   it('says so when the command does not exist', async () => {
     project = tempProject();
     host = await startHost(project, { ghost: { command: 'tack-no-such-command-xyz' } });

@@ -1,4 +1,4 @@
-import { print, printJson, table, truncate } from '../output.js';
+import { printListing, table, truncate } from '../output.js';
 import { type GlobalOptions, withHost } from '../session.js';
 
 export interface ListingOptions extends GlobalOptions {
@@ -9,39 +9,25 @@ export interface ListingOptions extends GlobalOptions {
 export async function resourcesCommand(options: ListingOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host) => {
     const rows = host.catalog.servers.flatMap((s) => [
-      ...s.resources.map((r) => ({
-        server: s.server,
-        kind: 'resource',
-        uri: r.uri,
-        name: r.name,
-        mimeType: r.mimeType,
-        description: r.description,
-      })),
+      ...s.resources.map((r) => ({ server: s.server, kind: 'resource', uri: r.uri, ...about(r) })),
       ...s.resourceTemplates.map((t) => ({
         server: s.server,
         kind: 'template',
         uri: t.uriTemplate,
-        name: t.name,
-        mimeType: t.mimeType,
-        description: t.description,
+        ...about(t),
       })),
     ]);
-    if (options.json) {
-      printJson(rows);
-      return 0;
-    }
-    if (rows.length === 0) {
-      print('No resources.');
-      return 0;
-    }
-    print(
+    return printListing(options, rows, 'No resources.', () =>
       table(
         ['SERVER', 'KIND', 'URI', 'MIME', 'DESCRIPTION'],
         rows.map((r) => [r.server, r.kind, r.uri, r.mimeType ?? '-', truncate(r.description ?? r.name, 60)]),
       ),
     );
-    return 0;
   });
+}
+
+function about(r: { name: string; mimeType?: string | undefined; description?: string | undefined }) {
+  return { name: r.name, mimeType: r.mimeType, description: r.description };
 }
 
 /** `tack prompts`: every server's prompts and their arguments, what `tack prompt` takes. */
@@ -55,15 +41,7 @@ export async function promptsCommand(options: ListingOptions): Promise<number> {
         description: p.description,
       })),
     );
-    if (options.json) {
-      printJson(rows);
-      return 0;
-    }
-    if (rows.length === 0) {
-      print('No prompts.');
-      return 0;
-    }
-    print(
+    return printListing(options, rows, 'No prompts.', () =>
       table(
         ['SERVER', 'PROMPT', 'ARGUMENTS', 'DESCRIPTION'],
         rows.map((p) => [
@@ -74,6 +52,5 @@ export async function promptsCommand(options: ListingOptions): Promise<number> {
         ]),
       ),
     );
-    return 0;
   });
 }

@@ -1,19 +1,11 @@
 import type { ServerStatus } from '../../mcp/connection.js';
-import { print, printJson, table } from '../output.js';
+import { print, printListing, table } from '../output.js';
 import { type GlobalOptions, withHost } from '../session.js';
 
 export async function serversCommand(options: GlobalOptions): Promise<number> {
   return withHost({ ...options, quietFailures: true }, undefined, async (host) => {
     const servers = host.servers();
-    if (options.json) {
-      printJson(servers);
-      return 0;
-    }
-    if (servers.length === 0) {
-      print('No servers configured. Add mcpServers to tack.json or .mcp.json.');
-      return 0;
-    }
-    print(
+    printListing(options, servers, 'No servers configured. Add mcpServers to tack.json or .mcp.json.', () =>
       table(
         [
           'NAME',
@@ -41,6 +33,7 @@ export async function serversCommand(options: GlobalOptions): Promise<number> {
         ]),
       ),
     );
+    if (options.json) return 0;
     for (const s of servers) printProblems(s);
     return 0;
   });
