@@ -14,8 +14,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   store: ['errors'],
   mcp: ['errors', 'version', 'config', 'store'],
   tokens: ['mcp'],
-  index: ['errors', 'version', 'config', 'store', 'mcp', 'tokens'],
-  cli: ['errors', 'version', 'config', 'store', 'mcp', 'tokens'],
+  servers: ['errors', 'version', 'config', 'store', 'mcp', 'tokens'],
+  index: ['errors', 'version', 'config', 'store', 'mcp', 'tokens', 'servers'],
+  cli: ['errors', 'version', 'config', 'store', 'mcp', 'tokens', 'servers'],
 };
 
 const SRC = join(REPO, 'src');

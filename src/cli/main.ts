@@ -4,6 +4,7 @@ import { callCommand } from './commands/call.js';
 import { promptsCommand, resourcesCommand } from './commands/listings.js';
 import { promptCommand } from './commands/prompt.js';
 import { readCommand } from './commands/read.js';
+import { serveDocsCommand } from './commands/serve-docs.js';
 import { serversCommand } from './commands/servers.js';
 import { toolsCommand } from './commands/tools.js';
 import { reportError } from './output.js';
@@ -88,6 +89,19 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .argument('<name>', 'prompt name')
     .argument('[json-args]', 'arguments as a JSON object of strings')
     .action(action(([server, name, args], options) => promptCommand(server!, name!, args, options)));
+
+  program
+    .command('serve-docs')
+    .description('serve a folder of Markdown/MDX as an MCP docs search server (stdio, or --http)')
+    .argument('<folder>', 'folder of .md / .mdx documents')
+    .option(
+      '--http <[host:]port>',
+      'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
+    )
+    .option('--no-watch', 'do not re-index when files change')
+    .action(async (folder: string, opts: { http?: string; watch?: boolean }) =>
+      setExitCode(await serveDocsCommand(folder, opts)),
+    );
 
   for (const command of program.commands) command.exitOverride();
   return program;

@@ -1,0 +1,23 @@
+import { startDocsServer } from '../../servers/docs/start.js';
+import { parseListen, untilStopped } from '../serving.js';
+
+export interface ServeDocsOptions {
+  http?: string;
+  watch?: boolean;
+}
+
+/** `tack serve-docs <folder> [--http [host:]port] [--no-watch]` */
+export async function serveDocsCommand(folder: string, options: ServeDocsOptions): Promise<number> {
+  const server = await startDocsServer({
+    folder,
+    http: options.http === undefined ? undefined : parseListen(options.http),
+    watch: options.watch !== false,
+  });
+  process.stderr.write(
+    `tack serve-docs: ${server.library.size} documents from ${server.library.root}` +
+      `${server.url ? ` at ${server.url}` : ' on stdio'}${options.watch === false ? '' : ', watching for edits'}\n`,
+  );
+  await untilStopped(Boolean(server.url));
+  await server.close();
+  return 0;
+}

@@ -1,0 +1,38 @@
+import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
+import { DocsLibrary } from './library.js';
+import { announceChange, buildDocsServer } from './server.js';
+
+export interface DocsServerOptions {
+  folder: string;
+  /** Serve over Streamable HTTP instead of stdio. */
+  http?: HttpOptions | undefined;
+  /** Re-index on edits and tell clients (default true). */
+  watch?: boolean;
+  /** Where watcher problems are reported (default: stderr). */
+  onError?: (error: Error) => void;
+}
+
+export interface RunningDocsServer extends Served {
+  library: DocsLibrary;
+}
+
+/** `tack serve-docs`: index the folder, watch it, and serve it over stdio or HTTP. */
+export async function startDocsServer(options: DocsServerOptions): Promise<RunningDocsServer> {
+  const library = await DocsLibrary.open(options.folder);
+  const factory = ({ era }: { era: 'modern' | 'legacy' }) => buildDocsServer(library, era);
+  const served = options.http ? await serveHttp(factory, options.http) : serveOnStdio(factory);
+  library.on('change', (change) => announceChange(served.notifier, change));
+  library.on(
+    'error',
+    options.onError ?? ((error) => process.stderr.write(`tack serve-docs: ${error.message}\n`)),
+  );
+  if (options.watch !== false) await library.watch();
+  return {
+    ...served,
+    library,
+    close: async () => {
+      await library.close();
+      await served.close();
+    },
+  };
+}
