@@ -33,7 +33,9 @@ export {
 export { type HostEvent, type HostOptions, McpHost, TACK_CLIENT_INFO } from './mcp/host.js';
 export { assignToolNames, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from './mcp/names.js';
 export { DEFAULT_MAX_MESSAGE_BYTES, type TransportKind } from './mcp/transport.js';
+export { type AuditEntry, AuditLog, type AuditOutcome } from './store/audit.js';
 export { openDatabase } from './store/database.js';
 export { EraCache, type EraVerdict } from './store/era-cache.js';
+export { TackStore } from './store/store.js';
 export { countTokens, toolDefinitionText, toolDefinitionTokens } from './tokens/count.js';
 export { VERSION } from './version.js';

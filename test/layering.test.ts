@@ -10,13 +10,14 @@ import { REPO } from './helpers/project.js';
 const ALLOWED: Record<string, readonly string[]> = {
   errors: [],
   version: [],
-  config: ['errors'],
-  store: ['errors'],
-  mcp: ['errors', 'version', 'config', 'store'],
+  util: [],
+  config: ['errors', 'util'],
+  store: ['errors', 'util'],
+  mcp: ['errors', 'version', 'util', 'config', 'store'],
   tokens: ['mcp'],
-  servers: ['errors', 'version', 'config', 'store', 'mcp', 'tokens'],
-  index: ['errors', 'version', 'config', 'store', 'mcp', 'tokens', 'servers'],
-  cli: ['errors', 'version', 'config', 'store', 'mcp', 'tokens', 'servers'],
+  servers: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens'],
+  index: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens', 'servers'],
+  cli: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens', 'servers'],
 };
 
 const SRC = join(REPO, 'src');

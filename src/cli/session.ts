@@ -1,6 +1,6 @@
 import { formatIssue, loadConfig, type TackConfig } from '../config/load.js';
 import { TackError } from '../errors.js';
-import { McpHost } from '../mcp/host.js';
+import { McpHost, unknownServer } from '../mcp/host.js';
 import { warn } from './output.js';
 import { startProgress } from './spinner.js';
 
@@ -8,6 +8,11 @@ export interface GlobalOptions {
   config?: string;
   json?: boolean;
   quietFailures?: boolean;
+}
+
+/** Options of the commands that can be narrowed to one server. */
+export interface ServerOptions extends GlobalOptions {
+  server?: string;
 }
 
 /** Loads the configuration, printing its warnings; a broken configuration throws before anything starts. */
@@ -28,14 +33,12 @@ export async function withHost<T>(
 ): Promise<T> {
   const config = loadCliConfig(options);
   const wanted = only ? config.servers.filter((server) => only.includes(server.name)) : config.servers;
-  for (const name of only ?? []) {
-    if (!config.servers.some((server) => server.name === name)) {
-      throw new TackError('UNKNOWN_SERVER', `no server named "${name}" is configured`, {
-        subject: { server: name },
-        hint: `Configured servers: ${config.servers.map((s) => s.name).join(', ') || '(none)'}.`,
-      });
-    }
-  }
+  const missing = only?.find((name) => !config.servers.some((server) => server.name === name));
+  if (missing)
+    throw unknownServer(
+      missing,
+      config.servers.map((server) => server.name),
+    );
   const host = new McpHost({ config: { ...config, servers: wanted } });
   const enabled = wanted.filter((server) => server.enabled).length;
   const progress = startProgress(`connecting ${enabled} server${enabled === 1 ? '' : 's'}…`);
@@ -53,7 +56,12 @@ export async function withHost<T>(
   };
   process.on('SIGINT', abort);
   try {
-    await host.connectAll();
+    // Ctrl-C while servers start: stop waiting; closing the host below kills what was starting.
+    const interrupted = new Promise<never>((_, reject) =>
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }),
+    );
+    interrupted.catch(() => {});
+    await Promise.race([host.connectAll(), interrupted]);
     progress.stop();
     unsubscribe();
     for (const server of host.servers()) {

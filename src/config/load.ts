@@ -224,7 +224,8 @@ export function parseConfigText(
         warnings.push({ file: source.file, path: at(key), message: 'unknown key, ignored' });
       }
     }
-    const server = resolveEntry(name, pick.transport, result.data, source, env, issue, at);
+    const warn = (path: string, message: string) => warnings.push({ file: source.file, path, message });
+    const server = resolveEntry(name, pick.transport, result.data, source, env, { issue, warn }, at);
     if (server) servers.push(server);
   }
   return { servers, issues, warnings };
@@ -236,19 +237,22 @@ function resolveEntry(
   data: StdioServerEntry | HttpServerEntry | SseServerEntry,
   source: ConfigSource,
   env: Readonly<Record<string, string | undefined>>,
-  issue: (path: string, message: string) => void,
+  sink: { issue: (path: string, message: string) => void; warn: (path: string, message: string) => void },
   at: (...rest: Array<string | number>) => string,
 ): ServerConfig | undefined {
   const enabled = data.enabled !== false;
   let failed = false;
   const report = (path: string, message: string) => {
     failed = true;
-    issue(path, message);
+    sink.issue(path, message);
   };
   // A disabled entry may name variables that are not set on this machine: expand only what will start.
   const expand = (value: string, path: string): string => {
     if (!enabled) return value;
-    const { value: out, missing } = expandVars(value, env);
+    const { value: out, missing, malformed } = expandVars(value, env);
+    for (const reference of malformed) {
+      sink.warn(path, `${reference} is not \${VAR} or \${VAR:-default}; it is passed on as written`);
+    }
     for (const variable of missing) {
       report(
         path,
@@ -293,7 +297,8 @@ function resolveEntry(
   return failed ? undefined : configured;
 }
 
-function checkServerName(name: string): string | undefined {
+/** Why a server name is refused, or undefined; the same rule as SERVER_NAME_PATTERN, with a reason. */
+export function checkServerName(name: string): string | undefined {
   const why = 'it becomes part of every tool name, mcp__<server>__<tool>';
   if (name.length === 0) return `server name must not be empty (${why})`;
   if (!SERVER_NAME.test(name)) {
@@ -321,6 +326,8 @@ function zodMessage(issue: z.core.$ZodIssue, entry: Record<string, unknown>): st
     case 'too_small':
       if (issue.origin === 'string') return `expected a non-empty string, got ${describe(value)}`;
       return `expected a number > 0, got ${describe(value)}`;
+    case 'too_big':
+      return `expected a number <= ${issue.maximum}, got ${describe(value)}`;
     case 'invalid_value':
       return `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}, got ${describe(value)}`;
     default:
@@ -374,7 +381,7 @@ function jsonErrorWithPosition(text: string, error: unknown): string {
   if (!match) return message;
   const offset = Number(match[1]);
   const before = text.slice(0, offset).split('\n');
-  return `${message.replace(/ in JSON at position \d+.*$/, '')} at line ${before.length}, column ${before.at(-1)!.length + 1}`;
+  return `${message.replace(/ at position \d+.*$/, '')} at line ${before.length}, column ${before.at(-1)!.length + 1}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

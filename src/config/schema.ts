@@ -8,6 +8,8 @@ import * as z from 'zod';
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+/** Node fires timers above 2^31-1 ms at once; a day is more than any start or call should take anyway. */
+export const MAX_TIMEOUT_MS = 86_400_000;
 
 const lifecycleFields = {
   enabled: z.boolean().optional().describe('Set to false to keep the entry without starting the server.'),
@@ -15,6 +17,7 @@ const lifecycleFields = {
     .number()
     .int()
     .positive()
+    .max(MAX_TIMEOUT_MS)
     .optional()
     .describe(
       `How long the server may take to start and answer its first listing (default ${DEFAULT_STARTUP_TIMEOUT_MS} ms; a cold \`npx -y\` start takes ~20 s).`,
@@ -23,6 +26,7 @@ const lifecycleFields = {
     .number()
     .int()
     .positive()
+    .max(MAX_TIMEOUT_MS)
     .optional()
     .describe(
       `How long one request may run without a progress notification (default ${DEFAULT_CALL_TIMEOUT_MS} ms).`,

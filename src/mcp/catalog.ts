@@ -51,10 +51,6 @@ export class Catalog {
     return this.#byName.get(name);
   }
 
-  toolsOf(server: string): CatalogTool[] {
-    return this.tools.filter((tool) => tool.server === server);
-  }
-
   listingsOf(server: string): ServerListings | undefined {
     return this.servers.find((s) => s.server === server);
   }

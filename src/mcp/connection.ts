@@ -12,16 +12,20 @@ import {
   type RequestOptions,
   type Resource,
   type ResourceTemplateType as ResourceTemplate,
+  SdkError,
+  SdkErrorCode,
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
-import type { EraCache, StoredEraVerdict } from '../store/era-cache.js';
+import type { EraCache, EraVerdict, StoredEraVerdict } from '../store/era-cache.js';
 import { classifyFailure, requestFailure } from './failures.js';
 import { ServerLog } from './server-log.js';
 import { matchesAny } from './tool-filter.js';
 import { createHttpTransport, createStdioTransport, type TransportKind } from './transport.js';
+
+type ListKind = 'tools' | 'resources' | 'prompts';
 
 export type ConnectionStatus = 'idle' | 'connecting' | 'connected' | 'failed' | 'disabled' | 'closed';
 
@@ -113,12 +117,13 @@ export class ServerConnection {
   #retryAt: number | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #subscription: McpSubscription | undefined;
+  #abortStart: (() => Promise<unknown>) | undefined;
   #transportKind: TransportKind;
   #eraSource: 'cache' | 'probe' | undefined;
   #connectMs: number | undefined;
   #exit: string | undefined;
   #transportError: string | undefined;
-  readonly #refreshing = new Map<'tools' | 'resources' | 'prompts', { again: boolean }>();
+  readonly #refreshing = new Map<ListKind, { again: boolean }>();
 
   constructor(config: ServerConfig, options: ConnectionOptions) {
     this.name = config.name;
@@ -155,7 +160,9 @@ export class ServerConnection {
 
   /** Connects, or reconnects after a failure. Resolves once connected or failed; never rejects. */
   start(): Promise<void> {
-    if (this.#status === 'disabled' || this.#status === 'closed') return Promise.resolve();
+    if (this.#status === 'disabled' || this.#status === 'closed' || this.#status === 'connected') {
+      return this.#pending ?? Promise.resolve();
+    }
     this.#pending ??= this.#connect().finally(() => {
       this.#pending = undefined;
     });
@@ -164,10 +171,12 @@ export class ServerConnection {
 
   /** Forget any failure count and connect again now (the user's "try again"). */
   async restart(): Promise<void> {
-    if (this.#status === 'disabled' || this.#status === 'closed') return Promise.resolve();
+    if (this.#status === 'disabled' || this.#status === 'closed') return;
+    if (this.#pending) await this.#pending; // let a connect in flight settle, so it cannot outlive its restart
     this.#failures = 0;
     await this.#teardown();
-    return this.start();
+    this.#status = 'idle';
+    await this.start();
   }
 
   /** Closes the client and waits for a stdio server's process to exit (stdin closed, then SIGTERM). */
@@ -281,7 +290,7 @@ export class ServerConnection {
         what,
         ...subject,
         timeoutMs,
-        stderr: () => this.log.tail(),
+        stderr: () => this.log.details(),
       });
       if (failure.code === 'SERVER_CRASHED' && (this.#exit || this.#transportError)) {
         throw new TackError('SERVER_CRASHED', `server "${this.name}" ${this.#crashReason()} during ${what}`, {
@@ -324,24 +333,37 @@ export class ServerConnection {
   }
 
   async #openWithCache(generation: number): Promise<void> {
-    const cache = this.#options.eraCache;
     const key = eraCacheKey(this.config);
-    const cached = this.config.transport === 'sse' ? undefined : cache?.get(key);
+    const cached = this.config.transport === 'sse' ? undefined : this.#cache((c) => c.get(key));
+    // One budget for the whole start, the re-probe below included.
+    const deadline = Date.now() + this.config.startupTimeoutMs;
     try {
-      await this.#open(generation, cached);
+      await this.#open(generation, cached, deadline);
     } catch (error) {
-      if (!cached || isStartupTimeout(error)) throw error;
-      // A stale modern verdict fails at the first request; probe afresh once before calling it a failure.
-      cache?.delete(key);
+      if (!cached || !eraMismatch(error, cached.prior.kind, this.#exitedOnItsOwn())) throw error;
+      // A stale verdict fails at the first request: probe afresh once before calling it a failure.
+      this.#cache((c) => c.delete(key));
       this.log.note(
         `connect with the cached ${cached.prior.kind} era failed (${errorMessage(error)}); probing again`,
       );
-      await this.#open(generation, undefined);
+      this.#exit = undefined;
+      await this.#open(generation, undefined, deadline);
     }
   }
 
-  async #open(generation: number, cached: StoredEraVerdict | undefined): Promise<void> {
-    const deadline = Date.now() + this.config.startupTimeoutMs;
+  /** Era cache access that never fails a start: a broken store only costs the warm start. */
+  #cache<T>(use: (cache: EraCache) => T): T | undefined {
+    const cache = this.#options.eraCache;
+    if (!cache) return undefined;
+    try {
+      return use(cache);
+    } catch (error) {
+      this.log.note(`era cache unavailable: ${errorMessage(error)}`);
+      return undefined;
+    }
+  }
+
+  async #open(generation: number, cached: StoredEraVerdict | undefined, deadline: number): Promise<void> {
     if (this.config.transport !== 'http') {
       const prior: PriorDiscovery | undefined =
         this.config.transport === 'sse' ? { kind: 'legacy' } : cached?.prior;
@@ -376,7 +398,8 @@ export class ServerConnection {
     fromCache: boolean,
   ): Promise<void> {
     const remaining = Math.max(1, deadline - Date.now());
-    const probeTimeoutMs = Math.max(1000, Math.round(this.config.startupTimeoutMs * 0.6));
+    // Below the whole budget, so a silent stdio server still leaves time for the initialize fallback.
+    const probeTimeoutMs = Math.max(100, Math.round(this.config.startupTimeoutMs * 0.6));
     const client = new Client(this.#options.clientInfo, {
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
       capabilities: this.#options.capabilities ?? {},
@@ -403,9 +426,15 @@ export class ServerConnection {
 
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
+    let timedOut = false;
+    const shut = () => Promise.all([client.close().catch(() => {}), transport.close().catch(() => {})]);
+    this.#abortStart = shut; // close() stops a start in flight through this
+    const deadlineHit = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        timedOut = true;
         abort.abort();
+        // Closing the transport also stops the SDK's era probe before it spawns the real process.
+        void shut();
         reject(this.#timeoutError());
       }, remaining);
     });
@@ -418,14 +447,19 @@ export class ServerConnection {
       });
       await this.#loadListings(client, { timeout: Math.max(1, deadline - Date.now()), signal: abort.signal });
     })();
-    work.catch(() => {}); // the race below reports it; a late rejection after a timeout is expected
+    // Whatever the connect achieves after the deadline (a process spawned late) is closed at once.
+    const late = () => {
+      if (timedOut) void shut();
+    };
+    void work.then(late, late);
     try {
-      await Promise.race([work, timedOut]);
+      await Promise.race([work, deadlineHit]);
     } catch (error) {
-      await client.close().catch(() => {});
+      await shut();
       throw error;
     } finally {
       clearTimeout(timer);
+      if (this.#abortStart === shut) this.#abortStart = undefined;
     }
     if (generation !== this.#generation) {
       await client.close().catch(() => {});
@@ -438,10 +472,10 @@ export class ServerConnection {
       this.#transportError = error.message;
       this.log.note(`transport error: ${error.message}`);
     };
-    this.#client = client;
+    this.#remember(kind, client, prior, fromCache, Date.now() - started, probeTimeoutMs);
     this.#transportKind = kind;
     this.#eraSource = prior === undefined ? 'probe' : fromCache ? 'cache' : undefined;
-    this.#remember(kind, client, prior, fromCache, Date.now() - started, probeTimeoutMs);
+    this.#client = client;
   }
 
   /** Store the era verdict a probe produced, so the next start spawns one process instead of two. */
@@ -453,43 +487,48 @@ export class ServerConnection {
     elapsedMs: number,
     probeTimeoutMs: number,
   ): void {
-    const cache = this.#options.eraCache;
-    if (!cache || this.config.transport === 'sse') return;
+    if (this.config.transport === 'sse') return;
     const key = eraCacheKey(this.config);
+    const put = (verdict: EraVerdict) => this.#cache((cache) => cache.put(key, verdict));
     const httpTransport =
       this.config.transport === 'http' ? (kind === 'sse' ? 'sse' : 'streamable-http') : undefined;
     if (kind === 'sse') {
-      cache.put(key, { prior: { kind: 'legacy' }, httpTransport: 'sse' });
+      put({ prior: { kind: 'legacy' }, httpTransport: 'sse' });
       return;
     }
     if (prior !== undefined) {
       // A modern verdict that just worked is fresh again; a legacy one is not (see ERA_VERDICT_TTL_MS): only
       // its horizon ever makes tack notice an upgraded server.
-      if (fromCache && prior.kind === 'modern')
-        cache.put(key, { prior, ...(httpTransport ? { httpTransport } : {}) });
+      if (fromCache && prior.kind === 'modern') put({ prior, ...(httpTransport ? { httpTransport } : {}) });
       return;
     }
     const discover = client.getDiscoverResult();
     if (discover) {
-      cache.put(key, { prior: { kind: 'modern', discover }, ...(httpTransport ? { httpTransport } : {}) });
+      put({ prior: { kind: 'modern', discover }, ...(httpTransport ? { httpTransport } : {}) });
     } else if (elapsedMs < probeTimeoutMs) {
       // A legacy verdict reached through a probe timeout may only mean a slow start: do not trust it.
-      cache.put(key, { prior: { kind: 'legacy' }, ...(httpTransport ? { httpTransport } : {}) });
+      put({ prior: { kind: 'legacy' }, ...(httpTransport ? { httpTransport } : {}) });
     }
   }
 
   async #loadListings(client: Client, ro: RequestOptions): Promise<void> {
     const caps = client.getServerCapabilities() ?? {};
-    const [tools, resources, templates, prompts] = await Promise.all([
-      caps.tools ? client.listTools(undefined, ro) : undefined,
-      caps.resources ? client.listResources(undefined, ro) : undefined,
-      caps.resources ? client.listResourceTemplates(undefined, ro).catch(ignoreMethodNotFound) : undefined,
-      caps.prompts ? client.listPrompts(undefined, ro) : undefined,
-    ]);
-    this.tools = this.#filterTools(tools?.tools ?? []);
-    this.resources = resources?.resources ?? [];
-    this.resourceTemplates = templates?.resourceTemplates ?? [];
-    this.prompts = prompts?.prompts ?? [];
+    const kinds = (['tools', 'resources', 'prompts'] as const).filter((kind) => caps[kind] !== undefined);
+    await Promise.all(kinds.map((kind) => this.#list(client, kind, ro)));
+  }
+
+  /** Lists one kind (resources with their templates) and keeps the result; tools pass the config filters. */
+  async #list(client: Client, kind: ListKind, ro: RequestOptions & { cacheMode?: 'refresh' }): Promise<void> {
+    if (kind === 'tools') this.tools = this.#filterTools((await client.listTools(undefined, ro)).tools);
+    if (kind === 'prompts') this.prompts = (await client.listPrompts(undefined, ro)).prompts;
+    if (kind === 'resources') {
+      const [resources, templates] = await Promise.all([
+        client.listResources(undefined, ro),
+        client.listResourceTemplates(undefined, ro).catch(ignoreMethodNotFound),
+      ]);
+      this.resources = resources.resources;
+      this.resourceTemplates = templates?.resourceTemplates ?? [];
+    }
   }
 
   #filterTools(tools: Tool[]): Tool[] {
@@ -511,7 +550,7 @@ export class ServerConnection {
     client.setNotificationHandler('notifications/prompts/list_changed', refresh('prompts'));
   }
 
-  async #refresh(client: Client, kind: 'tools' | 'resources' | 'prompts'): Promise<void> {
+  async #refresh(client: Client, kind: ListKind): Promise<void> {
     const running = this.#refreshing.get(kind);
     if (running) {
       running.again = true; // coalesce a burst of notifications into one more listing
@@ -522,17 +561,7 @@ export class ServerConnection {
     try {
       while (state.again) {
         state.again = false;
-        const ro = { timeout: this.config.callTimeoutMs, cacheMode: 'refresh' as const };
-        if (kind === 'tools') this.tools = this.#filterTools((await client.listTools(undefined, ro)).tools);
-        if (kind === 'prompts') this.prompts = (await client.listPrompts(undefined, ro)).prompts;
-        if (kind === 'resources') {
-          this.resources = (await client.listResources(undefined, ro)).resources;
-          this.resourceTemplates = (
-            (await client.listResourceTemplates(undefined, ro).catch(ignoreMethodNotFound)) ?? {
-              resourceTemplates: [],
-            }
-          ).resourceTemplates;
-        }
+        await this.#list(client, kind, { timeout: this.config.callTimeoutMs, cacheMode: 'refresh' });
         this.log.note(`${kind} list changed; refreshed`);
         this.#options.onChange?.(this, kind);
       }
@@ -543,29 +572,45 @@ export class ServerConnection {
     }
   }
 
-  /** On a 2026-07-28 connection nothing arrives unsolicited: open the listen stream tack's catalog needs. */
-  #listen(generation: number): void {
+  /**
+   * On a 2026-07-28 connection nothing arrives unsolicited: open the listen stream tack's catalog needs.
+   * Opens the listen stream; when it drops, listens again with backoff for as long as the connection lives,
+   * and re-lists after each re-listen, since changes made while no stream was open were never announced.
+   */
+  #listen(generation: number, attempt = 0): void {
     const client = this.#client;
     if (client?.getProtocolEra() !== 'modern') return;
     const caps: ServerCapabilities = client.getServerCapabilities() ?? {};
-    const filter = {
-      toolsListChanged: caps.tools?.listChanged === true,
-      promptsListChanged: caps.prompts?.listChanged === true,
-      resourcesListChanged: caps.resources?.listChanged === true,
+    const kinds = (['tools', 'prompts', 'resources'] as const).filter(
+      (kind) => caps[kind]?.listChanged === true,
+    );
+    if (kinds.length === 0) return;
+    const live = () => generation === this.#generation && this.#status === 'connected';
+    const again = (next: number) => {
+      const delay = Math.min(1000 * 2 ** (next - 1), 30_000);
+      this.log.note(`listen stream down; listening again in ${delay} ms`);
+      setTimeout(() => live() && this.#listen(generation, next), delay).unref();
     };
-    if (!filter.toolsListChanged && !filter.promptsListChanged && !filter.resourcesListChanged) return;
     client
-      .listen(filter)
-      .then((subscription) => {
-        if (generation !== this.#generation) return void subscription.close();
-        this.#subscription = subscription;
-        void subscription.closed.then((reason) => {
-          if (reason !== 'remote' || generation !== this.#generation || this.#status !== 'connected') return;
-          this.log.note('listen stream dropped; listening again in 1 s');
-          setTimeout(() => generation === this.#generation && this.#listen(generation), 1000).unref();
-        });
+      .listen({
+        toolsListChanged: kinds.includes('tools'),
+        promptsListChanged: kinds.includes('prompts'),
+        resourcesListChanged: kinds.includes('resources'),
       })
-      .catch((error: unknown) => this.log.note(`subscriptions/listen failed: ${errorMessage(error)}`));
+      .then(
+        (subscription) => {
+          if (!live()) return void subscription.close();
+          this.#subscription = subscription;
+          if (attempt > 0) for (const kind of kinds) void this.#refresh(client, kind);
+          void subscription.closed.then((reason) => {
+            if (reason === 'remote' && live()) again(1);
+          });
+        },
+        (error: unknown) => {
+          this.log.note(`subscriptions/listen failed: ${errorMessage(error)}`);
+          if (live()) again(attempt + 1);
+        },
+      );
   }
 
   #onClosed(generation: number): void {
@@ -575,14 +620,19 @@ export class ServerConnection {
     this.#markDown(new Error(why), generation);
   }
 
+  /** Whether the process ended by itself: a failing exit code or a signal tack did not send. */
+  #exitedOnItsOwn(): boolean {
+    const exit = this.#exit;
+    return exit !== undefined && exit !== 'exited with code 0' && exit !== 'was killed by SIGTERM';
+  }
+
   /**
    * Why the link broke, in the server's terms: its own exit (a crash) comes first; a clean exit or our SIGTERM
    * after a transport error (a message over the size limit) means the transport error is the story.
    */
   #crashReason(): string {
     const exit = this.#exit;
-    const ownExit = exit !== undefined && exit !== 'exited with code 0' && exit !== 'was killed by SIGTERM';
-    if (ownExit) return `${exit}${this.#transportError ? ` (${this.#transportError})` : ''}`;
+    if (this.#exitedOnItsOwn()) return `${exit}${this.#transportError ? ` (${this.#transportError})` : ''}`;
     if (this.#transportError) return `was disconnected: ${this.#transportError}`;
     return exit ?? 'closed the connection';
   }
@@ -590,14 +640,13 @@ export class ServerConnection {
   /** The connection broke after it worked: schedule a restart (lazily for stdio, in the background for HTTP). */
   #markDown(error: unknown, generation: number): void {
     if (generation !== this.#generation) return;
-    const stderr = this.log.tail();
     const reason = this.#exit || this.#transportError ? this.#crashReason() : errorMessage(error);
     void this.#teardown();
     this.#fail(
       new TackError('SERVER_CRASHED', `server "${this.name}" ${reason}`, {
         subject: { server: this.name },
         hint: 'tack restarts it on next use; see its log (`tack servers`) for why it stopped.',
-        details: stderr.length ? ['last stderr lines:', ...stderr] : [],
+        details: this.log.details(),
         cause: error,
       }),
     );
@@ -628,9 +677,11 @@ export class ServerConnection {
     this.#generation++;
     const client = this.#client;
     const subscription = this.#subscription;
+    const starting = this.#abortStart;
     this.#client = undefined;
     this.#subscription = undefined;
-    return Promise.all([subscription?.close(), client?.close()]).then(
+    this.#abortStart = undefined;
+    return Promise.all([subscription?.close(), client?.close(), starting?.()]).then(
       () => undefined,
       () => undefined,
     );
@@ -654,21 +705,19 @@ export class ServerConnection {
   }
 
   #timeoutError(): TackError {
-    const stderr = this.log.tail();
     return new TackError(
       'SERVER_START_TIMEOUT',
       `server "${this.name}" did not start within ${this.config.startupTimeoutMs} ms`,
       {
         subject: { server: this.name, file: this.config.source.file },
         hint: `If it is just slow (a cold npx download), raise mcpServers.${this.name}.startupTimeoutMs.`,
-        details: stderr.length ? ['last stderr lines:', ...stderr] : [],
+        details: this.log.details(),
       },
     );
   }
 
   #startupFailure(error: unknown): TackError {
-    if (TackError.isInstance(error) && error.code === 'SERVER_START_TIMEOUT') return error;
-    const stderr = this.log.tail();
+    if (isStartupTimeout(error)) return error as TackError;
     const spawnCode = (error as NodeJS.ErrnoException).code;
     const reason =
       spawnCode === 'ENOENT' && this.config.transport === 'stdio'
@@ -681,7 +730,7 @@ export class ServerConnection {
         spawnCode === 'ENOENT'
           ? `Check mcpServers.${this.name}.command and the PATH.`
           : `Run the server's command by hand to see its error${this.log.file ? `, or read ${this.log.file}` : ''}.`,
-      details: stderr.length ? ['last stderr lines:', ...stderr] : [],
+      details: this.log.details(),
       cause: error,
     });
   }
@@ -709,6 +758,25 @@ export function eraCacheKey(config: ServerConfig): string {
 
 function isStartupTimeout(error: unknown): boolean {
   return TackError.isInstance(error) && error.code === 'SERVER_START_TIMEOUT';
+}
+
+/**
+ * Whether a start with a cached verdict failed the way a stale verdict fails, so a fresh probe is worth its
+ * cost: not a timeout, not a missing command, not a process that exited on its own. A server that became
+ * legacy-only answers the modern first request with a JSON-RPC error; one that became modern-only refuses
+ * `initialize` with a protocol error too.
+ */
+function eraMismatch(error: unknown, cachedKind: 'modern' | 'legacy', exitedOnItsOwn: boolean): boolean {
+  if (isStartupTimeout(error) || (error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  if (error instanceof ProtocolError) return true;
+  // A 2025 server's answer to a 2026 request has no resultType: the SDK refuses it as an invalid result.
+  const eraCodes: string[] = [
+    SdkErrorCode.EraNegotiationFailed,
+    SdkErrorCode.InvalidResult,
+    SdkErrorCode.UnsupportedResultType,
+  ];
+  if (error instanceof SdkError && eraCodes.includes(error.code)) return true;
+  return cachedKind === 'modern' && !exitedOnItsOwn;
 }
 
 function isAuthFailure(error: unknown): boolean {

@@ -8,7 +8,7 @@ export interface RequestContext {
   tool?: string;
   uri?: string;
   timeoutMs: number;
-  /** The server's last stderr lines, quoted when the failure looks like the server's own doing. */
+  /** The server's last stderr lines as error details, quoted when the failure looks like the server's doing. */
   stderr: () => string[];
 }
 
@@ -22,17 +22,25 @@ export type FailureKind = 'protocol' | 'timeout' | 'aborted' | 'closed' | 'trans
 export function classifyFailure(error: unknown): FailureKind {
   if (error instanceof ProtocolError) return 'protocol';
   // An HTTP status is an answer: the server is up. Only a lost session (404) calls for a new connection.
-  if (error instanceof SdkHttpError) return error.status === 404 ? 'transport' : 'protocol';
+  if (error instanceof SdkHttpError) {
+    if (error.status === 404) return 'transport';
+    if (error.code === SdkErrorCode.ClientHttpFailedToOpenStream) return 'transport';
+    return 'protocol';
+  }
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.RequestTimeout) return 'timeout';
     if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected)
       return 'closed';
-    // Output that failed the tool's own outputSchema is the server's answer, not a broken link.
-    if (error.code === SdkErrorCode.InvalidResult) return 'protocol';
-    return 'transport';
+    if (error.code === SdkErrorCode.SendFailed || error.code === SdkErrorCode.ClientHttpFailedToOpenStream) {
+      return 'transport';
+    }
+    // Everything else the SDK raises locally (too many input_required rounds, a result of an unsupported
+    // type, a missing capability, output that fails its schema) is this request's failure, not the link's.
+    return 'protocol';
   }
   if (error instanceof Error && (error.name === 'AbortError' || /aborted/i.test(error.message)))
     return 'aborted';
+  // fetch's TypeError ("fetch failed": refused, reset, DNS) and socket errors: the link itself.
   return 'transport';
 }
 
@@ -63,14 +71,13 @@ export function requestFailure(error: unknown, ctx: RequestContext): TackError {
         cause: error,
       });
     case 'closed': {
-      const stderr = ctx.stderr();
       return new TackError(
         'SERVER_CRASHED',
         `server "${ctx.server}" closed the connection during ${ctx.what}: ${errorMessage(error)}`,
         {
           subject,
           hint: 'tack restarts it on the next request; its log has the details (`tack servers`).',
-          details: stderr.length ? ['last stderr lines:', ...stderr] : [],
+          details: ctx.stderr(),
           cause: error,
         },
       );

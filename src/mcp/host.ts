@@ -8,8 +8,8 @@ import {
 import leven from 'leven';
 import type { ServerConfig, TackConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
-import { openDatabase } from '../store/database.js';
-import { EraCache } from '../store/era-cache.js';
+import type { EraCache } from '../store/era-cache.js';
+import { TackStore } from '../store/store.js';
 import { VERSION } from '../version.js';
 import { Catalog } from './catalog.js';
 import {
@@ -19,6 +19,7 @@ import {
   ServerConnection,
   type ServerStatus,
 } from './connection.js';
+import { serverOfToolName } from './names.js';
 
 export const TACK_CLIENT_INFO: Implementation = { name: 'tack', version: VERSION };
 
@@ -28,9 +29,11 @@ export interface HostOptions
   config: TackConfig | { servers: ServerConfig[]; paths?: TackConfig['paths'] };
   clientInfo?: Implementation;
   /**
-   * Where era verdicts are cached. Default: the SQLite store in the state directory of `config.paths`;
-   * `false` turns caching off (every start probes).
+   * The store (era verdicts, audit log). Default: the SQLite store in the state directory of `config.paths`,
+   * opened by the host and closed with it; `false` runs without one.
    */
+  store?: TackStore | false;
+  /** Where era verdicts are cached; default the store's. `false` turns caching off (every start probes). */
   eraCache?: EraCache | false;
   /** Per-server logs; default `config.paths.logDir`; `false` keeps no log files (stderr tails still work). */
   logDir?: string | false;
@@ -49,23 +52,26 @@ export type HostEvent =
 export class McpHost {
   readonly #connections: Map<string, ServerConnection>;
   readonly #listeners = new Set<(event: HostEvent) => void>();
-  readonly #closeStore: (() => void) | undefined;
+  /** The store the host uses, when it has one; the gateway writes its audit log there. */
+  readonly store: TackStore | undefined;
+  readonly #ownsStore: boolean = false;
   #catalog: Catalog | undefined;
   #closed = false;
 
   constructor(options: HostOptions) {
     const { config } = options;
-    let eraCache = options.eraCache === false ? undefined : options.eraCache;
-    if (options.eraCache === undefined && config.paths) {
+    if (options.store !== undefined) {
+      this.store = options.store === false ? undefined : options.store;
+    } else if (config.paths) {
       try {
-        const db = openDatabase(config.paths.storeFile);
-        eraCache = new EraCache(db);
-        this.#closeStore = () => db.close();
+        this.store = TackStore.open(config.paths.storeFile);
+        this.#ownsStore = true;
       } catch (error) {
         // Without the store tack still works; it only probes every server's era at every start.
-        process.emitWarning(`tack: era cache disabled: ${errorMessage(error)}`);
+        process.emitWarning(`tack: store disabled: ${errorMessage(error)}`);
       }
     }
+    const eraCache = options.eraCache === false ? undefined : (options.eraCache ?? this.store?.eraCache);
     const logDir = options.logDir === false ? undefined : (options.logDir ?? config.paths?.logDir);
     const connectionOptions: ConnectionOptions = {
       clientInfo: options.clientInfo ?? TACK_CLIENT_INFO,
@@ -120,12 +126,7 @@ export class McpHost {
 
   connection(server: string): ServerConnection {
     const connection = this.#connections.get(server);
-    if (!connection) {
-      throw new TackError('UNKNOWN_SERVER', `no server named "${server}" is configured`, {
-        subject: { server },
-        hint: `Configured servers: ${[...this.#connections.keys()].join(', ') || '(none)'}.`,
-      });
-    }
+    if (!connection) throw unknownServer(server, [...this.#connections.keys()]);
     return connection;
   }
 
@@ -172,7 +173,7 @@ export class McpHost {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#connections.values()].map((connection) => connection.close()));
-    this.#closeStore?.();
+    if (this.#ownsStore) this.store?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -201,8 +202,8 @@ export class McpHost {
   }
 
   #unknownTool(name: string): TackError {
-    const match = /^mcp__(.+?)__/.exec(name);
-    const connection = match ? this.#connections.get(match[1]!) : undefined;
+    const server = serverOfToolName(name);
+    const connection = server ? this.#connections.get(server) : undefined;
     if (connection && connection.status !== 'connected') {
       const cause = connection.lastError;
       return new TackError(
@@ -251,6 +252,13 @@ export class McpHost {
       },
     );
   }
+}
+
+export function unknownServer(server: string, configured: readonly string[]): TackError {
+  return new TackError('UNKNOWN_SERVER', `no server named "${server}" is configured`, {
+    subject: { server },
+    hint: `Configured servers: ${configured.join(', ') || '(none)'}.`,
+  });
 }
 
 /** Up to two names closest to `name` by edit distance, for "did you mean". */

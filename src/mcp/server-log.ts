@@ -15,11 +15,16 @@ export class ServerLog {
 
   constructor(server: string, logDir: string | undefined) {
     if (logDir) {
-      mkdirSync(logDir, { recursive: true });
-      this.file = join(logDir, `${server}.log`);
-      this.#stream = createWriteStream(this.file, { flags: 'a' });
-      // A log that cannot be written must not take the host down with it.
-      this.#stream.on('error', () => {});
+      // A log that cannot be written must not take the host down with it: the tail is kept in memory anyway.
+      try {
+        mkdirSync(logDir, { recursive: true });
+        this.file = join(logDir, `${server}.log`);
+        this.#stream = createWriteStream(this.file, { flags: 'a' });
+        this.#stream.on('error', () => {});
+      } catch {
+        this.file = undefined;
+        this.#stream = undefined;
+      }
     }
   }
 
@@ -42,6 +47,12 @@ export class ServerLog {
   tail(): string[] {
     const lines = this.#partial ? [...this.#tail, this.#partial] : [...this.#tail];
     return lines.filter((line) => line.trim() !== '').slice(-TAIL_LINES);
+  }
+
+  /** The tail as error details: a heading and the lines, or nothing when the server said nothing. */
+  details(): string[] {
+    const tail = this.tail();
+    return tail.length ? ['last stderr lines:', ...tail] : [];
   }
 
   /** Forget the tail at a restart, so a report quotes the current process only. */

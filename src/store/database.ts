@@ -16,6 +16,18 @@ const MIGRATIONS: readonly string[] = [
      verdict TEXT NOT NULL,
      stored_at INTEGER NOT NULL
    )`,
+  `CREATE TABLE audit (
+     id INTEGER PRIMARY KEY,
+     at TEXT NOT NULL,
+     client TEXT NOT NULL,
+     server TEXT NOT NULL,
+     tool TEXT NOT NULL,
+     args_sha256 TEXT NOT NULL,
+     duration_ms INTEGER NOT NULL,
+     outcome TEXT NOT NULL,
+     detail TEXT
+   );
+   CREATE INDEX audit_at ON audit (at)`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

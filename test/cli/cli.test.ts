@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixtureEntry, REPO, tempProject } from '../helpers/project.js';
@@ -184,6 +185,35 @@ describe('tack CLI', () => {
     expect(code).toBe(130);
     expect(stderr).toContain('error: tools/call "slow" on server "modern" was cancelled');
     expect(stderr).not.toContain('progress: 50/100');
+  });
+
+  it('stops waiting for servers on Ctrl-C, kills them, and exits 130', async () => {
+    using p = project();
+    const pids = join(p.dir, 'pids');
+    const file = p.write('hang.json', {
+      mcpServers: { hang: fixtureEntry('stdio-server.js', ['--hang-at-start', '--pid-file', pids]) },
+    });
+    const child = spawn(process.execPath, [BIN, 'servers', '--config', file], { cwd: p.dir, env: p.env });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    // Wait until the server process exists, then interrupt.
+    await expect.poll(() => existsSync(pids), { timeout: 10_000 }).toBe(true);
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(130);
+    expect(stderr).toContain('error: interrupted');
+    const spawned = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await expect.poll(() => spawned.filter(alive), { timeout: 5000 }).toEqual([]);
   });
 
   it('stops on a configuration error with one line, a hint and exit code 2, starting nothing', async () => {

@@ -180,6 +180,37 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('keeps ${VAR} of an empty variable empty, and warns about references it cannot read', () => {
+    using project = tempProject();
+    project.write('tack.json', {
+      mcpServers: {
+        s: { command: 'x', args: ['[${EMPTY}]', '${TOKEN:oops}'], startupTimeoutMs: 99999999999 },
+      },
+    });
+    const error = configError(() =>
+      loadConfig({ cwd: project.dir, env: { TACK_HOME: project.home, EMPTY: '' } }),
+    );
+    expect(error.message).toBe(
+      'tack.json: mcpServers.s.startupTimeoutMs: expected a number <= 86400000, got 99999999999',
+    );
+    project.write('tack.json', {
+      mcpServers: { s: { command: 'x', args: ['[${EMPTY}]', '${TOKEN:oops}'] } },
+    });
+    const config = loadConfig({ cwd: project.dir, env: { TACK_HOME: project.home, EMPTY: '' } });
+    expect((config.servers[0] as StdioServerConfig).args).toEqual(['[]', '${TOKEN:oops}']);
+    expect(config.warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      'mcpServers.s.args[1]: ${TOKEN:oops} is not ${VAR} or ${VAR:-default}; it is passed on as written',
+    ]);
+  });
+
+  it('locates JSON with trailing garbage', () => {
+    using project = tempProject();
+    project.write('tack.json', '{}\n}');
+    const error = configError(() => loadConfig({ cwd: project.dir, env: project.env }));
+    expect(error.message).toMatch(/^tack\.json: invalid JSON: .* at line 2, column 1$/);
+    expect(error.message).not.toMatch(/position/);
+  });
+
   it('says when --config names a file that does not exist', () => {
     using project = tempProject();
     const error = configError(() =>

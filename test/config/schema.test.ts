@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configJsonSchema } from '../../src/config/json-schema.js';
+import { checkServerName } from '../../src/config/load.js';
 import { REPO } from '../helpers/project.js';
 
 describe('schema/tack.schema.json', () => {
@@ -19,7 +20,32 @@ describe('schema/tack.schema.json', () => {
     const servers = schema.properties.mcpServers;
     expect(servers.additionalProperties.anyOf).toHaveLength(3);
     const name = new RegExp(servers.propertyNames.pattern);
-    expect(['docs', 'my-server', 'a_b', 'x1'].every((n) => name.test(n))).toBe(true);
-    expect(['a__b', 'a_', 'my server', ''].some((n) => name.test(n))).toBe(false);
+    const samples = [
+      'docs',
+      'my-server',
+      'a_b',
+      'x1',
+      '-x',
+      '_a',
+      'a__b',
+      'a_',
+      'my server',
+      '',
+      'é',
+      'a.b',
+      'a--b',
+    ];
+    // The editor's rule and the loader's rule (which also says why) agree on every sample.
+    for (const sample of samples)
+      expect(name.test(sample), sample).toBe(checkServerName(sample) === undefined);
+    expect(samples.filter((n) => name.test(n))).toEqual([
+      'docs',
+      'my-server',
+      'a_b',
+      'x1',
+      '-x',
+      '_a',
+      'a--b',
+    ]);
   });
 });

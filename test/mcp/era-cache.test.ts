@@ -63,6 +63,7 @@ describe('the era cache', () => {
       `await import(${JSON.stringify(fixtureEntry('legacy-stdio-server.js').args[0])});\n`,
     );
     const c = await startHost(project, viaWrapper);
+    expect(c.servers()[0]?.error?.message ?? 'ok').toBe('ok');
     expect(c.servers()[0]).toMatchObject({ status: 'connected', era: 'legacy', eraSource: 'probe' });
     expect((await c.callTool('mcp__s__era', {})).content).toEqual([{ type: 'text', text: 'legacy' }]);
     await c.close();

@@ -110,6 +110,22 @@ describe('faulty servers', () => {
     expect(spawned.filter(alive)).toEqual([]);
   });
 
+  it('keeps working when its log directory cannot be written', async () => {
+    project = tempProject();
+    const notADir = project.write('a-file', 'x');
+    host = await startHost(
+      project,
+      { s: fixtureEntry('stdio-server.js', ['--exit-at-start']), ok: fixtureEntry('stdio-server.js') },
+      {
+        logDir: join(notADir, 'logs'),
+      },
+    );
+    const [s, ok] = host.servers();
+    expect(ok?.status).toBe('connected');
+    expect(s?.logFile).toBeUndefined();
+    expect(s?.error?.details).toContain('fixture: missing configuration, exiting'); // the tail lives in memory
+  });
+
   it('says so when the command does not exist', async () => {
     project = tempProject();
     host = await startHost(project, { ghost: { command: 'tack-no-such-command-xyz' } });
@@ -232,6 +248,43 @@ describe('faulty servers', () => {
 });
 
 describe('tool lists that change at runtime', () => {
+  it('listen again after a 2026-07-28 server drops the stream, and hear later changes', async () => {
+    using project = tempProject();
+    let fixture = await startHttpFixture();
+    const port = fixture.port;
+    const host = await startHost(project, { h: { type: 'http', url: fixture.url } });
+    try {
+      await fixture.close(); // drops the listen stream while the host sits idle
+      fixture = await startHttpFixture({ port });
+      await expect
+        .poll(() => readFileSync(host.servers()[0]!.logFile!, 'utf8'), { timeout: 5000 })
+        .toMatch(/listen stream down; listening again in 1000 ms/);
+      const changed = nextEvent(
+        host,
+        (e) => e.type === 'catalog' && e.server === 'h' && e.change === 'tools',
+      );
+      // Keep asking for a new tool until the re-opened stream carries the notification back.
+      const added = (async () => {
+        for (let i = 0; i < 20; i++) {
+          await host.callTool('mcp__h__add_tool', { name: `again_${i}` });
+          if (
+            await Promise.race([
+              changed.then(() => true),
+              new Promise((r) => setTimeout(() => r(false), 500)),
+            ])
+          )
+            return;
+        }
+      })();
+      await changed;
+      await added;
+      expect(host.servers()[0]?.status).toBe('connected');
+    } finally {
+      await host.close();
+      await fixture.close();
+    }
+  });
+
   it('refresh the catalog on list_changed: 2026-07-28 over Streamable HTTP (listen stream)', async () => {
     using project = tempProject();
     const fixture = await startHttpFixture();
@@ -273,4 +326,62 @@ describe('tool lists that change at runtime', () => {
       }
     });
   }
+});
+
+describe('lifecycle races', () => {
+  it('never leaves a process behind when the start deadline passes during the era probe', async () => {
+    using project = tempProject();
+    const pids = join(project.dir, 'pids');
+    const host = await startHost(project, {
+      slow: fixtureEntry('stdio-server.js', ['--delay-start', '800', '--pid-file', pids], {
+        startupTimeoutMs: 300,
+      }),
+    });
+    try {
+      expect(host.servers()[0]).toMatchObject({ status: 'failed', error: { code: 'SERVER_START_TIMEOUT' } });
+      // Give a late probe answer every chance to spawn the real process, then look for survivors.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const spawned = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+      await expect.poll(() => spawned.filter(alive), { timeout: 5000 }).toEqual([]);
+      expect(readFileSync(pids, 'utf8').trim().split('\n').map(Number)).toEqual(spawned);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('a second connectAll() on connected servers starts nothing new', async () => {
+    using project = tempProject();
+    const pids = join(project.dir, 'pids');
+    const host = await startHost(project, { s: fixtureEntry('stdio-server.js', ['--pid-file', pids]) });
+    const before = readFileSync(pids, 'utf8');
+    await host.connectAll();
+    expect(readFileSync(pids, 'utf8')).toBe(before);
+    await host.close();
+    const spawned = before.trim().split('\n').map(Number);
+    expect(spawned.filter(alive)).toEqual([]);
+  });
+
+  it('restart() while the server is still starting ends connected, with one live process', async () => {
+    using project = tempProject();
+    const pids = join(project.dir, 'pids');
+    const config = project.config({
+      s: fixtureEntry('stdio-server.js', ['--delay-start', '300', '--pid-file', pids]),
+    });
+    const { McpHost } = await import('../../src/mcp/host.js');
+    const host = new McpHost({ config });
+    try {
+      const first = host.connectAll();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await host.restart('s');
+      await first;
+      expect(host.servers()[0]?.status).toBe('connected');
+      expect((await host.callTool('mcp__s__echo', { text: 'ok' })).content).toEqual([
+        { type: 'text', text: 'ok' },
+      ]);
+      const spawned = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+      await expect.poll(() => spawned.filter(alive).length, { timeout: 5000 }).toBe(1);
+    } finally {
+      await host.close();
+    }
+  });
 });

@@ -101,7 +101,7 @@ describe('HTTP servers', () => {
       const [gone, up] = host.servers();
       expect(up?.status).toBe('connected');
       expect(gone).toMatchObject({ status: 'failed', error: { code: 'SERVER_START_FAILED' } });
-      expect(gone?.error?.message).toMatch(/server "gone" failed to start: .*fetch failed|ECONNREFUSED/);
+      expect(gone?.error?.message).toMatch(/^server "gone" failed to start: .*(fetch failed|ECONNREFUSED)/);
       expect(gone?.retryAt).toBeGreaterThan(0);
     } finally {
       await host.close();

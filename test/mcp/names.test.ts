@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { assignToolNames, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from '../../src/mcp/names.js';
+import {
+  assignToolNames,
+  MAX_TOOL_NAME_LENGTH,
+  sanitizeToolName,
+  serverOfToolName,
+} from '../../src/mcp/names.js';
 
 const VALID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -12,9 +17,12 @@ describe('model-visible tool names', () => {
     expect(sanitizeToolName('every-thing', 'get-sum').name).toBe('mcp__every-thing__get-sum');
   });
 
-  it('replace characters providers reject with "_"', () => {
-    expect(sanitizeToolName('fs', 'read.file')).toEqual({ name: 'mcp__fs__read_file', lossy: true });
-    expect(sanitizeToolName('fs', 'a/b c').name).toBe('mcp__fs__a_b_c');
+  it('replace characters providers reject and end with a hash of the original', () => {
+    const { name, lossy } = sanitizeToolName('fs', 'read.file');
+    expect(lossy).toBe(true);
+    expect(name).toMatch(/^mcp__fs__read_file_[0-9a-f]{8}$/);
+    // Stable across runs: a pure function of server and tool.
+    expect(sanitizeToolName('fs', 'read.file').name).toBe(name);
   });
 
   it('cut names over 64 characters and end them with a hash of the full name', () => {
@@ -24,10 +32,7 @@ describe('model-visible tool names', () => {
     expect(name).toMatch(VALID);
     expect(name).toMatch(/^mcp__docs__summarize_very_.*_[0-9a-f]{8}$/);
     expect(lossy).toBe(true);
-    // Two long names sharing their first 64 characters stay apart, and the mapping is stable across runs.
-    const other = sanitizeToolName('docs', `${tool}_v2`).name;
-    expect(other).not.toBe(name);
-    expect(sanitizeToolName('docs', tool).name).toBe(name);
+    expect(sanitizeToolName('docs', `${tool}_v2`).name).not.toBe(name);
   });
 
   it('never let two servers with the same tool name shadow each other', () => {
@@ -35,43 +40,48 @@ describe('model-visible tool names', () => {
       { server: 'github', tool: 'search' },
       { server: 'gitlab', tool: 'search' },
     ]);
-    expect([...names.keys()]).toEqual(['mcp__github__search', 'mcp__gitlab__search']);
-    expect(names.get('mcp__gitlab__search')).toEqual({ server: 'gitlab', tool: 'search' });
+    expect(Object.fromEntries([...names].map(([name, t]) => [name, t.server]))).toEqual({
+      mcp__github__search: 'github',
+      mcp__gitlab__search: 'gitlab',
+    });
   });
 
-  it('give a hash to sanitized names that collide, and keep the exact name unchanged', () => {
-    const names = assignToolNames([
+  it('keep a sanitized name apart from a real tool of that name, whichever comes first', () => {
+    const tools = [
       { server: 's', tool: 'get.weather' },
       { server: 's', tool: 'get_weather' },
       { server: 's', tool: 'get/weather' },
-    ]);
-    const keys = [...names.keys()];
-    expect(keys).toHaveLength(3);
-    expect(keys).toContain('mcp__s__get_weather');
-    expect(names.get('mcp__s__get_weather')?.tool).toBe('get_weather');
-    for (const key of keys) expect(key).toMatch(VALID);
-    // Independent of order: the same catalog reversed gives the same names.
-    const reversed = assignToolNames([
-      { server: 's', tool: 'get/weather' },
-      { server: 's', tool: 'get_weather' },
-      { server: 's', tool: 'get.weather' },
-    ]);
-    expect(new Set(reversed.keys())).toEqual(new Set(keys));
+    ];
+    const forward = Object.fromEntries([...assignToolNames(tools)].map(([name, t]) => [name, t.tool]));
+    const backward = Object.fromEntries(
+      [...assignToolNames([...tools].reverse())].map(([name, t]) => [name, t.tool]),
+    );
+    expect(forward).toEqual(backward);
+    expect(forward.mcp__s__get_weather).toBe('get_weather');
+    expect(Object.keys(forward)).toHaveLength(3);
+    for (const name of Object.keys(forward)) expect(name).toMatch(VALID);
+    // The name `get.weather` had before `get_weather` existed is the name it still has.
+    const alone = assignToolNames([{ server: 's', tool: 'get.weather' }]);
+    expect([...alone.keys()][0]).toBe(Object.keys(forward).find((n) => forward[n] === 'get.weather'));
   });
 
   it('keep non-ASCII tool names apart (two Chinese names both sanitize to underscores)', () => {
-    const names = assignToolNames([
-      { server: 'cn', tool: '搜索' },
-      { server: 'cn', tool: '读取' },
-      { server: 'cn', tool: 'café' },
-    ]);
-    const keys = [...names.keys()];
-    expect(keys).toHaveLength(3);
-    for (const key of keys) expect(key).toMatch(VALID);
-    expect(keys.find((k) => names.get(k)?.tool === 'café')).toBe('mcp__cn__caf_');
-    const search = keys.find((k) => names.get(k)?.tool === '搜索');
-    const read = keys.find((k) => names.get(k)?.tool === '读取');
-    expect(search).toMatch(/^mcp__cn_____[0-9a-f]{8}$/);
-    expect(search).not.toBe(read);
+    const names = Object.fromEntries(
+      [
+        ...assignToolNames([
+          { server: 'cn', tool: '搜索' },
+          { server: 'cn', tool: '读取' },
+        ]),
+      ].map(([name, t]) => [t.tool, name]),
+    );
+    expect(names.搜索).toMatch(/^mcp__cn_____[0-9a-f]{8}$/);
+    expect(names.读取).toMatch(/^mcp__cn_____[0-9a-f]{8}$/);
+    expect(names.搜索).not.toBe(names.读取);
+  });
+
+  it('give back the server a name belongs to', () => {
+    expect(serverOfToolName('mcp__git-hub__create_issue')).toBe('git-hub');
+    expect(serverOfToolName('mcp__s___private')).toBe('s');
+    expect(serverOfToolName('search_tools')).toBeUndefined();
   });
 });

@@ -6,12 +6,20 @@ import { stdoutNoiseScanner } from '../../src/mcp/transport.js';
 describe('expandVars', () => {
   it('expands set variables, applies defaults when unset or empty, and reports the missing', () => {
     const env = { A: 'x', EMPTY: '' };
-    expect(expandVars('${A}/${B:-b}/${EMPTY:-e}/${A:-no}', env)).toEqual({ value: 'x/b/e/x', missing: [] });
-    expect(expandVars('token ${MISSING} and ${ALSO}', env)).toEqual({
+    expect(expandVars('${A}/${B:-b}/${EMPTY:-e}/${A:-no}/[${EMPTY}]', env)).toEqual({
+      value: 'x/b/e/x/[]',
+      missing: [],
+      malformed: [],
+    });
+    expect(expandVars('token ${MISSING} and ${ALSO}', env)).toMatchObject({
       value: 'token  and ',
       missing: ['MISSING', 'ALSO'],
     });
-    expect(expandVars('$A ${not valid} ${1X}', env).value).toBe('$A ${not valid} ${1X}');
+    expect(expandVars('$A ${not valid} ${1X} ${A:default}', env)).toEqual({
+      value: '$A ${not valid} ${1X} ${A:default}',
+      missing: [],
+      malformed: ['${not valid}', '${1X}', '${A:default}'],
+    });
   });
 });
 

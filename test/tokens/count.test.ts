@@ -28,9 +28,7 @@ describe('token counts (Qwen3 tokenizer)', () => {
       description: 'Get the forecast for a city.',
       input_schema: tool.definition.inputSchema,
     });
-    const tokens = await toolDefinitionTokens(tool);
-    expect(tokens).toBe(await countTokens(toolDefinitionText(tool)));
-    expect(tokens).toBeGreaterThan(20);
-    expect(tokens).toBeLessThan(60);
+    // 42 tokens, counted once with the same tokenizer; a change here means the definition text changed.
+    expect(await toolDefinitionTokens(tool)).toBe(42);
   });
 });

@@ -1,11 +1,7 @@
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
+import { serverOfToolName } from '../../mcp/names.js';
 import { print, printJson } from '../output.js';
 import { type GlobalOptions, parseJsonObject, withHost } from '../session.js';
-
-/** The server a model-visible name routes to, so `tack call` starts that one server only. */
-function serverOf(name: string): string | undefined {
-  return /^mcp__(.+?)__./.exec(name)?.[1];
-}
 
 export async function callCommand(
   tool: string,
@@ -13,7 +9,7 @@ export async function callCommand(
   options: GlobalOptions,
 ): Promise<number> {
   const args = parseJsonObject(argsJson, 'the tool arguments');
-  const server = serverOf(tool);
+  const server = serverOfToolName(tool); // start that one server only
   return withHost(options, server ? [server] : undefined, async (host, signal) => {
     const result = await host.callTool(tool, args, {
       signal,

@@ -1,12 +1,8 @@
 import { printListing, table, truncate } from '../output.js';
-import { type GlobalOptions, withHost } from '../session.js';
-
-export interface ListingOptions extends GlobalOptions {
-  server?: string;
-}
+import { type ServerOptions, withHost } from '../session.js';
 
 /** `tack resources`: every server's resources and resource templates, the URIs `tack read` takes. */
-export async function resourcesCommand(options: ListingOptions): Promise<number> {
+export async function resourcesCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host) => {
     const rows = host.catalog.servers.flatMap((s) => [
       ...s.resources.map((r) => ({ server: s.server, kind: 'resource', uri: r.uri, ...about(r) })),
@@ -31,7 +27,7 @@ function about(r: { name: string; mimeType?: string | undefined; description?: s
 }
 
 /** `tack prompts`: every server's prompts and their arguments, what `tack prompt` takes. */
-export async function promptsCommand(options: ListingOptions): Promise<number> {
+export async function promptsCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host) => {
     const rows = host.catalog.servers.flatMap((s) =>
       s.prompts.map((p) => ({

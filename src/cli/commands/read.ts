@@ -1,11 +1,7 @@
 import { print, printJson } from '../output.js';
-import { type GlobalOptions, withHost } from '../session.js';
+import { type ServerOptions, withHost } from '../session.js';
 
-export interface ReadOptions extends GlobalOptions {
-  server?: string;
-}
-
-export async function readCommand(uri: string, options: ReadOptions): Promise<number> {
+export async function readCommand(uri: string, options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, signal) => {
     const result = await host.readResource(uri, {
       signal,

@@ -1,12 +1,8 @@
 import { toolDefinitionTokens } from '../../tokens/count.js';
 import { print, printJson, table, truncate } from '../output.js';
-import { type GlobalOptions, withHost } from '../session.js';
+import { type ServerOptions, withHost } from '../session.js';
 
-export interface ToolsOptions extends GlobalOptions {
-  server?: string;
-}
-
-export async function toolsCommand(options: ToolsOptions): Promise<number> {
+export async function toolsCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host) => {
     const tools = host.catalog.tools;
     const rows = await Promise.all(

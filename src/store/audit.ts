@@ -1,0 +1,72 @@
+import type { Db } from './database.js';
+
+/** What happened to one call: answered, answered with isError, failed upstream, cancelled, or refused. */
+export type AuditOutcome = 'ok' | 'tool-error' | 'failed' | 'cancelled' | 'denied';
+
+export interface AuditEntry {
+  /** ISO time the call arrived. */
+  at: string;
+  /** Who asked: the downstream client's name and version, and the transport. */
+  client: string;
+  server: string;
+  /** The upstream tool name (the server's own, not the namespaced one). */
+  tool: string;
+  /** SHA-256 of the canonical JSON of the arguments: enough to match calls, without keeping their content. */
+  argsSha256: string;
+  durationMs: number;
+  outcome: AuditOutcome;
+  /** The error message for `failed` / `denied`. */
+  detail?: string | undefined;
+}
+
+/** The audit log of calls tack served (the gateway), in the store. */
+export class AuditLog {
+  readonly #insert;
+  readonly #recent;
+
+  constructor(db: Db) {
+    this.#insert = db.prepare<[string, string, string, string, string, number, string, string | null]>(
+      'INSERT INTO audit (at, client, server, tool, args_sha256, duration_ms, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.#recent = db.prepare<
+      [number],
+      {
+        at: string;
+        client: string;
+        server: string;
+        tool: string;
+        args_sha256: string;
+        duration_ms: number;
+        outcome: AuditOutcome;
+        detail: string | null;
+      }
+    >('SELECT * FROM audit ORDER BY id DESC LIMIT ?');
+  }
+
+  record(entry: AuditEntry): void {
+    this.#insert.run(
+      entry.at,
+      entry.client,
+      entry.server,
+      entry.tool,
+      entry.argsSha256,
+      Math.round(entry.durationMs),
+      entry.outcome,
+      entry.detail ?? null,
+    );
+  }
+
+  /** The newest entries first. */
+  recent(limit = 50): AuditEntry[] {
+    return this.#recent.all(limit).map((row) => ({
+      at: row.at,
+      client: row.client,
+      server: row.server,
+      tool: row.tool,
+      argsSha256: row.args_sha256,
+      durationMs: row.duration_ms,
+      outcome: row.outcome,
+      detail: row.detail ?? undefined,
+    }));
+  }
+}

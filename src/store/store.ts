@@ -1,0 +1,25 @@
+import { AuditLog } from './audit.js';
+import { type Db, openDatabase } from './database.js';
+import { EraCache } from './era-cache.js';
+
+/** tack's SQLite store and its repositories, opened once per process and shared by whoever needs them. */
+export class TackStore {
+  readonly db: Db;
+  readonly eraCache: EraCache;
+  readonly audit: AuditLog;
+
+  constructor(db: Db) {
+    this.db = db;
+    this.eraCache = new EraCache(db);
+    this.audit = new AuditLog(db);
+  }
+
+  /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */
+  static open(file: string): TackStore {
+    return new TackStore(openDatabase(file));
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
