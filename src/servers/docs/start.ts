@@ -19,14 +19,21 @@ export interface RunningDocsServer extends Served {
 /** `tack serve-docs`: index the folder, watch it, and serve it over stdio or HTTP. */
 export async function startDocsServer(options: DocsServerOptions): Promise<RunningDocsServer> {
   const library = await DocsLibrary.open(options.folder);
-  const factory = ({ era }: { era: 'modern' | 'legacy' }) => buildDocsServer(library, era);
-  const served = options.http ? await serveHttp(factory, options.http) : serveOnStdio(factory);
-  library.on('change', (change) => announceChange(served.notifier, change));
   library.on(
     'error',
     options.onError ?? ((error) => process.stderr.write(`tack serve-docs: ${error.message}\n`)),
   );
+  // Watch before serving: an edit made right after a client connects must not fall between the two.
   if (options.watch !== false) await library.watch();
+  const factory = ({ era }: { era: 'modern' | 'legacy' }) => buildDocsServer(library, era);
+  let served: Served;
+  try {
+    served = options.http ? await serveHttp(factory, options.http) : serveOnStdio(factory);
+  } catch (error) {
+    await library.close();
+    throw error;
+  }
+  library.on('change', (change) => announceChange(served.notifier, change));
   return {
     ...served,
     library,
