@@ -4,6 +4,7 @@ import { callCommand } from './commands/call.js';
 import { promptsCommand, resourcesCommand } from './commands/listings.js';
 import { promptCommand } from './commands/prompt.js';
 import { readCommand } from './commands/read.js';
+import { serveCommand } from './commands/serve.js';
 import { serveDocsCommand } from './commands/serve-docs.js';
 import { serversCommand } from './commands/servers.js';
 import { toolsCommand } from './commands/tools.js';
@@ -89,6 +90,17 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .argument('<name>', 'prompt name')
     .argument('[json-args]', 'arguments as a JSON object of strings')
     .action(action(([server, name, args], options) => promptCommand(server!, name!, args, options)));
+
+  program
+    .command('serve')
+    .description('serve every configured server as one MCP server (stdio, or --http), for any MCP host')
+    .option(
+      '--http <[host:]port>',
+      'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
+    )
+    .action(async (opts: { http?: string }, cmd: Command) =>
+      setExitCode(await serveCommand({ ...optionsOf([cmd]), ...(opts.http ? { http: opts.http } : {}) })),
+    );
 
   program
     .command('serve-docs')

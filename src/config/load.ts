@@ -10,6 +10,7 @@ import {
   entrySchemaFor,
   type HttpServerEntry,
   knownKeys,
+  ServeSchema,
   type SseServerEntry,
   type StdioServerEntry,
 } from './schema.js';
@@ -56,9 +57,14 @@ export interface ConfigWarning {
   message: string;
 }
 
+/** `serve` in tack.json: how `tack serve` and the other tack servers accept HTTP clients. */
+export type ServeConfig = z.infer<typeof ServeSchema>;
+
 export interface TackConfig {
   /** In the order they were declared, user file first; a later file's entry replaces an earlier one of the same name. */
   servers: ServerConfig[];
+  /** Merged field by field, the more local file winning. */
+  serve: ServeConfig;
   /** Files that were read, lowest precedence first. */
   sources: ConfigSource[];
   warnings: ConfigWarning[];
@@ -98,6 +104,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   const warnings: ConfigWarning[] = [];
   const byName = new Map<string, ServerConfig>();
   const sources: ConfigSource[] = [];
+  let serve: ServeConfig = {};
 
   for (const { required, ...source } of candidates) {
     const text = readConfigText(source.file, required);
@@ -106,6 +113,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     const parsed = parseConfigText(text, source, env);
     issues.push(...parsed.issues);
     warnings.push(...parsed.warnings);
+    if (parsed.serve) serve = { ...serve, ...parsed.serve };
     for (const server of parsed.servers) {
       byName.delete(server.name); // re-insert so declaration order follows precedence
       byName.set(server.name, server);
@@ -121,7 +129,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
       hint: 'Fix the configuration and run again; no server was started.',
     });
   }
-  return { servers: [...byName.values()], sources, warnings, projectRoot, paths };
+  return { servers: [...byName.values()], serve, sources, warnings, projectRoot, paths };
 }
 
 function readConfigText(file: string, required: boolean): string | undefined {
@@ -149,10 +157,11 @@ export function formatIssue(issue: ConfigWarning, cwd: string = process.cwd()): 
 }
 
 const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
-const TOP_LEVEL_KEYS = new Set(['$schema', 'mcpServers']);
+const TOP_LEVEL_KEYS = new Set(['$schema', 'mcpServers', 'serve']);
 
 interface ParsedFile {
   servers: ServerConfig[];
+  serve: ServeConfig | undefined;
   issues: ConfigWarning[];
   warnings: ConfigWarning[];
 }
@@ -166,6 +175,7 @@ export function parseConfigText(
   const issues: ConfigWarning[] = [];
   const warnings: ConfigWarning[] = [];
   const servers: ServerConfig[] = [];
+  const result: ParsedFile = { servers, serve: undefined, issues, warnings };
   const issue = (path: string, message: string) => issues.push({ file: source.file, path, message });
 
   let root: unknown;
@@ -173,11 +183,11 @@ export function parseConfigText(
     root = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     issue('', `invalid JSON: ${jsonErrorWithPosition(text, error)}`);
-    return { servers, issues, warnings };
+    return result;
   }
   if (!isRecord(root)) {
     issue('', `expected a JSON object at the top level, got ${describe(root)}`);
-    return { servers, issues, warnings };
+    return result;
   }
   if (source.format === 'tack') {
     for (const key of Object.keys(root)) {
@@ -186,11 +196,12 @@ export function parseConfigText(
       }
     }
   }
+  if (source.format === 'tack' && root.serve !== undefined) result.serve = parseServe(root.serve, env, issue);
   const block = root.mcpServers;
-  if (block === undefined) return { servers, issues, warnings };
+  if (block === undefined) return result;
   if (!isRecord(block)) {
     issue('mcpServers', `expected an object of servers by name, got ${describe(block)}`);
-    return { servers, issues, warnings };
+    return result;
   }
 
   for (const [name, entry] of Object.entries(block)) {
@@ -228,7 +239,7 @@ export function parseConfigText(
     const server = resolveEntry(name, pick.transport, result.data, source, env, { issue, warn }, at);
     if (server) servers.push(server);
   }
-  return { servers, issues, warnings };
+  return result;
 }
 
 function resolveEntry(
@@ -297,6 +308,30 @@ function resolveEntry(
   return failed ? undefined : configured;
 }
 
+function parseServe(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  issue: (path: string, message: string) => void,
+): ServeConfig | undefined {
+  const parsed = ServeSchema.safeParse(value);
+  if (!parsed.success) {
+    for (const zi of parsed.error.issues) {
+      issue(jsonPath(['serve', ...zi.path.map(pathKey)]), zodMessage(zi, isRecord(value) ? value : {}));
+    }
+    return undefined;
+  }
+  const serve: ServeConfig = { ...parsed.data };
+  if (serve.token !== undefined) {
+    const { value: token, missing } = expandVars(serve.token, env);
+    for (const variable of missing) {
+      issue('serve.token', `uses \${${variable}}, which is not set; set ${variable} or remove serve.token`);
+    }
+    if (token === '' && missing.length === 0) issue('serve.token', 'expected a non-empty token');
+    serve.token = token;
+  }
+  return serve;
+}
+
 /** Why a server name is refused, or undefined; the same rule as SERVER_NAME_PATTERN, with a reason. */
 export function checkServerName(name: string): string | undefined {
   const why = 'it becomes part of every tool name, mcp__<server>__<tool>';
@@ -328,6 +363,8 @@ function zodMessage(issue: z.core.$ZodIssue, entry: Record<string, unknown>): st
       return `expected a number > 0, got ${describe(value)}`;
     case 'too_big':
       return `expected a number <= ${issue.maximum}, got ${describe(value)}`;
+    case 'unrecognized_keys':
+      return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
     case 'invalid_value':
       return `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}, got ${describe(value)}`;
     default:

@@ -93,9 +93,27 @@ export const ServerEntrySchema = z.union([
   SseServerEntrySchema,
 ]);
 
+export const ServeSchema = z
+  .object({
+    token: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Bearer token every HTTP client of `tack serve` (and the other tack servers) must send; `${VAR}` expands. Required to bind beyond 127.0.0.1.',
+      ),
+    allowedHosts: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Host names accepted in the Host and Origin headers when serving beyond 127.0.0.1.'),
+  })
+  .strict()
+  .describe('How tack serves MCP over HTTP.');
+
 export const TackConfigFileSchema = z
   .object({
     $schema: z.string().optional(),
+    serve: ServeSchema.optional(),
     mcpServers: z
       .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)
       .optional()

@@ -4,6 +4,7 @@ import {
   type ClientCapabilities,
   type GetPromptResult,
   type Implementation,
+  type InputRequiredResult,
   type McpSubscription,
   type PriorDiscovery,
   type Prompt,
@@ -64,6 +65,13 @@ export interface RequestCallOptions {
   /** Overrides the server's callTimeoutMs; the timer restarts at every progress notification. */
   timeoutMs?: number | undefined;
   onProgress?: ((progress: { progress: number; total?: number; message?: string }) => void) | undefined;
+}
+
+/** A 2026-07-28 server asking for input before it can answer a call (see callToolRound). */
+export type InputRequiredRound = InputRequiredResult;
+
+export function isInputRequired(result: CallToolResult | InputRequiredRound): result is InputRequiredRound {
+  return (result as { resultType?: unknown }).resultType === 'input_required';
 }
 
 /** Everything `tack servers` shows about one server. */
@@ -220,6 +228,41 @@ export class ServerConnection {
   callTool(tool: string, args: Record<string, unknown> | undefined, options: RequestCallOptions = {}) {
     return this.#request<CallToolResult>(`tools/call "${tool}"`, { tool }, options, (client, ro) =>
       client.callTool({ name: tool, arguments: args ?? {} }, ro),
+    );
+  }
+
+  /**
+   * One round of a tool call that may ask for input (2026-07-28 multi-round-trip): the server's
+   * `input_required` answer comes back to the caller instead of going to this client's handlers, and the
+   * caller retries with the answers. For a gateway, which must ask its own client.
+   */
+  callToolRound(
+    tool: string,
+    args: Record<string, unknown> | undefined,
+    round: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined },
+    options: RequestCallOptions = {},
+  ) {
+    const definition = this.tools.find((t) => t.name === tool);
+    return this.#request<CallToolResult | InputRequiredRound>(
+      `tools/call "${tool}"`,
+      { tool },
+      options,
+      (client, ro) =>
+        client.callTool(
+          {
+            name: tool,
+            arguments: args ?? {},
+            ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
+            ...(round.requestState !== undefined ? { requestState: round.requestState } : {}),
+          },
+          {
+            ...ro,
+            allowInputRequired: true,
+            // The SDK would check an input_required answer against the output schema and refuse it; the
+            // caller passes results through and the final one is checked by whoever receives it.
+            ...(definition ? { toolDefinition: { ...definition, outputSchema: undefined } } : {}),
+          },
+        ),
     );
   }
 

@@ -15,6 +15,7 @@ import { Catalog } from './catalog.js';
 import {
   type ConnectionChange,
   type ConnectionOptions,
+  type InputRequiredRound,
   type RequestCallOptions,
   ServerConnection,
   type ServerStatus,
@@ -142,6 +143,18 @@ export class McpHost {
     const entry = this.catalog.getTool(name);
     if (!entry) throw this.#unknownTool(name);
     return this.connection(entry.server).callTool(entry.definition.name, args, options);
+  }
+
+  /** One round of a tool call that may ask for input (see ServerConnection.callToolRound). */
+  async callToolRound(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    round: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined },
+    options: RequestCallOptions = {},
+  ): Promise<CallToolResult | InputRequiredRound> {
+    const entry = this.catalog.getTool(name);
+    if (!entry) throw this.#unknownTool(name);
+    return this.connection(entry.server).callToolRound(entry.definition.name, args, round, options);
   }
 
   /** Reads a resource; without `server`, the one server that lists the URI (or a template matching it). */

@@ -1,0 +1,27 @@
+import { startGateway } from '../../servers/gateway/start.js';
+import { warn } from '../output.js';
+import { parseListen, untilStopped } from '../serving.js';
+import { type GlobalOptions, loadCliConfig } from '../session.js';
+
+export interface ServeOptions extends GlobalOptions {
+  http?: string;
+}
+
+/** `tack serve [--http [host:]port]`: every configured server behind one MCP endpoint. */
+export async function serveCommand(options: ServeOptions): Promise<number> {
+  const config = loadCliConfig(options);
+  const gateway = await startGateway({
+    config,
+    http: options.http === undefined ? undefined : parseListen(options.http),
+  });
+  const servers = gateway.host.servers();
+  for (const server of servers) if (server.error) warn(server.error.message);
+  const up = servers.filter((s) => s.status === 'connected').length;
+  process.stderr.write(
+    `tack serve: ${gateway.host.catalog.tools.length} tools from ${up} of ${servers.length} servers` +
+      `${gateway.url ? ` at ${gateway.url}${config.serve.token ? ' (bearer token required)' : ''}` : ' on stdio'}\n`,
+  );
+  await untilStopped(Boolean(gateway.url));
+  await gateway.close();
+  return 0;
+}

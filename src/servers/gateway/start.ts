@@ -1,0 +1,59 @@
+import type { TackConfig } from '../../config/load.js';
+import { type HostOptions, McpHost } from '../../mcp/host.js';
+import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
+import { Gateway } from './gateway.js';
+import { GATEWAY_CLIENT_CAPABILITIES, InteractionRouter } from './interaction.js';
+
+export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
+  config: TackConfig;
+  /** Serve Streamable HTTP (host, port); the token and allowed hosts come from `config.serve`. */
+  http?: Pick<HttpOptions, 'host' | 'port'> | undefined;
+}
+
+export interface RunningGateway extends Served {
+  host: McpHost;
+  gateway: Gateway;
+}
+
+/**
+ * `tack serve`: starts every configured server (in parallel, failures reported, never fatal) and serves
+ * them as one MCP server over stdio or HTTP.
+ */
+export async function startGateway(options: GatewayServeOptions): Promise<RunningGateway> {
+  const { http, ...hostOptions } = options;
+  // The router must be on every upstream client before it connects, so servers may ask for input.
+  const router = new InteractionRouter();
+  const host = await McpHost.start({
+    ...hostOptions,
+    capabilities: { ...GATEWAY_CLIENT_CAPABILITIES, ...hostOptions.capabilities },
+    configureClient: (client, server) => {
+      router.configure(client, server);
+      hostOptions.configureClient?.(client, server);
+    },
+  });
+  const gateway = new Gateway({ host, router, transport: http ? 'http' : 'stdio' });
+  let served: Served;
+  try {
+    served = http
+      ? await serveHttp(({ era }) => gateway.createServer(era), {
+          ...http,
+          token: options.config.serve.token,
+          allowedHosts: options.config.serve.allowedHosts,
+        })
+      : serveOnStdio(({ era }) => gateway.createServer(era));
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+  const stopAnnouncing = gateway.announceTo(served.notifier);
+  return {
+    ...served,
+    host,
+    gateway,
+    close: async () => {
+      stopAnnouncing();
+      await served.close();
+      await host.close();
+    },
+  };
+}

@@ -1,0 +1,288 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { type RunningGateway, startGateway } from '../../src/servers/gateway/start.js';
+import { fixtureEntry, REPO, type TempProject, tempProject } from '../helpers/project.js';
+
+const EVERYTHING = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-everything/dist/index.js',
+);
+const BIN = join(REPO, 'bin', 'tack.js');
+
+type Era = 'modern' | 'legacy';
+
+/** A downstream MCP client of the gateway, with elicitation and sampling answered like a person would. */
+async function downstream(era: Era, transport: StdioClientTransport | StreamableHTTPClientTransport) {
+  const client = new Client(
+    { name: `test-${era}`, version: '1.0.0' },
+    {
+      ...(era === 'modern' ? { versionNegotiation: { mode: 'auto' as const } } : {}),
+      capabilities: { elicitation: { form: {} }, sampling: {} },
+    },
+  );
+  client.setRequestHandler('elicitation/create', async (request) => ({
+    action: 'accept',
+    content: { name: `Ada (asked: ${request.params.message})` },
+  }));
+  client.setRequestHandler('sampling/createMessage', async () => ({
+    role: 'assistant',
+    model: 'test-model',
+    content: { type: 'text', text: 'short and sweet' },
+  }));
+  await client.connect(transport);
+  expect(client.getProtocolEra()).toBe(era);
+  return client;
+}
+
+function text(result: { content?: unknown }): string {
+  const blocks = (result.content ?? []) as Array<{ type: string; text?: string }>;
+  return blocks.map((b) => b.text ?? `[${b.type}]`).join('\n');
+}
+
+describe('tack serve (gateway)', () => {
+  let project: TempProject;
+  let gateway: RunningGateway;
+  let configFile: string;
+
+  beforeAll(async () => {
+    project = tempProject();
+    project.write('tack.json', {
+      serve: { token: '${TACK_TEST_GATEWAY_TOKEN:-gw-token}' },
+      mcpServers: {
+        everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+        modern: fixtureEntry('stdio-server.js', [], { disabledTools: ['env'] }),
+        legacy: fixtureEntry('legacy-stdio-server.js'),
+        broken: fixtureEntry('stdio-server.js', ['--exit-at-start']),
+      },
+    });
+    configFile = join(project.dir, 'tack.json');
+    gateway = await startGateway({
+      config: loadConfig({ cwd: project.dir, env: project.env }),
+      http: { port: 0 },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gateway?.close();
+    project?.[Symbol.dispose]();
+  });
+
+  const overHttp = (era: Era) =>
+    downstream(
+      era,
+      new StreamableHTTPClientTransport(new URL(gateway.url!), {
+        requestInit: { headers: { Authorization: 'Bearer gw-token' } },
+      }),
+    );
+  const overStdio = (era: Era) =>
+    downstream(
+      era,
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'serve', '--config', configFile],
+        env: { TACK_HOME: project.home, PATH: process.env.PATH ?? '' },
+        stderr: 'ignore',
+      }),
+    );
+
+  for (const [transport, connect] of [
+    ['HTTP', overHttp],
+    ['stdio', overStdio],
+  ] as const) {
+    for (const era of ['modern', 'legacy'] as const) {
+      it(`answers a ${era} MCP client over ${transport}: server-everything's tools, resources and prompts`, async () => {
+        const client = await connect(era);
+        try {
+          const { tools } = await client.listTools();
+          const names = tools.map((t) => t.name);
+          expect(names).toContain('mcp__everything__echo');
+          expect(names).toContain('mcp__modern__add');
+          expect(names).toContain('mcp__legacy__add');
+          expect(names).not.toContain('mcp__modern__env'); // disabledTools applies
+          expect(names.some((n) => n.startsWith('mcp__broken__'))).toBe(false);
+
+          expect(
+            text(await client.callTool({ name: 'mcp__everything__echo', arguments: { message: 'hi' } })),
+          ).toMatch(/hi/);
+          const structured = tools.find((t) => t.name === 'mcp__everything__get-structured-content');
+          expect(structured?.outputSchema).toBeDefined();
+          const weather = await client.callTool({
+            name: 'mcp__everything__get-structured-content',
+            arguments: { location: 'New York' },
+          });
+          expect(weather.structuredContent).toMatchObject({ temperature: expect.any(Number) });
+          const image = await client.callTool({ name: 'mcp__everything__get-tiny-image', arguments: {} });
+          expect((image.content as Array<{ type: string }>).map((b) => b.type)).toContain('image');
+
+          const { resources } = await client.listResources();
+          const readme = resources.find((r) => r.uri === 'tack://modern/memo://readme');
+          expect(readme).toBeDefined();
+          const read = await client.readResource({ uri: 'tack://modern/memo://readme' });
+          expect(read.contents[0]).toMatchObject({
+            uri: 'tack://modern/memo://readme',
+            text: 'fixture readme',
+          });
+          const { resourceTemplates } = await client.listResourceTemplates();
+          expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('tack://legacy/memo://notes/{id}');
+          const note = await client.readResource({ uri: 'tack://legacy/memo://notes/5' });
+          expect(note.contents[0]).toMatchObject({ text: '# Note 5' });
+
+          const { prompts } = await client.listPrompts();
+          expect(prompts.map((p) => p.name)).toEqual(
+            expect.arrayContaining([
+              'mcp__modern__greet',
+              'mcp__legacy__greet',
+              'mcp__everything__simple-prompt',
+            ]),
+          );
+          const greet = await client.getPrompt({ name: 'mcp__legacy__greet', arguments: { name: 'Bo' } });
+          expect(greet.messages[0]?.content).toEqual({ type: 'text', text: 'Say hello to Bo.' });
+        } finally {
+          await client.close();
+        }
+      });
+    }
+  }
+
+  it('passes isError, structuredContent and resource links through, namespaced so they read back', async () => {
+    const client = await overHttp('modern');
+    try {
+      const failed = await client.callTool({ name: 'mcp__legacy__fail', arguments: {} });
+      expect(failed).toMatchObject({
+        isError: true,
+        content: [{ type: 'text', text: 'the tool failed on purpose' }],
+      });
+      const sum = await client.callTool({ name: 'mcp__modern__add', arguments: { a: 20, b: 22 } });
+      expect(sum.structuredContent).toEqual({ sum: 42 });
+      const image = await client.callTool({ name: 'mcp__modern__image', arguments: {} });
+      const link = (image.content as Array<{ type: string; uri?: string }>).find(
+        (b) => b.type === 'resource_link',
+      );
+      expect(link?.uri).toBe('tack://modern/memo://readme');
+      expect((await client.readResource({ uri: link!.uri! })).contents[0]).toMatchObject({
+        text: 'fixture readme',
+      });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('forwards progress, and cancellation reaches the upstream call', async () => {
+    const legacy = await overHttp('legacy');
+    try {
+      const progress: number[] = [];
+      await legacy.callTool(
+        { name: 'mcp__modern__slow', arguments: { steps: 3, delayMs: 50 } },
+        { onprogress: (p) => progress.push(p.progress) },
+      );
+      expect(progress.slice(0, 2)).toEqual([1, 2]);
+    } finally {
+      await legacy.close();
+    }
+    // Cancelling needs the request's own stream (2026-07-28 over HTTP); a stateless 2025 POST has none.
+    const client = await overHttp('modern');
+    try {
+      const controller = new AbortController();
+      const pending = client.callTool(
+        { name: 'mcp__legacy__slow', arguments: { steps: 1, delayMs: 3000 } },
+        { signal: controller.signal },
+      );
+      setTimeout(() => controller.abort(), 200);
+      await expect(pending).rejects.toThrow();
+      await expect
+        .poll(
+          () =>
+            gateway.host.store?.audit.recent(5).find((e) => e.tool === 'slow' && e.server === 'legacy')
+              ?.outcome,
+          {
+            timeout: 5000,
+          },
+        )
+        .toBe('cancelled');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('turns an upstream failure into an isError result naming the server, and stays up', async () => {
+    const client = await overHttp('modern');
+    try {
+      const down = await client.callTool({ name: 'mcp__broken__echo', arguments: { text: 'x' } });
+      expect(down.isError).toBe(true);
+      expect(text(down)).toMatch(
+        /^Upstream server "broken" failed: server "broken" failed to start: exited with code 2/,
+      );
+      const crash = await client.callTool({ name: 'mcp__legacy__crash', arguments: {} });
+      expect(crash.isError).toBe(true);
+      expect(text(crash)).toMatch(/^Upstream server "legacy" failed: server "legacy" exited with code 3/);
+      // The upstream comes back on next use.
+      expect(text(await client.callTool({ name: 'mcp__legacy__echo', arguments: { text: 'back' } }))).toBe(
+        'back',
+      );
+      await expect(client.callTool({ name: 'mcp__nowhere__x', arguments: {} })).rejects.toThrow(
+        /Unknown tool/,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('writes every call to the audit log: time, client, server, tool, argument digest, duration, outcome', async () => {
+    const client = await overHttp('modern');
+    try {
+      await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 'audited' } });
+      const [entry] = gateway.host.store!.audit.recent(1);
+      expect(entry).toMatchObject({
+        client: 'test-modern@1.0.0 (http, modern)',
+        server: 'modern',
+        tool: 'echo',
+        outcome: 'ok',
+        argsSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+      expect(Date.parse(entry!.at)).toBeGreaterThan(Date.now() - 60_000);
+      expect(entry!.durationMs).toBeGreaterThanOrEqual(0);
+      expect(JSON.stringify(entry)).not.toContain('audited'); // a digest, not the arguments
+    } finally {
+      await client.close();
+    }
+  });
+
+  for (const [transport, connect] of [
+    ['HTTP', overHttp],
+    ['stdio', overStdio],
+  ] as const) {
+    for (const downstreamEra of ['modern', 'legacy'] as const) {
+      for (const upstream of ['modern', 'legacy'] as const) {
+        // A 2025-era client over stateless HTTP has no channel for a server-to-client request: not tested.
+        if (transport === 'HTTP' && downstreamEra === 'legacy') continue;
+        it(`passes elicitation and sampling from a ${upstream} upstream to a ${downstreamEra} client over ${transport}`, async () => {
+          const client = await connect(downstreamEra);
+          try {
+            const asked = await client.callTool({ name: `mcp__${upstream}__ask_name`, arguments: {} });
+            expect(text(asked)).toBe('Hello, Ada (asked: What is your name?)!');
+            const summary = await client.callTool({
+              name: `mcp__${upstream}__summarize`,
+              arguments: { text: 'a long story' },
+            });
+            expect(text(summary)).toBe('Summary: short and sweet');
+          } finally {
+            await client.close();
+          }
+        });
+      }
+    }
+  }
+
+  it('asks for the bearer token over HTTP', async () => {
+    const response = await fetch(gateway.url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
+  });
+});
