@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
+import { auditCommand } from './commands/audit.js';
 import { callCommand } from './commands/call.js';
 import { promptsCommand, resourcesCommand } from './commands/listings.js';
 import { promptCommand } from './commands/prompt.js';
@@ -103,6 +104,14 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     );
 
   program
+    .command('audit')
+    .description('show the newest calls served by tack serve (time, client, server, tool, outcome)')
+    .option('--limit <n>', 'how many (default 20)')
+    .action(async (opts: { limit?: string }, cmd: Command) =>
+      setExitCode(await auditCommand({ ...optionsOf([cmd]), ...(opts.limit ? { limit: opts.limit } : {}) })),
+    );
+
+  program
     .command('serve-docs')
     .description('serve a folder of Markdown/MDX as an MCP docs search server (stdio, or --http)')
     .argument('<folder>', 'folder of .md / .mdx documents')
@@ -121,6 +130,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
 /** Runs the CLI and returns its exit code: 0 ok, 1 failure, 2 usage or configuration error, 130 interrupted. */
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  // `tack tools | head` closes stdout early: that is the reader's choice, not an error worth a stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   let code = 0;
   const program = buildProgram((c) => {
     code = c;

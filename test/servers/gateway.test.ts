@@ -276,6 +276,34 @@ describe('tack serve (gateway)', () => {
     }
   }
 
+  for (const [transport, era] of [
+    ['HTTP', 'modern'],
+    ['stdio', 'legacy'],
+    ['stdio', 'modern'],
+  ] as const) {
+    it(`tells a ${era} client over ${transport} when an upstream's tool list changes`, async () => {
+      const client = await (transport === 'HTTP' ? overHttp : overStdio)(era);
+      try {
+        let changed = 0;
+        client.setNotificationHandler('notifications/tools/list_changed', async () => {
+          changed++;
+        });
+        if (era === 'modern') await client.listen({ toolsListChanged: true });
+        const name = `late_${transport}_${era}`;
+        await client.callTool({ name: 'mcp__legacy__add_tool', arguments: { name } });
+        await expect.poll(() => changed, { timeout: 10_000 }).toBeGreaterThan(0);
+        await expect
+          .poll(async () => (await client.listTools()).tools.map((t) => t.name), { timeout: 10_000 })
+          .toContain(`mcp__legacy__${name}`);
+        expect(text(await client.callTool({ name: `mcp__legacy__${name}`, arguments: {} }))).toBe(
+          `${name} ran`,
+        );
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
   it('asks for the bearer token over HTTP', async () => {
     const response = await fetch(gateway.url!, {
       method: 'POST',

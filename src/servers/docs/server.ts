@@ -94,7 +94,11 @@ export function buildDocsServer(library: DocsLibrary, era: 'modern' | 'legacy'):
       const { text, rest } = firstWords(doc.markdown, max_words);
       const more =
         rest > 0 ? `\n\n[${rest} more words: read_doc with a larger max_words, or ${docUri(slug)}]` : '';
-      return { content: [{ type: 'text', text: `# ${doc.title}\n\n${text}${more}` }] };
+      // The title heads the text unless the document opens with that very heading.
+      const opensWithTitle = /^#{1,6}\s+(.+?)\s*$/m.exec(text.split('\n', 1)[0] ?? '')?.[1] === doc.title;
+      return {
+        content: [{ type: 'text', text: `${opensWithTitle ? '' : `# ${doc.title}\n\n`}${text}${more}` }],
+      };
     },
   );
 

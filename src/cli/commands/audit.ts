@@ -1,0 +1,37 @@
+import { resolvePaths } from '../../config/paths.js';
+import { TackStore } from '../../store/store.js';
+import { printListing, table } from '../output.js';
+import type { GlobalOptions } from '../session.js';
+
+export interface AuditOptions extends GlobalOptions {
+  limit?: string;
+}
+
+/** `tack audit [--limit N]`: the newest calls the gateway served, from the store. */
+export async function auditCommand(options: AuditOptions): Promise<number> {
+  const limit = Math.max(1, Number(options.limit ?? 20) || 20);
+  const store = TackStore.open(resolvePaths().storeFile);
+  try {
+    const entries = store.audit.recent(limit);
+    return printListing(
+      options,
+      entries,
+      'No calls recorded yet (the audit log is written by `tack serve`).',
+      () =>
+        table(
+          ['TIME', 'CLIENT', 'SERVER', 'TOOL', 'OUTCOME', 'MS', 'ARGS SHA-256'],
+          entries.map((e) => [
+            e.at,
+            e.client,
+            e.server,
+            e.tool,
+            e.detail ? `${e.outcome}: ${e.detail.slice(0, 60)}` : e.outcome,
+            String(e.durationMs),
+            e.argsSha256.slice(0, 12),
+          ]),
+        ),
+    );
+  } finally {
+    store.close();
+  }
+}
