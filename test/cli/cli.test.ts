@@ -2,6 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { TackStore } from '../../src/store/store.js';
 import { fixtureEntry, REPO, tempProject } from '../helpers/project.js';
 
 const BIN = join(REPO, 'bin', 'tack.js');
@@ -64,7 +65,7 @@ describe('tack CLI', () => {
     expect(run.code).toBe(0);
     const [header, ...rows] = run.stdout.split('\n');
     expect(header).toMatch(/^NAME\s+TRANSPORT\s+STATE\s+ERA\s+PROTOCOL\s+SERVER\s+TOOLS/);
-    expect(rows[0]).toMatch(/^ok\s+stdio\s+connected\s+modern\s+2026-07-28\s+tack-fixture 1\.2\.3\s+10\s/);
+    expect(rows[0]).toMatch(/^ok\s+stdio\s+connected\s+modern\s+2026-07-28\s+tack-fixture 1\.2\.3\s+12\s/);
     expect(rows[1]).toMatch(/^broken\s+stdio\s+failed\s+-/);
     expect(run.stdout).toContain('broken: server "broken" failed to start: exited with code 2');
     expect(run.stdout).toContain('fixture: missing configuration, exiting');
@@ -94,8 +95,8 @@ describe('tack CLI', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^TOOL\s+TITLE\s+DESCRIPTION\s+TOKENS$/m);
     expect(run.stdout).toMatch(/^mcp__modern__echo\s+Echo\s+Echo the given text back\. .*\s\d+$/m);
-    expect(run.stdout).toMatch(/^modern\s+10\s+\d+$/m);
-    expect(run.stdout).toMatch(/^total\s+20\s+\d+$/m);
+    expect(run.stdout).toMatch(/^modern\s+12\s+\d+$/m);
+    expect(run.stdout).toMatch(/^total\s+24\s+\d+$/m);
   });
 
   it('call prints content and structuredContent; a tool error exits 1, bad JSON exits 2', async () => {
@@ -214,6 +215,32 @@ describe('tack CLI', () => {
       }
     };
     await expect.poll(() => spawned.filter(alive), { timeout: 5000 }).toEqual([]);
+  });
+
+  it('audit lists what the gateway recorded, newest first', async () => {
+    using p = tempProject();
+    const store = TackStore.open(join(p.home, 'state', 'tack.db'));
+    for (const [tool, outcome] of [
+      ['echo', 'ok'],
+      ['crash', 'failed'],
+    ] as const) {
+      store.audit.record({
+        at: '2026-11-29T12:00:00.000Z',
+        client: 'claude@1 (stdio, legacy)',
+        server: 'fx',
+        tool,
+        argsSha256: 'a'.repeat(64),
+        durationMs: 12,
+        outcome,
+        detail: outcome === 'failed' ? 'server "fx" exited with code 3' : undefined,
+      });
+    }
+    store.close();
+    const run = await tack(['audit', '--json', '--limit', '1'], { cwd: p.dir, env: p.env });
+    expect(JSON.parse(run.stdout)).toEqual([expect.objectContaining({ tool: 'crash', outcome: 'failed' })]);
+    const table = await tack(['audit'], { cwd: p.dir, env: p.env });
+    expect(table.stdout).toMatch(/^TIME\s+CLIENT\s+SERVER\s+TOOL\s+OUTCOME\s+MS\s+ARGS SHA-256$/m);
+    expect(table.stdout).toMatch(/fx\s+crash\s+failed: server "fx" exited with code 3\s+12\s+aaaaaaaaaaaa/);
   });
 
   it('stops on a configuration error with one line, a hint and exit code 2, starting nothing', async () => {
