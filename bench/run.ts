@@ -3,11 +3,13 @@ import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { runCalls } from './calls.js';
 import { runConnect } from './connect.js';
+import { runDocs } from './docs.js';
+import { runGateway } from './gateway.js';
 import { runLargeResult } from './large-result.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -15,6 +17,8 @@ const BENCHMARKS = {
   connect: () => runConnect(),
   calls: () => runCalls(),
   'large-result': () => runLargeResult(),
+  gateway: () => runGateway(),
+  docs: () => runDocs(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

@@ -1,0 +1,236 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import autocannon from 'autocannon';
+import { fixtures, isMain, log, percentile, repoRoot, round, tempDir } from './util.js';
+
+const BIN = join(repoRoot, 'bin/tack.js');
+const HTTP_FIXTURE = join(repoRoot, 'dist/test/fixtures/servers/http-main.js');
+
+export interface GatewayOptions {
+  /** Sequential calls per side (default 2000). */
+  calls?: number;
+  /** Seconds of load on the HTTP gateway (default 30). */
+  loadSeconds?: number;
+  /** Concurrent connections of the load (default 16). */
+  connections?: number;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Starts a process and waits for `ready` in its output. */
+async function startProcess(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env) {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (ready.test(output)) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) =>
+      reject(new Error(`${args.join(' ')} exited (${code}) before ready:\n${output}`)),
+    );
+  });
+  return { child, output: () => output };
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+function rssMB(pid: number | undefined): number | undefined {
+  try {
+    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? round(Number(kb) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function connect(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '0' }, { versionNegotiation: { mode: 'auto' } });
+  await client.connect(transport);
+  return client;
+}
+
+/** Sequential calls, the two sides interleaved in blocks; latency percentiles per side. */
+async function compare(sides: Record<'direct' | 'gateway', { client: Client; tool: string }>, calls: number) {
+  const latencies: Record<string, number[]> = { direct: [], gateway: [] };
+  const blocks = 10;
+  for (const side of ['direct', 'gateway'] as const) {
+    for (let i = 0; i < 100; i++)
+      await sides[side].client.callTool({ name: sides[side].tool, arguments: { text: 'w' } });
+  }
+  for (let block = 0; block < blocks; block++) {
+    const order = block % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const);
+    for (const side of order) {
+      for (let i = 0; i < calls / blocks; i++) {
+        const started = performance.now();
+        await sides[side].client.callTool({ name: sides[side].tool, arguments: { text: 'hello' } });
+        latencies[side]!.push(performance.now() - started);
+      }
+    }
+  }
+  const stats = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return {
+      calls: sorted.length,
+      p50Ms: round(percentile(sorted, 50), 3),
+      p99Ms: round(percentile(sorted, 99), 3),
+      totalMs: round(sorted.reduce((a, b) => a + b, 0)),
+    };
+  };
+  const direct = stats(latencies.direct!);
+  const gateway = stats(latencies.gateway!);
+  return {
+    direct,
+    gateway,
+    ratioP50: round(gateway.p50Ms / direct.p50Ms, 2),
+    ratioP99: round(gateway.p99Ms / direct.p99Ms, 2),
+  };
+}
+
+export async function runGateway(options: GatewayOptions = {}) {
+  const calls = options.calls ?? 2000;
+  const tmp = tempDir('gateway');
+  const env = { ...process.env, TACK_HOME: join(tmp.dir, 'home') };
+  const started: ChildProcess[] = [];
+  const clients: Client[] = [];
+  try {
+    // stdio: client -> fixture, and client -> tack serve (stdio) -> fixture.
+    const stdioConfig = join(tmp.dir, 'stdio.json');
+    writeFileSync(
+      stdioConfig,
+      JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [fixtures.dual] } } }),
+    );
+    const directStdio = await connect(
+      new StdioClientTransport({ command: process.execPath, args: [fixtures.dual], stderr: 'ignore' }),
+    );
+    const gatewayStdio = await connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'serve', '--config', stdioConfig],
+        env: env as Record<string, string>,
+        stderr: 'ignore',
+      }),
+    );
+    clients.push(directStdio, gatewayStdio);
+    log(`gateway stdio: ${calls} calls per side`);
+    const stdio = await compare(
+      {
+        direct: { client: directStdio, tool: 'echo' },
+        gateway: { client: gatewayStdio, tool: 'mcp__fx__echo' },
+      },
+      calls,
+    );
+
+    // HTTP: the fixture as its own process; tack serve --http in front of it.
+    const fixture = await startProcess([HTTP_FIXTURE], /http:\/\/127\.0\.0\.1:\d+\/mcp/);
+    started.push(fixture.child);
+    const fixtureUrl = /http:\/\/127\.0\.0\.1:\d+\/mcp/.exec(fixture.output())![0];
+    const httpConfig = join(tmp.dir, 'http.json');
+    writeFileSync(httpConfig, JSON.stringify({ mcpServers: { fx: { type: 'http', url: fixtureUrl } } }));
+    const port = await freePort();
+    const gatewayProcess = await startProcess(
+      [BIN, 'serve', '--config', httpConfig, '--http', `127.0.0.1:${port}`],
+      /tack serve: .* at http/,
+      env,
+    );
+    started.push(gatewayProcess.child);
+    const gatewayUrl = `http://127.0.0.1:${port}/mcp`;
+    const directHttp = await connect(new StreamableHTTPClientTransport(new URL(fixtureUrl)));
+    // Record one real tools/call request of a 2026-07-28 client, for the load generator to replay.
+    let recorded: { headers: Record<string, string>; body: string } | undefined;
+    const gatewayHttp = await connect(
+      new StreamableHTTPClientTransport(new URL(gatewayUrl), {
+        fetch: async (input, init) => {
+          if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) {
+            recorded = { headers: Object.fromEntries(new Headers(init.headers)), body: init.body };
+          }
+          return fetch(input, init);
+        },
+      }),
+    );
+    clients.push(directHttp, gatewayHttp);
+    log(`gateway HTTP: ${calls} calls per side`);
+    const http = await compare(
+      {
+        direct: { client: directHttp, tool: 'echo' },
+        gateway: { client: gatewayHttp, tool: 'mcp__fx__echo' },
+      },
+      calls,
+    );
+
+    const seconds = options.loadSeconds ?? 30;
+    const connections = options.connections ?? 16;
+    log(`gateway HTTP load: ${seconds} s at ${connections} connections`);
+    const pid = gatewayProcess.child.pid;
+    const memory: number[] = [];
+    const sampler = setInterval(() => {
+      const mb = rssMB(pid);
+      if (mb !== undefined) memory.push(mb);
+    }, 1000);
+    const rssBefore = rssMB(pid);
+    const load = await autocannon({
+      url: gatewayUrl,
+      method: 'POST',
+      headers: recorded!.headers,
+      body: recorded!.body,
+      connections,
+      duration: seconds,
+    });
+    clearInterval(sampler);
+    const rssAfter = rssMB(pid);
+    return {
+      description:
+        `${calls} sequential tools/call "echo" per side, direct to the fixture vs through tack serve, interleaved ` +
+        `in 10 blocks after 100 warm-up calls; then ${seconds} s of load (autocannon, ${connections} connections, ` +
+        'replaying a recorded 2026-07-28 tools/call) on tack serve --http',
+      stdio,
+      http,
+      load: {
+        seconds,
+        connections,
+        requests: load.requests.total,
+        requestsPerSecond: round(load.requests.average),
+        latencyP50Ms: load.latency.p50,
+        latencyP99Ms: load.latency.p99,
+        errors: load.errors,
+        timeouts: load.timeouts,
+        non2xx: load.non2xx,
+        gatewayRssMB: {
+          before: rssBefore,
+          after: rssAfter,
+          max: memory.length ? Math.max(...memory) : undefined,
+        },
+        gatewayRssSamplesMB: memory,
+      },
+    };
+  } finally {
+    await Promise.all(clients.map((client) => client.close().catch(() => {})));
+    await Promise.all(started.map(stop));
+    tmp.remove();
+  }
+}
+
+if (isMain(import.meta.url)) {
+  process.stdout.write(`${JSON.stringify(await runGateway(), null, 2)}\n`);
+}
