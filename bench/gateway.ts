@@ -71,20 +71,33 @@ async function connect(transport: StdioClientTransport | StreamableHTTPClientTra
   return client;
 }
 
-/** Sequential calls, the two sides interleaved in blocks; latency percentiles per side. */
-async function compare(sides: Record<'direct' | 'gateway', { client: Client; tool: string }>, calls: number) {
+/**
+ * Sequential calls, the two sides interleaved in blocks; latency percentiles per side. `echo` measures pure
+ * overhead; `slow` with one 10 ms step stands for a tool that does some work, as real tools do.
+ */
+async function compare(
+  sides: Record<'direct' | 'gateway', { client: Client; prefix: string }>,
+  calls: number,
+  work: 'echo' | 'tool-10ms' = 'echo',
+) {
+  const call = (side: 'direct' | 'gateway') =>
+    work === 'echo'
+      ? sides[side].client.callTool({ name: `${sides[side].prefix}echo`, arguments: { text: 'hello' } })
+      : sides[side].client.callTool({
+          name: `${sides[side].prefix}slow`,
+          arguments: { steps: 1, delayMs: 10 },
+        });
   const latencies: Record<string, number[]> = { direct: [], gateway: [] };
   const blocks = 10;
   for (const side of ['direct', 'gateway'] as const) {
-    for (let i = 0; i < 100; i++)
-      await sides[side].client.callTool({ name: sides[side].tool, arguments: { text: 'w' } });
+    for (let i = 0; i < 50; i++) await call(side);
   }
   for (let block = 0; block < blocks; block++) {
     const order = block % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const);
     for (const side of order) {
       for (let i = 0; i < calls / blocks; i++) {
         const started = performance.now();
-        await sides[side].client.callTool({ name: sides[side].tool, arguments: { text: 'hello' } });
+        await call(side);
         latencies[side]!.push(performance.now() - started);
       }
     }
@@ -134,13 +147,12 @@ export async function runGateway(options: GatewayOptions = {}) {
     );
     clients.push(directStdio, gatewayStdio);
     log(`gateway stdio: ${calls} calls per side`);
-    const stdio = await compare(
-      {
-        direct: { client: directStdio, tool: 'echo' },
-        gateway: { client: gatewayStdio, tool: 'mcp__fx__echo' },
-      },
-      calls,
-    );
+    const stdioSides = {
+      direct: { client: directStdio, prefix: '' },
+      gateway: { client: gatewayStdio, prefix: 'mcp__fx__' },
+    };
+    const stdio = await compare(stdioSides, calls);
+    const stdioTool = await compare(stdioSides, calls / 4, 'tool-10ms');
 
     // HTTP: the fixture as its own process; tack serve --http in front of it.
     const fixture = await startProcess([HTTP_FIXTURE], /http:\/\/127\.0\.0\.1:\d+\/mcp/);
@@ -171,13 +183,12 @@ export async function runGateway(options: GatewayOptions = {}) {
     );
     clients.push(directHttp, gatewayHttp);
     log(`gateway HTTP: ${calls} calls per side`);
-    const http = await compare(
-      {
-        direct: { client: directHttp, tool: 'echo' },
-        gateway: { client: gatewayHttp, tool: 'mcp__fx__echo' },
-      },
-      calls,
-    );
+    const httpSides = {
+      direct: { client: directHttp, prefix: '' },
+      gateway: { client: gatewayHttp, prefix: 'mcp__fx__' },
+    };
+    const http = await compare(httpSides, calls);
+    const httpTool = await compare(httpSides, calls / 4, 'tool-10ms');
 
     const seconds = options.loadSeconds ?? 30;
     const connections = options.connections ?? 16;
@@ -202,10 +213,11 @@ export async function runGateway(options: GatewayOptions = {}) {
     return {
       description:
         `${calls} sequential tools/call "echo" per side, direct to the fixture vs through tack serve, interleaved ` +
-        `in 10 blocks after 100 warm-up calls; then ${seconds} s of load (autocannon, ${connections} connections, ` +
+        `in 10 blocks after 50 warm-up calls (and ${calls / 4} of a tool that works 10 ms); then ${seconds} s of load (autocannon, ${connections} connections, ` +
         'replaying a recorded 2026-07-28 tools/call) on tack serve --http',
       stdio,
       http,
+      withTenMsTool: { calls: calls / 4, stdio: stdioTool, http: httpTool },
       load: {
         seconds,
         connections,
