@@ -106,6 +106,12 @@ export const ServeSchema = z
       .array(z.string().min(1))
       .optional()
       .describe('Host names accepted in the Host and Origin headers when serving beyond 127.0.0.1.'),
+    namespace: z
+      .boolean()
+      .optional()
+      .describe(
+        'tack serve: prefix tool and prompt names with <server>__ and resource URIs with tack://<server>/ (default true). false serves upstream names unchanged (on a clash the first server in configuration order wins).',
+      ),
   })
   .strict()
   .describe('How tack serves MCP over HTTP.');

@@ -23,7 +23,14 @@ export function rawToolName(server: string, tool: string): string {
 
 /** The model-visible name of one tool; `lossy` says whether it differs from the raw name. */
 export function sanitizeToolName(server: string, tool: string): { name: string; lossy: boolean } {
-  const raw = rawToolName(server, tool);
+  return visibleName(rawToolName(server, tool));
+}
+
+/**
+ * Any name made to fit `[A-Za-z0-9_-]{1,64}` by the rule above: unchanged when it fits, else sanitized and
+ * ended with a hash of the original. The gateway uses it for its own prefixes.
+ */
+export function visibleName(raw: string): { name: string; lossy: boolean } {
   const cleaned = raw.replace(INVALID, '_');
   if (cleaned === raw && raw.length <= MAX_TOOL_NAME_LENGTH) return { name: raw, lossy: false };
   const hash = createHash('sha256').update(raw).digest('hex').slice(0, HASH_LENGTH);
@@ -40,11 +47,18 @@ export interface NamedTool {
   tool: string;
 }
 
-/** Names for a whole catalog. A server that lists one tool name twice gets it once, as the SDK does. */
-export function assignToolNames<T extends NamedTool>(tools: readonly T[]): Map<string, T> {
+/**
+ * Names for a whole catalog, `mcp__<server>__<tool>` unless `prefix` says otherwise. The first entry of a
+ * name keeps it: a server that lists one tool twice gets it once, as the SDK does (and with a prefix that
+ * does not name the server, two servers' tools of the same name: the first in configuration order wins).
+ */
+export function assignToolNames<T extends NamedTool>(
+  tools: readonly T[],
+  prefix: (server: string) => string = (server) => `mcp__${server}__`,
+): Map<string, T> {
   const result = new Map<string, T>();
   for (const entry of tools) {
-    const { name } = sanitizeToolName(entry.server, entry.tool);
+    const { name } = visibleName(`${prefix(entry.server)}${entry.tool}`);
     if (!result.has(name)) result.set(name, entry);
   }
   return result;

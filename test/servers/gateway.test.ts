@@ -98,23 +98,23 @@ describe('tack serve (gateway)', () => {
         try {
           const { tools } = await client.listTools();
           const names = tools.map((t) => t.name);
-          expect(names).toContain('mcp__everything__echo');
-          expect(names).toContain('mcp__modern__add');
-          expect(names).toContain('mcp__legacy__add');
-          expect(names).not.toContain('mcp__modern__env'); // disabledTools applies
-          expect(names.some((n) => n.startsWith('mcp__broken__'))).toBe(false);
+          expect(names).toContain('everything__echo');
+          expect(names).toContain('modern__add');
+          expect(names).toContain('legacy__add');
+          expect(names).not.toContain('modern__env'); // disabledTools applies
+          expect(names.some((n) => n.startsWith('broken__'))).toBe(false);
 
           expect(
-            text(await client.callTool({ name: 'mcp__everything__echo', arguments: { message: 'hi' } })),
+            text(await client.callTool({ name: 'everything__echo', arguments: { message: 'hi' } })),
           ).toMatch(/hi/);
-          const structured = tools.find((t) => t.name === 'mcp__everything__get-structured-content');
+          const structured = tools.find((t) => t.name === 'everything__get-structured-content');
           expect(structured?.outputSchema).toBeDefined();
           const weather = await client.callTool({
-            name: 'mcp__everything__get-structured-content',
+            name: 'everything__get-structured-content',
             arguments: { location: 'New York' },
           });
           expect(weather.structuredContent).toMatchObject({ temperature: expect.any(Number) });
-          const image = await client.callTool({ name: 'mcp__everything__get-tiny-image', arguments: {} });
+          const image = await client.callTool({ name: 'everything__get-tiny-image', arguments: {} });
           expect((image.content as Array<{ type: string }>).map((b) => b.type)).toContain('image');
 
           const { resources } = await client.listResources();
@@ -132,13 +132,9 @@ describe('tack serve (gateway)', () => {
 
           const { prompts } = await client.listPrompts();
           expect(prompts.map((p) => p.name)).toEqual(
-            expect.arrayContaining([
-              'mcp__modern__greet',
-              'mcp__legacy__greet',
-              'mcp__everything__simple-prompt',
-            ]),
+            expect.arrayContaining(['modern__greet', 'legacy__greet', 'everything__simple-prompt']),
           );
-          const greet = await client.getPrompt({ name: 'mcp__legacy__greet', arguments: { name: 'Bo' } });
+          const greet = await client.getPrompt({ name: 'legacy__greet', arguments: { name: 'Bo' } });
           expect(greet.messages[0]?.content).toEqual({ type: 'text', text: 'Say hello to Bo.' });
         } finally {
           await client.close();
@@ -150,14 +146,14 @@ describe('tack serve (gateway)', () => {
   it('passes isError, structuredContent and resource links through, namespaced so they read back', async () => {
     const client = await overHttp('modern');
     try {
-      const failed = await client.callTool({ name: 'mcp__legacy__fail', arguments: {} });
+      const failed = await client.callTool({ name: 'legacy__fail', arguments: {} });
       expect(failed).toMatchObject({
         isError: true,
         content: [{ type: 'text', text: 'the tool failed on purpose' }],
       });
-      const sum = await client.callTool({ name: 'mcp__modern__add', arguments: { a: 20, b: 22 } });
+      const sum = await client.callTool({ name: 'modern__add', arguments: { a: 20, b: 22 } });
       expect(sum.structuredContent).toEqual({ sum: 42 });
-      const image = await client.callTool({ name: 'mcp__modern__image', arguments: {} });
+      const image = await client.callTool({ name: 'modern__image', arguments: {} });
       const link = (image.content as Array<{ type: string; uri?: string }>).find(
         (b) => b.type === 'resource_link',
       );
@@ -175,7 +171,7 @@ describe('tack serve (gateway)', () => {
     try {
       const progress: number[] = [];
       await legacy.callTool(
-        { name: 'mcp__modern__slow', arguments: { steps: 3, delayMs: 50 } },
+        { name: 'modern__slow', arguments: { steps: 3, delayMs: 50 } },
         { onprogress: (p) => progress.push(p.progress) },
       );
       expect(progress.slice(0, 2)).toEqual([1, 2]);
@@ -187,7 +183,7 @@ describe('tack serve (gateway)', () => {
     try {
       const controller = new AbortController();
       const pending = client.callTool(
-        { name: 'mcp__legacy__slow', arguments: { steps: 1, delayMs: 3000 } },
+        { name: 'legacy__slow', arguments: { steps: 1, delayMs: 3000 } },
         { signal: controller.signal },
       );
       setTimeout(() => controller.abort(), 200);
@@ -210,21 +206,17 @@ describe('tack serve (gateway)', () => {
   it('turns an upstream failure into an isError result naming the server, and stays up', async () => {
     const client = await overHttp('modern');
     try {
-      const down = await client.callTool({ name: 'mcp__broken__echo', arguments: { text: 'x' } });
+      const down = await client.callTool({ name: 'broken__echo', arguments: { text: 'x' } });
       expect(down.isError).toBe(true);
       expect(text(down)).toMatch(
         /^Upstream server "broken" failed: server "broken" failed to start: exited with code 2/,
       );
-      const crash = await client.callTool({ name: 'mcp__legacy__crash', arguments: {} });
+      const crash = await client.callTool({ name: 'legacy__crash', arguments: {} });
       expect(crash.isError).toBe(true);
       expect(text(crash)).toMatch(/^Upstream server "legacy" failed: server "legacy" exited with code 3/);
       // The upstream comes back on next use.
-      expect(text(await client.callTool({ name: 'mcp__legacy__echo', arguments: { text: 'back' } }))).toBe(
-        'back',
-      );
-      await expect(client.callTool({ name: 'mcp__nowhere__x', arguments: {} })).rejects.toThrow(
-        /Unknown tool/,
-      );
+      expect(text(await client.callTool({ name: 'legacy__echo', arguments: { text: 'back' } }))).toBe('back');
+      await expect(client.callTool({ name: 'nowhere__x', arguments: {} })).rejects.toThrow(/Unknown tool/);
     } finally {
       await client.close();
     }
@@ -233,7 +225,7 @@ describe('tack serve (gateway)', () => {
   it('writes every call to the audit log: time, client, server, tool, argument digest, duration, outcome', async () => {
     const client = await overHttp('modern');
     try {
-      await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 'audited' } });
+      await client.callTool({ name: 'modern__echo', arguments: { text: 'audited' } });
       const [entry] = gateway.host.store!.audit.recent(1);
       expect(entry).toMatchObject({
         client: 'test-modern@1.0.0 (http, modern)',
@@ -261,10 +253,10 @@ describe('tack serve (gateway)', () => {
         it(`passes elicitation and sampling from a ${upstream} upstream to a ${downstreamEra} client over ${transport}`, async () => {
           const client = await connect(downstreamEra);
           try {
-            const asked = await client.callTool({ name: `mcp__${upstream}__ask_name`, arguments: {} });
+            const asked = await client.callTool({ name: `${upstream}__ask_name`, arguments: {} });
             expect(text(asked)).toBe('Hello, Ada (asked: What is your name?)!');
             const summary = await client.callTool({
-              name: `mcp__${upstream}__summarize`,
+              name: `${upstream}__summarize`,
               arguments: { text: 'a long story' },
             });
             expect(text(summary)).toBe('Summary: short and sweet');
@@ -290,19 +282,47 @@ describe('tack serve (gateway)', () => {
         });
         if (era === 'modern') await client.listen({ toolsListChanged: true });
         const name = `late_${transport}_${era}`;
-        await client.callTool({ name: 'mcp__legacy__add_tool', arguments: { name } });
+        await client.callTool({ name: 'legacy__add_tool', arguments: { name } });
         await expect.poll(() => changed, { timeout: 10_000 }).toBeGreaterThan(0);
         await expect
           .poll(async () => (await client.listTools()).tools.map((t) => t.name), { timeout: 10_000 })
-          .toContain(`mcp__legacy__${name}`);
-        expect(text(await client.callTool({ name: `mcp__legacy__${name}`, arguments: {} }))).toBe(
-          `${name} ran`,
-        );
+          .toContain(`legacy__${name}`);
+        expect(text(await client.callTool({ name: `legacy__${name}`, arguments: {} }))).toBe(`${name} ran`);
       } finally {
         await client.close();
       }
     });
   }
+
+  it('serves upstream names unchanged with serve.namespace: false', async () => {
+    using plain = tempProject();
+    plain.write('tack.json', {
+      serve: { namespace: false },
+      mcpServers: { a: fixtureEntry('stdio-server.js'), b: fixtureEntry('legacy-stdio-server.js') },
+    });
+    const transparent = await startGateway({
+      config: loadConfig({ cwd: plain.dir, env: plain.env }),
+      http: { port: 0 },
+    });
+    try {
+      const client = await downstream('modern', new StreamableHTTPClientTransport(new URL(transparent.url!)));
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        expect(names).toContain('echo');
+        expect(names.filter((n) => n === 'echo')).toHaveLength(1); // a's echo; b's is hidden by the clash
+        expect(transparent.gateway.names().clashes).toContain('b: echo');
+        expect(text(await client.callTool({ name: 'era', arguments: {} }))).toBe('modern'); // a is the 2026 one
+        expect((await client.listResources()).resources.map((r) => r.uri)).toContain('memo://readme');
+        await expect(client.readResource({ uri: 'memo://readme' })).rejects.toThrow(/several servers: a, b/);
+        const prompt = await client.getPrompt({ name: 'greet', arguments: { name: 'Cy' } });
+        expect(prompt.messages[0]?.content).toEqual({ type: 'text', text: 'Say hello to Cy.' });
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await transparent.close();
+    }
+  });
 
   it('asks for the bearer token over HTTP', async () => {
     const response = await fetch(gateway.url!, {

@@ -16,6 +16,8 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   });
   const servers = gateway.host.servers();
   for (const server of servers) if (server.error) warn(server.error.message);
+  for (const clash of gateway.gateway.names().clashes)
+    warn(`hidden by a name clash (serve.namespace is false): ${clash}`);
   const up = servers.filter((s) => s.status === 'connected').length;
   process.stderr.write(
     `tack serve: ${gateway.host.catalog.tools.length} tools from ${up} of ${servers.length} servers` +

@@ -17,13 +17,12 @@ import { errorMessage, TackError } from '../../errors.js';
 import type { Catalog } from '../../mcp/catalog.js';
 import { type InputRequiredRound, isInputRequired } from '../../mcp/connection.js';
 import type { McpHost } from '../../mcp/host.js';
-import { assignToolNames, serverOfToolName } from '../../mcp/names.js';
 import type { AuditLog, AuditOutcome } from '../../store/audit.js';
 import { digest } from '../../util/canonical-json.js';
 import { VERSION } from '../../version.js';
 import type { Notifier } from '../serve.js';
 import { GatewayCall, type InteractionRouter, PENDING_PREFIX } from './interaction.js';
-import { gatewayUri, namespaceContent, parseGatewayUri } from './names.js';
+import { GatewayNames } from './names.js';
 
 export interface GatewayOptions {
   host: McpHost;
@@ -33,6 +32,8 @@ export interface GatewayOptions {
   transport: 'stdio' | 'http';
   /** Routes the input requests of 2025-era upstreams; its `configure` must be the host's configureClient. */
   router: InteractionRouter;
+  /** Prefix names with their server (default); `false` serves upstream names as they are (names.ts). */
+  namespaced?: boolean | undefined;
 }
 
 /** A client has this long to answer the questions of a call before the call is cancelled upstream. */
@@ -42,6 +43,7 @@ interface PendingCall {
   call: GatewayCall;
   server: string;
   audit: (outcome: AuditOutcome, detail?: string) => void;
+  names: GatewayNames;
   timer: NodeJS.Timeout;
   questions: Array<{ request: unknown; resolve(answer: unknown): void; reject(error: unknown): void }>;
 }
@@ -59,7 +61,8 @@ export class Gateway {
   readonly #host: McpHost;
   readonly #audit: AuditLog | undefined;
   readonly #transport: 'stdio' | 'http';
-  readonly #promptNames = new WeakMap<Catalog, Map<string, { server: string; prompt: string }>>();
+  readonly #names = new WeakMap<Catalog, GatewayNames>();
+  readonly #namespaced: boolean;
   readonly #router: InteractionRouter;
   readonly #pending = new Map<string, PendingCall>();
   #instances = 0;
@@ -69,6 +72,7 @@ export class Gateway {
     this.#audit = options.audit ?? options.host.store?.audit;
     this.#transport = options.transport;
     this.#router = options.router;
+    this.#namespaced = options.namespaced ?? true;
   }
 
   /** Forwards the host's catalog changes to the clients: a server coming or going changes every list. */
@@ -98,7 +102,7 @@ export class Gateway {
     const host = this.#host;
 
     server.setRequestHandler('tools/list', async () => ({
-      tools: host.catalog.tools.map((tool) => ({ ...tool.definition, name: tool.name })),
+      tools: [...this.names().tools].map(([name, tool]) => ({ ...tool.definition, name })),
     }));
 
     const channel = `${this.#transport}:${++this.#instances}`;
@@ -107,9 +111,9 @@ export class Gateway {
       const state = era === 'modern' ? ctx.mcpReq.requestState<unknown>() : undefined;
       if (typeof state === 'string' && state.startsWith(PENDING_PREFIX)) return this.#resume(state, ctx);
 
-      const name = request.params.name;
-      const entry = host.catalog.getTool(name);
-      if (!entry) return this.#unknownTool(name);
+      const names = this.names();
+      const entry = names.tools.get(request.params.name);
+      if (!entry) return this.#unknownTool(request.params.name, names);
       const args = request.params.arguments ?? {};
       const call = new GatewayCall(channel, era, ctx);
       const started = Date.now();
@@ -130,59 +134,73 @@ export class Gateway {
         requestState: typeof state === 'string' ? state : undefined,
       };
       call.start(
-        this.#router.track(entry.server, call, () => this.#drive(entry.server, name, args, call, first)),
+        this.#router.track(entry.server, call, () =>
+          this.#drive(entry.server, entry.name, args, call, first),
+        ),
       );
-      return this.#answer(call, entry.server, audit);
+      return this.#answer(call, entry.server, audit, names);
     });
 
-    server.setRequestHandler('resources/list', async () => ({
-      resources: host.catalog.servers.flatMap((s) =>
-        s.resources.map((resource) => ({ ...resource, uri: gatewayUri(s.server, resource.uri) })),
-      ),
-    }));
+    server.setRequestHandler('resources/list', async () => {
+      const names = this.names();
+      return {
+        resources: host.catalog.servers.flatMap((s) =>
+          s.resources.map((resource) => ({ ...resource, uri: names.uri(s.server, resource.uri) })),
+        ),
+      };
+    });
 
-    server.setRequestHandler('resources/templates/list', async () => ({
-      resourceTemplates: host.catalog.servers.flatMap((s) =>
-        s.resourceTemplates.map((template) => ({
-          ...template,
-          uriTemplate: gatewayUri(s.server, template.uriTemplate),
-        })),
-      ),
-    }));
+    server.setRequestHandler('resources/templates/list', async () => {
+      const names = this.names();
+      return {
+        resourceTemplates: host.catalog.servers.flatMap((s) =>
+          s.resourceTemplates.map((template) => ({
+            ...template,
+            uriTemplate: names.uri(s.server, template.uriTemplate),
+          })),
+        ),
+      };
+    });
 
     server.setRequestHandler('resources/read', async (request, ctx) => {
-      const target = parseGatewayUri(request.params.uri);
+      const names = this.names();
+      const target = names.parseUri(request.params.uri);
       try {
-        const result = await host.readResource(target?.uri ?? request.params.uri, {
+        const { server: from, ...result } = await host.readResource(target.uri, {
           signal: ctx.mcpReq.signal,
-          ...(target ? { server: target.server } : {}),
+          ...(target.server ? { server: target.server } : {}),
         });
-        const { server: from, ...rest } = result;
-        return namespaceRead(from, rest);
+        const clean = withoutReservedMeta(result);
+        return { ...clean, contents: clean.contents.map((c) => ({ ...c, uri: names.uri(from, c.uri) })) };
       } catch (error) {
         throw wireError(error, request.params.uri);
       }
     });
 
-    server.setRequestHandler('prompts/list', async () => {
-      const names = this.#prompts();
-      const byTarget = new Map([...names].map(([name, t]) => [`${t.server}\u0000${t.prompt}`, name]));
-      return {
-        prompts: host.catalog.servers.flatMap((s) =>
-          s.prompts.map((prompt) => ({ ...prompt, name: byTarget.get(`${s.server}\u0000${prompt.name}`)! })),
-        ),
-      };
-    });
+    server.setRequestHandler('prompts/list', async () => ({
+      prompts: [...this.names().prompts].map(([name, { prompt }]) => ({ ...prompt, name })),
+    }));
 
     server.setRequestHandler('prompts/get', async (request, ctx) => {
-      const target = this.#prompts().get(request.params.name);
+      const names = this.names();
+      const target = names.prompts.get(request.params.name);
       if (!target)
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
       try {
-        const result = await host.getPrompt(target.server, target.prompt, request.params.arguments, {
-          signal: ctx.mcpReq.signal,
-        });
-        return namespacePrompt(target.server, result);
+        const result = withoutReservedMeta(
+          await host.getPrompt(target.server, target.prompt.name, request.params.arguments, {
+            signal: ctx.mcpReq.signal,
+          }),
+        );
+        return {
+          ...result,
+          messages: result.messages.map(
+            (message): PromptMessage => ({
+              ...message,
+              content: names.content(target.server, [message.content])[0]!,
+            }),
+          ),
+        };
       } catch (error) {
         throw wireError(error);
       }
@@ -227,13 +245,15 @@ export class Gateway {
     call: GatewayCall,
     server: string,
     audit: (outcome: AuditOutcome, detail?: string) => void,
+    names: GatewayNames,
   ): Promise<CallToolResult | InputRequiredRound> {
     const outcome = await call.next();
     call.detach();
     if (outcome.kind === 'done') {
       if (isInputRequired(outcome.result)) return outcome.result; // relayed; the client's retry is a new call
       audit(outcome.result.isError ? 'tool-error' : 'ok');
-      return passThrough(server, outcome.result);
+      const clean = withoutReservedMeta(outcome.result);
+      return { ...clean, content: names.content(server, clean.content ?? []) };
     }
     if (outcome.kind === 'failed') {
       const { error } = outcome;
@@ -251,7 +271,7 @@ export class Gateway {
       call.expire('the client did not answer the input request in time');
     }, PENDING_TTL_MS);
     timer.unref();
-    this.#pending.set(id, { call, server, audit, timer, questions: outcome.questions });
+    this.#pending.set(id, { call, server, audit, names, timer, questions: outcome.questions });
     return {
       resultType: 'input_required',
       inputRequests: Object.fromEntries(
@@ -284,31 +304,27 @@ export class Gateway {
       if (answer === undefined) question.reject(new Error('the client sent no answer'));
       else question.resolve(answer);
     });
-    return this.#answer(pending.call, pending.server, pending.audit);
+    return this.#answer(pending.call, pending.server, pending.audit, pending.names);
   }
 
   #log(server: string, message: string): void {
     this.#host.connection(server).log.note(`gateway: ${message}`);
   }
 
-  #prompts(): Map<string, { server: string; prompt: string }> {
+  /** The names of the current catalog (cached per catalog: one build per change, not per request). */
+  names(): GatewayNames {
     const catalog = this.#host.catalog;
-    let names = this.#promptNames.get(catalog);
+    let names = this.#names.get(catalog);
     if (!names) {
-      const entries = catalog.servers.flatMap((s) =>
-        s.prompts.map((p) => ({ server: s.server, tool: p.name })),
-      );
-      names = new Map(
-        [...assignToolNames(entries)].map(([name, e]) => [name, { server: e.server, prompt: e.tool }]),
-      );
-      this.#promptNames.set(catalog, names);
+      names = new GatewayNames(catalog, this.#namespaced);
+      this.#names.set(catalog, names);
     }
     return names;
   }
 
   /** A tool the catalog does not have: an upstream that is down is named; anything else is unknown. */
-  #unknownTool(name: string): CallToolResult {
-    const server = serverOfToolName(name);
+  #unknownTool(name: string, names: GatewayNames): CallToolResult {
+    const server = names.serverOf(name);
     const down = this.#host.servers().find((s) => s.name === server && s.status !== 'connected');
     if (down)
       return upstreamFailure(down.name, down.error?.message ?? `server is ${down.status}`, down.error?.hint);
@@ -323,7 +339,11 @@ export class Gateway {
       return `- ${s.name}${capped ? `: ${capped}` : ''}`;
     });
     return [
-      `tack gateway in front of ${servers.length} MCP server${servers.length === 1 ? '' : 's'}. Tools are named mcp__<server>__<tool>; resources tack://<server>/<uri>.`,
+      `tack gateway in front of ${servers.length} MCP server${servers.length === 1 ? '' : 's'}.${
+        this.#namespaced
+          ? ' Tools and prompts are named <server>__<name>; resource URIs tack://<server>/<uri>.'
+          : ''
+      }`,
       ...lines,
     ].join('\n');
   }
@@ -356,26 +376,6 @@ function withoutReservedMeta<T extends { _meta?: Record<string, unknown> | undef
   );
   const { _meta: _, ...rest } = result;
   return (Object.keys(meta).length ? { ...rest, _meta: meta } : rest) as T;
-}
-
-function passThrough(server: string, result: CallToolResult): CallToolResult {
-  const clean = withoutReservedMeta(result);
-  return { ...clean, content: namespaceContent(server, clean.content ?? []) };
-}
-
-function namespaceRead(server: string, result: ReadResourceResult): ReadResourceResult {
-  const clean = withoutReservedMeta(result);
-  return { ...clean, contents: clean.contents.map((c) => ({ ...c, uri: gatewayUri(server, c.uri) })) };
-}
-
-function namespacePrompt(server: string, result: GetPromptResult): GetPromptResult {
-  const clean = withoutReservedMeta(result);
-  return {
-    ...clean,
-    messages: clean.messages.map(
-      (message): PromptMessage => ({ ...message, content: namespaceContent(server, [message.content])[0]! }),
-    ),
-  };
 }
 
 /** What the downstream model reads when an upstream fails: which server, what happened, what to try. */

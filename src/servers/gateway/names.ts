@@ -1,34 +1,75 @@
-import type { ContentBlock } from '@modelcontextprotocol/client';
+import type { ContentBlock, Prompt } from '@modelcontextprotocol/client';
+import type { Catalog, CatalogTool } from '../../mcp/catalog.js';
+import { assignToolNames } from '../../mcp/names.js';
 
 /**
- * The gateway's namespaces. Tools keep the host's model-visible names (`mcp__<server>__<tool>`); prompts get
- * the same shape; resources get a URI prefix naming their server: `tack://<server>/<original URI>`. Server
- * names cannot contain `/`, so the prefix always parses back, and two servers offering the same URI (or the
- * same template) stay apart.
+ * The names the gateway gives what it serves. Namespaced (the default), a tool or prompt is
+ * `<server>__<name>` (the downstream host adds its own `mcp__<gateway>__`, so `mcp__` would only repeat) and a
+ * resource URI is `tack://<server>/<original URI>`: server names cannot contain `/`, so the prefix always
+ * parses back, and two servers offering the same name or URI stay apart. Without a namespace
+ * (`serve.namespace: false`, for a gateway in front of one server that should look like that server) names
+ * and URIs are the upstream's own; on a clash between two servers the first in configuration order wins,
+ * and the others are listed in `clashes`.
  */
-const PREFIX = 'tack://';
+const URI_PREFIX = 'tack://';
 
-export function gatewayUri(server: string, uri: string): string {
-  return `${PREFIX}${server}/${uri}`;
-}
+export class GatewayNames {
+  readonly namespaced: boolean;
+  readonly tools: ReadonlyMap<string, CatalogTool>;
+  readonly prompts: ReadonlyMap<string, { server: string; prompt: Prompt }>;
+  /** Upstream names hidden by a clash when not namespaced: `server: name`. */
+  readonly clashes: readonly string[];
 
-export function parseGatewayUri(uri: string): { server: string; uri: string } | undefined {
-  if (!uri.startsWith(PREFIX)) return undefined;
-  const slash = uri.indexOf('/', PREFIX.length);
-  if (slash <= PREFIX.length) return undefined;
-  return { server: uri.slice(PREFIX.length, slash), uri: uri.slice(slash + 1) };
-}
+  constructor(catalog: Catalog, namespaced: boolean) {
+    this.namespaced = namespaced;
+    const prefix = namespaced ? (server: string) => `${server}__` : () => '';
+    const toolEntries = catalog.tools.map((tool) => ({
+      server: tool.server,
+      tool: tool.definition.name,
+      entry: tool,
+    }));
+    const tools = assignToolNames(toolEntries, prefix);
+    this.tools = new Map([...tools].map(([name, t]) => [name, t.entry]));
+    const promptEntries = catalog.servers.flatMap((s) =>
+      s.prompts.map((prompt) => ({ server: s.server, tool: prompt.name, prompt })),
+    );
+    const prompts = assignToolNames(promptEntries, prefix);
+    this.prompts = new Map([...prompts].map(([name, p]) => [name, { server: p.server, prompt: p.prompt }]));
+    const kept = new Set([...tools.values(), ...prompts.values()]);
+    this.clashes = [...toolEntries, ...promptEntries]
+      .filter((e) => !kept.has(e))
+      .map((e) => `${e.server}: ${e.tool}`);
+  }
 
-/**
- * Resource links and embedded resources in a result point at the upstream server's URIs; rewritten into the
- * gateway's namespace, the downstream client can read them back through the gateway.
- */
-export function namespaceContent(server: string, blocks: readonly ContentBlock[]): ContentBlock[] {
-  return blocks.map((block) => {
-    if (block.type === 'resource_link') return { ...block, uri: gatewayUri(server, block.uri) };
-    if (block.type === 'resource') {
-      return { ...block, resource: { ...block.resource, uri: gatewayUri(server, block.resource.uri) } };
-    }
-    return block;
-  });
+  uri(server: string, uri: string): string {
+    return this.namespaced ? `${URI_PREFIX}${server}/${uri}` : uri;
+  }
+
+  /** The server and upstream URI a downstream URI names; no server when not namespaced (or not prefixed). */
+  parseUri(uri: string): { server?: string; uri: string } {
+    if (!this.namespaced || !uri.startsWith(URI_PREFIX)) return { uri };
+    const slash = uri.indexOf('/', URI_PREFIX.length);
+    if (slash <= URI_PREFIX.length) return { uri };
+    return { server: uri.slice(URI_PREFIX.length, slash), uri: uri.slice(slash + 1) };
+  }
+
+  /** The server a namespaced tool name belongs to, for naming it when it is down. */
+  serverOf(name: string): string | undefined {
+    return this.namespaced ? /^(.+?)__./.exec(name)?.[1] : undefined;
+  }
+
+  /**
+   * Resource links and embedded resources in a result point at the upstream server's URIs; in the gateway's
+   * namespace the downstream client can read them back through the gateway.
+   */
+  content(server: string, blocks: readonly ContentBlock[]): ContentBlock[] {
+    if (!this.namespaced) return [...blocks];
+    return blocks.map((block) => {
+      if (block.type === 'resource_link') return { ...block, uri: this.uri(server, block.uri) };
+      if (block.type === 'resource') {
+        return { ...block, resource: { ...block.resource, uri: this.uri(server, block.resource.uri) } };
+      }
+      return block;
+    });
+  }
 }

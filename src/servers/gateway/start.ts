@@ -31,7 +31,12 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       hostOptions.configureClient?.(client, server);
     },
   });
-  const gateway = new Gateway({ host, router, transport: http ? 'http' : 'stdio' });
+  const gateway = new Gateway({
+    host,
+    router,
+    transport: http ? 'http' : 'stdio',
+    namespaced: options.config.serve.namespace,
+  });
   let served: Served;
   try {
     served = http
