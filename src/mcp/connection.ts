@@ -2,6 +2,8 @@ import {
   type CallToolResult,
   Client,
   type ClientCapabilities,
+  type CompleteRequest,
+  type CompleteResult,
   type GetPromptResult,
   type Implementation,
   type InputRequiredResult,
@@ -275,6 +277,21 @@ export class ServerConnection {
   getPrompt(prompt: string, args: Record<string, string> | undefined, options: RequestCallOptions = {}) {
     return this.#request<GetPromptResult>(`prompts/get "${prompt}"`, {}, options, (client, ro) =>
       client.getPrompt({ name: prompt, ...(args ? { arguments: args } : {}) }, ro),
+    );
+  }
+
+  /**
+   * Argument completion for a prompt or a resource template. A server without the completions capability
+   * completes nothing (an empty list, as the spec lets a server answer), rather than failing the caller.
+   */
+  async complete(
+    params: CompleteRequest['params'],
+    options: RequestCallOptions = {},
+  ): Promise<CompleteResult> {
+    const client = await this.ensureClient(options.signal);
+    if (!client.getServerCapabilities()?.completions) return { completion: { values: [] } };
+    return this.#request<CompleteResult>('completion/complete', {}, options, (c, ro) =>
+      c.complete(params, ro),
     );
   }
 

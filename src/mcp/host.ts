@@ -1,5 +1,7 @@
 import {
   type CallToolResult,
+  type CompleteRequest,
+  type CompleteResult,
   type GetPromptResult,
   type Implementation,
   type ReadResourceResult,
@@ -174,6 +176,15 @@ export class McpHost {
     options: RequestCallOptions = {},
   ): Promise<GetPromptResult> {
     return this.connection(server).getPrompt(prompt, args, options);
+  }
+
+  /** Argument completion on one server (a prompt's or a resource template's argument). */
+  async complete(
+    server: string,
+    params: CompleteRequest['params'],
+    options: RequestCallOptions = {},
+  ): Promise<CompleteResult> {
+    return this.connection(server).complete(params, options);
   }
 
   /** Subscribe to status, catalog and diagnostic events; returns the unsubscribe function. */

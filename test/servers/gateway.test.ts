@@ -222,6 +222,24 @@ describe('tack serve (gateway)', () => {
     }
   });
 
+  it('passes argument completion through for prompts', async () => {
+    const client = await overHttp('modern');
+    try {
+      const completion = await client.complete({
+        ref: { type: 'ref/prompt', name: 'everything__completable-prompt' },
+        argument: { name: 'department', value: 'Eng' },
+      });
+      expect(completion.completion.values).toContain('Engineering');
+      const none = await client.complete({
+        ref: { type: 'ref/prompt', name: 'no__such-prompt' },
+        argument: { name: 'x', value: '' },
+      });
+      expect(none.completion.values).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('writes every call to the audit log: time, client, server, tool, argument digest, duration, outcome', async () => {
     const client = await overHttp('modern');
     try {

@@ -95,6 +95,7 @@ export class Gateway {
           tools: { listChanged: true },
           resources: { listChanged: true },
           prompts: { listChanged: true },
+          completions: {},
         },
         instructions: this.#instructions(),
       },
@@ -174,6 +175,30 @@ export class Gateway {
         return { ...clean, contents: clean.contents.map((c) => ({ ...c, uri: names.uri(from, c.uri) })) };
       } catch (error) {
         throw wireError(error, request.params.uri);
+      }
+    });
+
+    server.setRequestHandler('completion/complete', async (request, ctx) => {
+      const names = this.names();
+      const { ref } = request.params;
+      const target =
+        ref.type === 'ref/prompt'
+          ? ((p) => p && { server: p.server, ref: { type: 'ref/prompt' as const, name: p.prompt.name } })(
+              names.prompts.get(ref.name),
+            )
+          : this.#templateTarget(names, ref.uri);
+      // Nothing matches: no completions, which a client must accept for any argument.
+      if (!target) return { completion: { values: [] } };
+      try {
+        return withoutReservedMeta(
+          await host.complete(
+            target.server,
+            { ...request.params, ref: target.ref },
+            { signal: ctx.mcpReq.signal },
+          ),
+        );
+      } catch (error) {
+        throw wireError(error);
       }
     });
 
@@ -309,6 +334,19 @@ export class Gateway {
 
   #log(server: string, message: string): void {
     this.#host.connection(server).log.note(`gateway: ${message}`);
+  }
+
+  /** The upstream server and template a (gateway) resource template URI names. */
+  #templateTarget(
+    names: GatewayNames,
+    uri: string,
+  ): { server: string; ref: { type: 'ref/resource'; uri: string } } | undefined {
+    const target = names.parseUri(uri);
+    const server =
+      target.server ??
+      this.#host.catalog.servers.find((s) => s.resourceTemplates.some((t) => t.uriTemplate === target.uri))
+        ?.server;
+    return server ? { server, ref: { type: 'ref/resource', uri: target.uri } } : undefined;
   }
 
   /** The names of the current catalog (cached per catalog: one build per change, not per request). */
