@@ -69,6 +69,15 @@ export interface RequestCallOptions {
   onProgress?: ((progress: { progress: number; total?: number; message?: string }) => void) | undefined;
 }
 
+/** What one round of a call carries besides the arguments (see callToolRound). */
+export interface CallRound {
+  /** Answers to the previous round's input requests, keyed as the server asked. */
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState?: string | undefined;
+  /** Request `_meta` keys, e.g. a log level for a 2026-07-28 server (it sends logs only when asked per request). */
+  meta?: Record<string, unknown> | undefined;
+}
+
 /** A 2026-07-28 server asking for input before it can answer a call (see callToolRound). */
 export type InputRequiredRound = InputRequiredResult;
 
@@ -241,7 +250,7 @@ export class ServerConnection {
   callToolRound(
     tool: string,
     args: Record<string, unknown> | undefined,
-    round: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined },
+    round: CallRound,
     options: RequestCallOptions = {},
   ) {
     const definition = this.tools.find((t) => t.name === tool);
@@ -256,6 +265,7 @@ export class ServerConnection {
             arguments: args ?? {},
             ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
             ...(round.requestState !== undefined ? { requestState: round.requestState } : {}),
+            ...(round.meta ? { _meta: round.meta } : {}),
           },
           {
             ...ro,

@@ -15,6 +15,7 @@ import { TackStore } from '../store/store.js';
 import { VERSION } from '../version.js';
 import { Catalog } from './catalog.js';
 import {
+  type CallRound,
   type ConnectionChange,
   type ConnectionOptions,
   type InputRequiredRound,
@@ -151,7 +152,7 @@ export class McpHost {
   async callToolRound(
     name: string,
     args: Record<string, unknown> | undefined,
-    round: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined },
+    round: CallRound,
     options: RequestCallOptions = {},
   ): Promise<CallToolResult | InputRequiredRound> {
     const entry = this.catalog.getTool(name);

@@ -65,7 +65,7 @@ describe('tack CLI', () => {
     expect(run.code).toBe(0);
     const [header, ...rows] = run.stdout.split('\n');
     expect(header).toMatch(/^NAME\s+TRANSPORT\s+STATE\s+ERA\s+PROTOCOL\s+SERVER\s+TOOLS/);
-    expect(rows[0]).toMatch(/^ok\s+stdio\s+connected\s+modern\s+2026-07-28\s+tack-fixture 1\.2\.3\s+12\s/);
+    expect(rows[0]).toMatch(/^ok\s+stdio\s+connected\s+modern\s+2026-07-28\s+tack-fixture 1\.2\.3\s+13\s/);
     expect(rows[1]).toMatch(/^broken\s+stdio\s+failed\s+-/);
     expect(run.stdout).toContain('broken: server "broken" failed to start: exited with code 2');
     expect(run.stdout).toContain('fixture: missing configuration, exiting');
@@ -95,8 +95,8 @@ describe('tack CLI', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^TOOL\s+TITLE\s+DESCRIPTION\s+TOKENS$/m);
     expect(run.stdout).toMatch(/^mcp__modern__echo\s+Echo\s+Echo the given text back\. .*\s\d+$/m);
-    expect(run.stdout).toMatch(/^modern\s+12\s+\d+$/m);
-    expect(run.stdout).toMatch(/^total\s+24\s+\d+$/m);
+    expect(run.stdout).toMatch(/^modern\s+13\s+\d+$/m);
+    expect(run.stdout).toMatch(/^total\s+26\s+\d+$/m);
   });
 
   it('call prints content and structuredContent; a tool error exits 1, bad JSON exits 2', async () => {

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, LOG_LEVEL_META_KEY, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -237,6 +237,37 @@ describe('tack serve (gateway)', () => {
       expect(none.completion.values).toEqual([]);
     } finally {
       await client.close();
+    }
+  });
+
+  it('forwards the log messages an upstream sends during a call, at the level the client asked for', async () => {
+    const legacy = await overStdio('legacy');
+    try {
+      const logs: string[] = [];
+      legacy.setNotificationHandler('notifications/message', async (n) => {
+        logs.push(`${n.params.level}: ${String(n.params.data)}`);
+      });
+      await legacy.setLoggingLevel('info');
+      expect(text(await legacy.callTool({ name: 'legacy__chatter', arguments: {} }))).toBe('chattered');
+      await expect.poll(() => logs).toEqual(['info: chatter at info', 'warning: chatter at warning']);
+    } finally {
+      await legacy.close();
+    }
+    const modern = await overHttp('modern');
+    try {
+      const logs: string[] = [];
+      modern.setNotificationHandler('notifications/message', async (n) => {
+        logs.push(`${n.params.level}: ${String(n.params.data)}`);
+      });
+      await modern.callTool({
+        name: 'modern__chatter',
+        arguments: {},
+        _meta: { [LOG_LEVEL_META_KEY]: 'warning' },
+      });
+      await modern.callTool({ name: 'modern__chatter', arguments: {} }); // no level: no logs
+      await expect.poll(() => logs).toEqual(['warning: chatter at warning']);
+    } finally {
+      await modern.close();
     }
   });
 

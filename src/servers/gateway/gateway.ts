@@ -8,6 +8,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import {
   CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -15,7 +16,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { errorMessage, TackError } from '../../errors.js';
 import type { Catalog } from '../../mcp/catalog.js';
-import { type InputRequiredRound, isInputRequired } from '../../mcp/connection.js';
+import { type CallRound, type InputRequiredRound, isInputRequired } from '../../mcp/connection.js';
 import type { McpHost } from '../../mcp/host.js';
 import type { AuditLog, AuditOutcome } from '../../store/audit.js';
 import { digest } from '../../util/canonical-json.js';
@@ -96,6 +97,7 @@ export class Gateway {
           resources: { listChanged: true },
           prompts: { listChanged: true },
           completions: {},
+          logging: {},
         },
         instructions: this.#instructions(),
       },
@@ -107,6 +109,13 @@ export class Gateway {
     }));
 
     const channel = `${this.#transport}:${++this.#instances}`;
+    // The level a 2025-era client set for its session (logging/setLevel); a 2026-07-28 client names one per
+    // request. A 2025 client that set none hears everything, as a 2025 server may log without being asked.
+    let sessionLogLevel: string | undefined;
+    server.setRequestHandler('logging/setLevel', async (request) => {
+      sessionLogLevel = request.params.level;
+      return {};
+    });
     server.setRequestHandler('tools/call', async (request, ctx) => {
       // A 2026-07-28 client answering questions a 2025-era upstream asked it through this gateway.
       const state = era === 'modern' ? ctx.mcpReq.requestState<unknown>() : undefined;
@@ -117,6 +126,10 @@ export class Gateway {
       if (!entry) return this.#unknownTool(request.params.name, names);
       const args = request.params.arguments ?? {};
       const call = new GatewayCall(channel, era, ctx);
+      call.logLevel =
+        era === 'modern'
+          ? (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY]?.toString()
+          : (sessionLogLevel ?? 'debug');
       const started = Date.now();
       const audit = (outcome: AuditOutcome, detail?: string) =>
         this.#record({
@@ -134,9 +147,11 @@ export class Gateway {
         inputResponses: era === 'modern' ? ctx.mcpReq.inputResponses : undefined,
         requestState: typeof state === 'string' ? state : undefined,
       };
+      // Ask upstream for logs at the client's level (a 2026-07-28 server logs only when a request asks).
+      const meta = call.logLevel ? { [LOG_LEVEL_META_KEY]: call.logLevel } : undefined;
       call.start(
         this.#router.track(entry.server, call, () =>
-          this.#drive(entry.server, entry.name, args, call, first),
+          this.#drive(entry.server, entry.name, args, call, { ...first, meta }),
         ),
       );
       return this.#answer(call, entry.server, audit, names);
@@ -242,7 +257,7 @@ export class Gateway {
     name: string,
     args: Record<string, unknown>,
     call: GatewayCall,
-    first: { inputResponses?: Record<string, unknown> | undefined; requestState?: string | undefined },
+    first: CallRound,
   ): Promise<CallToolResult | InputRequiredRound> {
     let round = first;
     for (;;) {
@@ -260,7 +275,7 @@ export class Gateway {
       const answers: Record<string, unknown> = {};
       for (const [key, request] of Object.entries(result.inputRequests ?? {}))
         answers[key] = await call.ask(request);
-      round = { inputResponses: answers, requestState: result.requestState };
+      round = { inputResponses: answers, requestState: result.requestState, meta: first.meta };
       this.#log(server, `answered ${Object.keys(answers).length} input request(s) for ${name}`);
     }
   }

@@ -28,6 +28,8 @@ export const GATEWAY_CLIENT_CAPABILITIES: ClientCapabilities = {
 
 const FORWARDED = ['elicitation/create', 'sampling/createMessage'] as const;
 
+const SEVERITY = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
 export const PENDING_PREFIX = 'tack-gateway-pending:';
 
 type Outcome =
@@ -50,6 +52,8 @@ export class GatewayCall {
   readonly abort = new AbortController();
   /** The downstream request now being served; a 2026-07-28 call gets a new one each round. */
   ctx: ServerContext;
+  /** The least severe log level the downstream client wants for this call; undefined: no logs. */
+  logLevel: string | undefined;
   #upstream: Promise<CallToolResult | InputRequiredRound> | undefined;
   #settled: Outcome | undefined;
   readonly #questions: Question[] = [];
@@ -89,6 +93,13 @@ export class GatewayCall {
   detach(): void {
     this.#unfollow?.();
     this.#unfollow = undefined;
+  }
+
+  /** An upstream's log message during this call, forwarded when the client's level lets it through. */
+  log(params: { level: string }): void {
+    if (this.logLevel === undefined || SEVERITY.indexOf(params.level) < SEVERITY.indexOf(this.logLevel))
+      return;
+    void this.ctx.mcpReq.notify({ method: 'notifications/message', params }).catch(() => {});
   }
 
   /** An upstream asks for input during this call. */
@@ -156,6 +167,9 @@ export class InteractionRouter {
 
   /** For HostOptions.configureClient: installs the forwarding handlers on an upstream client. */
   readonly configure = (client: Client, server: string): void => {
+    client.setNotificationHandler('notifications/message', async (notification) => {
+      this.#single(server)?.log(notification.params);
+    });
     for (const method of FORWARDED) {
       client.setRequestHandler(
         method,
@@ -163,6 +177,12 @@ export class InteractionRouter {
       );
     }
   };
+
+  /** The call a message from `server` belongs to, when only one downstream connection has calls there. */
+  #single(server: string): GatewayCall | undefined {
+    const calls = this.#inFlight.get(server) ?? [];
+    return new Set(calls.map((call) => call.channel)).size === 1 ? calls.at(-1) : undefined;
+  }
 
   #route(server: string, request: InputRequestMessage): Promise<unknown> {
     const calls = this.#inFlight.get(server) ?? [];
