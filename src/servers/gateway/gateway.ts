@@ -45,6 +45,8 @@ interface PendingCall {
   server: string;
   audit: (outcome: AuditOutcome, detail?: string) => void;
   names: GatewayNames;
+  /** The downstream tool name: a retry must name the same tool. */
+  tool: string;
   timer: NodeJS.Timeout;
   questions: Array<{ request: unknown; resolve(answer: unknown): void; reject(error: unknown): void }>;
 }
@@ -79,7 +81,7 @@ export class Gateway {
   /** Forwards the host's catalog changes to the clients: a server coming or going changes every list. */
   announceTo(notifier: Notifier): () => void {
     return this.#host.on((event) => {
-      if (event.type === 'diagnostic') return;
+      if (event.type === 'diagnostic' || (event.type === 'status' && event.status === 'connecting')) return;
       const change = event.type === 'catalog' ? event.change : 'all';
       if (change === 'tools' || change === 'all') notifier.toolsChanged();
       if (change === 'resources' || change === 'all') notifier.resourcesChanged();
@@ -119,7 +121,9 @@ export class Gateway {
     server.setRequestHandler('tools/call', async (request, ctx) => {
       // A 2026-07-28 client answering questions a 2025-era upstream asked it through this gateway.
       const state = era === 'modern' ? ctx.mcpReq.requestState<unknown>() : undefined;
-      if (typeof state === 'string' && state.startsWith(PENDING_PREFIX)) return this.#resume(state, ctx);
+      if (typeof state === 'string' && state.startsWith(PENDING_PREFIX)) {
+        return this.#resume(state, request.params.name, ctx);
+      }
 
       const names = this.names();
       const entry = names.tools.get(request.params.name);
@@ -154,7 +158,7 @@ export class Gateway {
           this.#drive(entry.server, entry.name, args, call, { ...first, meta }),
         ),
       );
-      return this.#answer(call, entry.server, audit, names);
+      return this.#answer(call, request.params.name, entry.server, audit, names);
     });
 
     server.setRequestHandler('resources/list', async () => {
@@ -283,6 +287,7 @@ export class Gateway {
   /** What the downstream gets now: the result, an upstream failure, or the questions it must answer. */
   async #answer(
     call: GatewayCall,
+    tool: string,
     server: string,
     audit: (outcome: AuditOutcome, detail?: string) => void,
     names: GatewayNames,
@@ -311,7 +316,7 @@ export class Gateway {
       call.expire('the client did not answer the input request in time');
     }, PENDING_TTL_MS);
     timer.unref();
-    this.#pending.set(id, { call, server, audit, names, timer, questions: outcome.questions });
+    this.#pending.set(id, { call, tool, server, audit, names, timer, questions: outcome.questions });
     return {
       resultType: 'input_required',
       inputRequests: Object.fromEntries(
@@ -322,8 +327,14 @@ export class Gateway {
   }
 
   /** The client's answers to a pending call's questions: hand them upstream and wait for what comes next. */
-  async #resume(id: string, ctx: ServerContext): Promise<CallToolResult | InputRequiredRound> {
+  async #resume(id: string, tool: string, ctx: ServerContext): Promise<CallToolResult | InputRequiredRound> {
     const pending = this.#pending.get(id);
+    if (pending && pending.tool !== tool) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `This request state belongs to a call of another tool.`,
+      );
+    }
     if (!pending) {
       return {
         isError: true,
@@ -344,7 +355,7 @@ export class Gateway {
       if (answer === undefined) question.reject(new Error('the client sent no answer'));
       else question.resolve(answer);
     });
-    return this.#answer(pending.call, pending.server, pending.audit, pending.names);
+    return this.#answer(pending.call, pending.tool, pending.server, pending.audit, pending.names);
   }
 
   #log(server: string, message: string): void {
