@@ -8,25 +8,13 @@ import {
   originValidation,
   toNodeHandler,
 } from '@modelcontextprotocol/node';
-import { createMcpHandler, type McpServer, type Server } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { TackError } from '../errors.js';
+import { LiveInstances, type Notifier, type ServerFactory } from './serving/instances.js';
+import { LegacySessions } from './serving/legacy-sessions.js';
 
-/** What every served instance gets from its factory: the protocol era of the connection or request. */
-export type ServerFactory = (context: { era: 'modern' | 'legacy' }) => McpServer | Server;
-
-/**
- * Change notifications for whatever tack serves. One call reaches every client that can hear it: on stdio the
- * instance sends it (unsolicited on a 2025-era link, on the listen stream on 2026-07-28); over HTTP it is
- * published to the `subscriptions/listen` streams (2025-era HTTP clients are served statelessly and have no
- * channel to hear it on).
- */
-export interface Notifier {
-  toolsChanged(): void;
-  promptsChanged(): void;
-  resourcesChanged(): void;
-  resourceUpdated(uri: string): void;
-}
+export { type Notifier, type ServerFactory, trackSubscriptions } from './serving/instances.js';
 
 export interface Served {
   notifier: Notifier;
@@ -35,59 +23,15 @@ export interface Served {
   close(): Promise<void>;
 }
 
-const subscriptions = new WeakMap<Server, { era: 'modern' | 'legacy'; uris: Set<string> }>();
-
-/**
- * Answers `resources/subscribe` on a 2025-era connection and remembers the URIs, so `resourceUpdated` reaches
- * only the connections that asked (unsolicited per-resource updates are wrong on that era). On 2026-07-28 the
- * URIs live in the client's listen filter and the SDK filters delivery itself. The server must declare
- * `resources: { subscribe: true }`.
- */
-export function trackSubscriptions(server: Server, era: 'modern' | 'legacy'): void {
-  const state = { era, uris: new Set<string>() };
-  subscriptions.set(server, state);
-  if (era === 'modern') return;
-  server.setRequestHandler('resources/subscribe', (request) => {
-    state.uris.add(request.params.uri);
-    return {};
-  });
-  server.setRequestHandler('resources/unsubscribe', (request) => {
-    state.uris.delete(request.params.uri);
-    return {};
-  });
-}
-
-function wantsUpdate(server: Server, uri: string): boolean {
-  const state = subscriptions.get(server);
-  return state !== undefined && (state.era === 'modern' || state.uris.has(uri));
-}
-
 /** Serves `factory` on this process's stdin/stdout, both eras (`serveStdio`). */
 export function serveOnStdio(factory: ServerFactory): Served {
-  const instances = new Set<McpServer | Server>();
+  const live = new LiveInstances();
   const handle = serveStdio(({ era }) => {
     const instance = factory({ era });
-    instances.add(instance);
+    live.add(instance);
     return instance;
   });
-  const each = (fn: (server: Server) => Promise<void>) => {
-    for (const instance of instances) {
-      const low = 'server' in instance ? instance.server : instance;
-      // A notification the instance cannot send (no capability, link closing) is not worth dying for.
-      fn(low).catch(() => {});
-    }
-  };
-  return {
-    url: undefined,
-    notifier: {
-      toolsChanged: () => each((s) => s.sendToolListChanged()),
-      promptsChanged: () => each((s) => s.sendPromptListChanged()),
-      resourcesChanged: () => each((s) => s.sendResourceListChanged()),
-      resourceUpdated: (uri) =>
-        each((s) => (wantsUpdate(s, uri) ? s.sendResourceUpdated({ uri }) : Promise.resolve())),
-    },
-    close: () => handle.close(),
-  };
+  return { url: undefined, notifier: live, close: () => handle.close() };
 }
 
 export interface HttpOptions {
@@ -104,8 +48,9 @@ export interface HttpOptions {
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /**
- * Serves `factory` over Streamable HTTP at `/mcp` (`createMcpHandler`: 2026-07-28 per request, 2025-era
- * clients statelessly). In front of it: Host and Origin checks against DNS rebinding, and the bearer token.
+ * Serves `factory` over Streamable HTTP at `/mcp`: 2026-07-28 per request (`createMcpHandler`), 2025-era
+ * clients in sessions (`LegacySessions`). In front of it: Host and Origin checks against DNS rebinding, and
+ * the bearer token.
  */
 export async function serveHttp(factory: ServerFactory, options: HttpOptions = {}): Promise<Served> {
   const host = options.host ?? '127.0.0.1';
@@ -115,8 +60,14 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
       hint: 'Bind 127.0.0.1, or set serve.token and serve.allowedHosts in tack.json.',
     });
   }
-  const handler = createMcpHandler(({ era }) => factory({ era }));
-  const nodeHandler = toNodeHandler(handler);
+  // 2026-07-28 requests are stateless (one instance per request); 2025-era clients get sessions.
+  const handler = createMcpHandler(({ era }) => factory({ era }), { legacy: 'reject' });
+  const live = new LiveInstances();
+  const legacy = new LegacySessions(factory, live);
+  const nodeHandler = toNodeHandler({
+    fetch: async (request) =>
+      (await isLegacyRequest(request)) ? legacy.serve(request) : handler.fetch(request),
+  });
   const validHost = loopback
     ? localhostHostValidation()
     : hostHeaderValidation([...(options.allowedHosts ?? [])]);
@@ -153,13 +104,25 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
   return {
     url: `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}/mcp`,
     notifier: {
-      toolsChanged: () => void handler.notify.toolsChanged(),
-      promptsChanged: () => void handler.notify.promptsChanged(),
-      resourcesChanged: () => void handler.notify.resourcesChanged(),
-      resourceUpdated: (uri) => void handler.notify.resourceUpdated(uri),
+      toolsChanged: () => {
+        handler.notify.toolsChanged();
+        live.toolsChanged();
+      },
+      promptsChanged: () => {
+        handler.notify.promptsChanged();
+        live.promptsChanged();
+      },
+      resourcesChanged: () => {
+        handler.notify.resourcesChanged();
+        live.resourcesChanged();
+      },
+      resourceUpdated: (uri) => {
+        handler.notify.resourceUpdated(uri);
+        live.resourceUpdated(uri);
+      },
     },
     close: async () => {
-      await handler.close();
+      await Promise.all([handler.close(), legacy.close()]);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -5,6 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { type RunningGateway, startGateway } from '../../src/servers/gateway/start.js';
+import { digest } from '../../src/util/canonical-json.js';
 import { fixtureEntry, REPO, type TempProject, tempProject } from '../helpers/project.js';
 
 const EVERYTHING = createRequire(import.meta.url).resolve(
@@ -178,30 +179,29 @@ describe('tack serve (gateway)', () => {
     } finally {
       await legacy.close();
     }
-    // Cancelling needs the request's own stream (2026-07-28 over HTTP); a stateless 2025 POST has none.
-    const client = await overHttp('modern');
+    for (const era of ['modern', 'legacy'] as const) {
+      await cancelOnce(await overHttp(era), era);
+    }
+  });
+
+  /** Cancels a slow call and finds that very call (by its argument digest) recorded as cancelled. */
+  async function cancelOnce(client: Client, era: Era): Promise<void> {
     try {
+      const args = { steps: 1, delayMs: era === 'legacy' ? 3001 : 3000 };
       const controller = new AbortController();
       const pending = client.callTool(
-        { name: 'legacy__slow', arguments: { steps: 1, delayMs: 3000 } },
+        { name: 'legacy__slow', arguments: args },
         { signal: controller.signal },
       );
       setTimeout(() => controller.abort(), 200);
       await expect(pending).rejects.toThrow();
-      await expect
-        .poll(
-          () =>
-            gateway.host.store?.audit.recent(5).find((e) => e.tool === 'slow' && e.server === 'legacy')
-              ?.outcome,
-          {
-            timeout: 5000,
-          },
-        )
-        .toBe('cancelled');
+      const recorded = () => gateway.host.store?.audit.recent(20).find((e) => e.argsSha256 === digest(args));
+      await expect.poll(() => recorded()?.outcome, { timeout: 5000 }).toBe('cancelled');
+      expect(recorded()?.client).toBe(`test-${era}@1.0.0 (http, ${era})`);
     } finally {
       await client.close();
     }
-  });
+  }
 
   it('turns an upstream failure into an isError result naming the server, and stays up', async () => {
     const client = await overHttp('modern');
@@ -297,8 +297,6 @@ describe('tack serve (gateway)', () => {
   ] as const) {
     for (const downstreamEra of ['modern', 'legacy'] as const) {
       for (const upstream of ['modern', 'legacy'] as const) {
-        // A 2025-era client over stateless HTTP has no channel for a server-to-client request: not tested.
-        if (transport === 'HTTP' && downstreamEra === 'legacy') continue;
         it(`passes elicitation and sampling from a ${upstream} upstream to a ${downstreamEra} client over ${transport}`, async () => {
           const client = await connect(downstreamEra);
           try {
@@ -319,6 +317,7 @@ describe('tack serve (gateway)', () => {
 
   for (const [transport, era] of [
     ['HTTP', 'modern'],
+    ['HTTP', 'legacy'],
     ['stdio', 'legacy'],
     ['stdio', 'modern'],
   ] as const) {

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type EventStore,
+  type JSONRPCMessage,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import type { LiveInstances, ServerFactory } from './instances.js';
+
+const MAX_SESSIONS = 1000;
+const IDLE_MS = 30 * 60_000;
+const EVENTS_PER_SESSION = 1000;
+
+/**
+ * 2025-era HTTP clients with a session each, as that era expects: `initialize` opens it (`Mcp-Session-Id`),
+ * one instance serves it until DELETE or 30 idle minutes, and the session carries what a stateless POST
+ * cannot: the client's capabilities for server-to-client requests (elicitation, sampling), its log level,
+ * cancellations, subscriptions, the GET stream for notifications, and resumable streams (Last-Event-ID). The
+ * SDK's default stateless posture gives each POST a fresh instance that knows none of this.
+ */
+export class LegacySessions {
+  readonly #factory: ServerFactory;
+  readonly #live: LiveInstances;
+  readonly #sessions = new Map<
+    string,
+    { transport: WebStandardStreamableHTTPServerTransport; seen: number }
+  >();
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(factory: ServerFactory, live: LiveInstances) {
+    this.#factory = factory;
+    this.#live = live;
+    this.#sweeper = setInterval(() => this.#sweep(), 60_000);
+    this.#sweeper.unref();
+  }
+
+  async serve(request: Request): Promise<Response> {
+    const sessionId = request.headers.get('mcp-session-id');
+    if (sessionId) {
+      const session = this.#sessions.get(sessionId);
+      if (!session) return jsonError(404, -32001, 'Session not found: initialize again');
+      session.seen = Date.now();
+      return session.transport.handleRequest(request);
+    }
+    if (request.method !== 'POST')
+      return jsonError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    if (this.#sessions.size >= MAX_SESSIONS) this.#sweep(true);
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: boundedEventStore(EVENTS_PER_SESSION),
+      retryInterval: 1000,
+      onsessioninitialized: (id) => {
+        this.#sessions.set(id, { transport, seen: Date.now() });
+      },
+      onsessionclosed: (id) => {
+        this.#sessions.delete(id);
+      },
+    });
+    const instance = this.#live.add(this.#factory({ era: 'legacy' }));
+    transport.onclose = () => {
+      if (transport.sessionId) this.#sessions.delete(transport.sessionId);
+      this.#live.delete(instance);
+      void instance.close();
+    };
+    await instance.connect(transport);
+    const response = await transport.handleRequest(request);
+    // Anything but an initialize (refused by the transport) leaves no session behind.
+    if (!transport.sessionId) await transport.close();
+    return response;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    await Promise.all([...this.#sessions.values()].map(({ transport }) => transport.close().catch(() => {})));
+    this.#sessions.clear();
+  }
+
+  /** Closes sessions idle too long; under pressure (too many sessions), the least recently used too. */
+  #sweep(full = false): void {
+    const now = Date.now();
+    const byAge = [...this.#sessions.values()].sort((a, b) => a.seen - b.seen);
+    for (const [i, session] of byAge.entries()) {
+      const idle = now - session.seen > IDLE_MS;
+      const crowded = full && i < Math.max(1, byAge.length - MAX_SESSIONS + 1);
+      if (idle || crowded) void session.transport.close().catch(() => {});
+    }
+  }
+}
+
+function jsonError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status });
+}
+
+/**
+ * The last `limit` events of a session's streams, so a client that reconnects with Last-Event-ID gets what it
+ * missed. Hand-written: the SDK ships the interface, not a store; one session's events in a ring are enough.
+ */
+function boundedEventStore(limit: number): EventStore {
+  const events: Array<{ id: string; stream: string; message: JSONRPCMessage }> = [];
+  let next = 0;
+  return {
+    async storeEvent(stream, message) {
+      const id = `${stream}::${String(++next).padStart(12, '0')}`;
+      events.push({ id, stream, message });
+      if (events.length > limit) events.shift();
+      return id;
+    },
+    async replayEventsAfter(lastEventId, { send }) {
+      const stream = lastEventId.split('::')[0] ?? lastEventId;
+      for (const event of events) {
+        if (event.stream === stream && event.id > lastEventId) await send(event.id, event.message);
+      }
+      return stream;
+    },
+  };
+}
