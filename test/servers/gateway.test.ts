@@ -57,6 +57,7 @@ describe('tack serve (gateway)', () => {
         modern: fixtureEntry('stdio-server.js', [], { disabledTools: ['env'] }),
         legacy: fixtureEntry('legacy-stdio-server.js'),
         broken: fixtureEntry('stdio-server.js', ['--exit-at-start']),
+        refusing: fixtureEntry('refusing-server.js'),
       },
     });
     configFile = join(project.dir, 'tack.json');
@@ -214,6 +215,11 @@ describe('tack serve (gateway)', () => {
       const crash = await client.callTool({ name: 'legacy__crash', arguments: {} });
       expect(crash.isError).toBe(true);
       expect(text(crash)).toMatch(/^Upstream server "legacy" failed: server "legacy" exited with code 3/);
+      // A JSON-RPC error the upstream answered is passed on as one, with its code.
+      await expect(client.callTool({ name: 'refusing__refuse', arguments: {} })).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/refused on purpose/),
+      });
       // The upstream comes back on next use.
       expect(text(await client.callTool({ name: 'legacy__echo', arguments: { text: 'back' } }))).toBe('back');
       await expect(client.callTool({ name: 'nowhere__x', arguments: {} })).rejects.toThrow(/Unknown tool/);

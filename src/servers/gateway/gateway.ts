@@ -303,6 +303,10 @@ export class Gateway {
     if (outcome.kind === 'failed') {
       const { error } = outcome;
       audit(call.abort.signal.aborted ? 'cancelled' : 'failed', errorMessage(error));
+      // The upstream answered with a JSON-RPC error: that is its answer, passed on as such (same code).
+      // Only an upstream the gateway could not get an answer from becomes an isError result.
+      const cause = TackError.isInstance(error) ? error.cause : undefined;
+      if (cause instanceof ProtocolError) throw wireError(error);
       return upstreamFailure(
         server,
         errorMessage(error),
