@@ -69,7 +69,15 @@ export interface RequestCallOptions {
   onProgress?: ((progress: { progress: number; total?: number; message?: string }) => void) | undefined;
 }
 
-/** What one round of a call carries besides the arguments (see callToolRound). */
+/** The requests that may ask for input on 2026-07-28, and so can be run round by round (requestRound). */
+export type RoundRequest =
+  | { method: 'tools/call'; name: string; arguments?: Record<string, unknown> | undefined }
+  | { method: 'prompts/get'; name: string; arguments?: Record<string, string> | undefined }
+  | { method: 'resources/read'; uri: string };
+
+export type RoundResult = CallToolResult | GetPromptResult | ReadResourceResult | InputRequiredRound;
+
+/** What one round of a request carries besides its own parameters (see requestRound). */
 export interface CallRound {
   /** Answers to the previous round's input requests, keyed as the server asked. */
   inputResponses?: Record<string, unknown> | undefined;
@@ -78,10 +86,10 @@ export interface CallRound {
   meta?: Record<string, unknown> | undefined;
 }
 
-/** A 2026-07-28 server asking for input before it can answer a call (see callToolRound). */
+/** A 2026-07-28 server asking for input before it can answer a request (see requestRound). */
 export type InputRequiredRound = InputRequiredResult;
 
-export function isInputRequired(result: CallToolResult | InputRequiredRound): result is InputRequiredRound {
+export function isInputRequired(result: RoundResult): result is InputRequiredRound {
   return (result as { resultType?: unknown }).resultType === 'input_required';
 }
 
@@ -243,38 +251,49 @@ export class ServerConnection {
   }
 
   /**
-   * One round of a tool call that may ask for input (2026-07-28 multi-round-trip): the server's
-   * `input_required` answer comes back to the caller instead of going to this client's handlers, and the
-   * caller retries with the answers. For a gateway, which must ask its own client.
+   * One round of a request that may ask for input (2026-07-28 multi-round-trip): `tools/call`, `prompts/get`
+   * or `resources/read`. The server's `input_required` answer comes back to the caller instead of going to this
+   * client's handlers, and the caller retries with the answers: for a gateway, which must ask its own client.
    */
-  callToolRound(
-    tool: string,
-    args: Record<string, unknown> | undefined,
+  requestRound(
+    request: RoundRequest,
     round: CallRound,
     options: RequestCallOptions = {},
-  ) {
-    const definition = this.tools.find((t) => t.name === tool);
-    return this.#request<CallToolResult | InputRequiredRound>(
-      `tools/call "${tool}"`,
-      { tool },
-      options,
-      (client, ro) =>
+  ): Promise<RoundResult> {
+    const extra = {
+      ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
+      ...(round.requestState !== undefined ? { requestState: round.requestState } : {}),
+      ...(round.meta ? { _meta: round.meta } : {}),
+    };
+    const manual = { allowInputRequired: true };
+    if (request.method === 'tools/call') {
+      const definition = this.tools.find((t) => t.name === request.name);
+      return this.#request(`tools/call "${request.name}"`, { tool: request.name }, options, (client, ro) =>
         client.callTool(
-          {
-            name: tool,
-            arguments: args ?? {},
-            ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
-            ...(round.requestState !== undefined ? { requestState: round.requestState } : {}),
-            ...(round.meta ? { _meta: round.meta } : {}),
-          },
+          { name: request.name, arguments: request.arguments ?? {}, ...extra },
           {
             ...ro,
-            allowInputRequired: true,
+            ...manual,
             // The SDK would check an input_required answer against the output schema and refuse it; the
             // caller passes results through and the final one is checked by whoever receives it.
             ...(definition ? { toolDefinition: { ...definition, outputSchema: undefined } } : {}),
           },
         ),
+      );
+    }
+    if (request.method === 'prompts/get') {
+      return this.#request(`prompts/get "${request.name}"`, {}, options, (client, ro) =>
+        client.getPrompt(
+          { name: request.name, ...(request.arguments ? { arguments: request.arguments } : {}), ...extra },
+          {
+            ...ro,
+            ...manual,
+          },
+        ),
+      );
+    }
+    return this.#request(`resources/read "${request.uri}"`, { uri: request.uri }, options, (client, ro) =>
+      client.readResource({ uri: request.uri, ...extra }, { ...ro, ...manual, cacheMode: 'bypass' }),
     );
   }
 

@@ -18,8 +18,9 @@ import {
   type CallRound,
   type ConnectionChange,
   type ConnectionOptions,
-  type InputRequiredRound,
   type RequestCallOptions,
+  type RoundRequest,
+  type RoundResult,
   ServerConnection,
   type ServerStatus,
 } from './connection.js';
@@ -148,16 +149,14 @@ export class McpHost {
     return this.connection(entry.server).callTool(entry.definition.name, args, options);
   }
 
-  /** One round of a tool call that may ask for input (see ServerConnection.callToolRound). */
-  async callToolRound(
-    name: string,
-    args: Record<string, unknown> | undefined,
+  /** One round of a request to `server` that may ask for input (see ServerConnection.requestRound). */
+  async requestRound(
+    server: string,
+    request: RoundRequest,
     round: CallRound,
     options: RequestCallOptions = {},
-  ): Promise<CallToolResult | InputRequiredRound> {
-    const entry = this.catalog.getTool(name);
-    if (!entry) throw this.#unknownTool(name);
-    return this.connection(entry.server).callToolRound(entry.definition.name, args, round, options);
+  ): Promise<RoundResult> {
+    return this.connection(server).requestRound(request, round, options);
   }
 
   /** Reads a resource; without `server`, the one server that lists the URI (or a template matching it). */
@@ -165,7 +164,7 @@ export class McpHost {
     uri: string,
     options: RequestCallOptions & { server?: string } = {},
   ): Promise<ReadResourceResult & { server: string }> {
-    const server = options.server ?? this.#serverForUri(uri);
+    const server = options.server ?? this.serverForUri(uri);
     const result = await this.connection(server).readResource(uri, options);
     return { ...result, server };
   }
@@ -249,7 +248,8 @@ export class McpHost {
     });
   }
 
-  #serverForUri(uri: string): string {
+  /** The one connected server that lists `uri` or a template matching it; throws UNKNOWN_RESOURCE otherwise. */
+  serverForUri(uri: string): string {
     const listings = this.catalog.servers;
     const exact = listings.filter((s) => s.resources.some((r) => r.uri === uri));
     const candidates = exact.length

@@ -1,6 +1,6 @@
-import type { CallToolResult, Client, ClientCapabilities } from '@modelcontextprotocol/client';
+import type { Client, ClientCapabilities } from '@modelcontextprotocol/client';
 import { ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
-import type { InputRequiredRound } from '../../mcp/connection.js';
+import type { RoundResult } from '../../mcp/connection.js';
 
 /**
  * Elicitation and sampling through the gateway: an upstream server asks for input in the middle of a call,
@@ -24,16 +24,17 @@ export interface InputRequestMessage {
 export const GATEWAY_CLIENT_CAPABILITIES: ClientCapabilities = {
   elicitation: { form: {}, url: {} },
   sampling: {},
+  roots: {},
 };
 
-const FORWARDED = ['elicitation/create', 'sampling/createMessage'] as const;
+const FORWARDED = ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const;
 
 const SEVERITY = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 export const PENDING_PREFIX = 'tack-gateway-pending:';
 
 type Outcome =
-  | { kind: 'done'; result: CallToolResult | InputRequiredRound }
+  | { kind: 'done'; result: RoundResult }
   | { kind: 'failed'; error: unknown }
   | { kind: 'questions'; questions: Question[] };
 
@@ -54,7 +55,7 @@ export class GatewayCall {
   ctx: ServerContext;
   /** The least severe log level the downstream client wants for this call; undefined: no logs. */
   logLevel: string | undefined;
-  #upstream: Promise<CallToolResult | InputRequiredRound> | undefined;
+  #upstream: Promise<RoundResult> | undefined;
   #settled: Outcome | undefined;
   readonly #questions: Question[] = [];
   #wake: (() => void) | undefined;
@@ -68,7 +69,7 @@ export class GatewayCall {
   }
 
   /** Starts the upstream work; its result or failure ends the call. */
-  start(work: Promise<CallToolResult | InputRequiredRound>): void {
+  start(work: Promise<RoundResult>): void {
     this.#upstream = work;
     work.then(
       (result) => this.#settle({ kind: 'done', result }),
@@ -93,6 +94,15 @@ export class GatewayCall {
   detach(): void {
     this.#unfollow?.();
     this.#unfollow = undefined;
+  }
+
+  /** Upstream progress, forwarded to the downstream request now being served, if it asked for progress. */
+  progress(progress: { progress: number; total?: number; message?: string }): void {
+    const progressToken = this.ctx.mcpReq._meta?.progressToken;
+    if (progressToken === undefined) return;
+    void this.ctx.mcpReq
+      .notify({ method: 'notifications/progress', params: { progressToken, ...progress } })
+      .catch(() => {});
   }
 
   /** An upstream's log message during this call, forwarded when the client's level lets it through. */
