@@ -312,6 +312,7 @@ export class Gateway {
       downstream.era === 'modern'
         ? (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined)
         : downstream.server.getClientCapabilities();
+    call.capabilities = capabilities;
     const meta = {
       ...(call.logLevel ? { [LOG_LEVEL_META_KEY]: call.logLevel } : {}),
       ...(capabilities ? { [CLIENT_CAPABILITIES_META_KEY]: capabilities } : {}),

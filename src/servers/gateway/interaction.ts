@@ -29,6 +29,12 @@ export const GATEWAY_CLIENT_CAPABILITIES: ClientCapabilities = {
 
 const FORWARDED = ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const;
 
+const CAPABILITY_OF: Record<string, keyof ClientCapabilities> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+
 const SEVERITY = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 export const PENDING_PREFIX = 'tack-gateway-pending:';
@@ -55,6 +61,8 @@ export class GatewayCall {
   ctx: ServerContext;
   /** The least severe log level the downstream client wants for this call; undefined: no logs. */
   logLevel: string | undefined;
+  /** What the downstream client declared it can answer (a 2026-07-28 client, per request). */
+  capabilities: ClientCapabilities | undefined;
   #upstream: Promise<RoundResult> | undefined;
   #settled: Outcome | undefined;
   readonly #questions: Question[] = [];
@@ -115,6 +123,17 @@ export class GatewayCall {
   /** An upstream asks for input during this call. */
   ask(request: InputRequestMessage): Promise<unknown> {
     if (this.era === 'legacy') return askLegacyClient(this.ctx, request);
+    // A question the client cannot answer is refused to the upstream here, rather than sent as an
+    // input_required the client must reject.
+    const needed = CAPABILITY_OF[request.method];
+    if (needed && this.capabilities?.[needed] === undefined) {
+      return Promise.reject(
+        new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
+          `the client behind tack gateway does not support ${request.method}`,
+        ),
+      );
+    }
     return new Promise((resolve, reject) => {
       this.#questions.push({ request, resolve, reject });
       this.#wake?.();
