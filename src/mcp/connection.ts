@@ -56,11 +56,17 @@ export interface ConnectionOptions {
   capabilities?: ClientCapabilities | undefined;
   /** Called on every new SDK client before it connects: register request handlers here. */
   configureClient?: ((client: Client, server: string) => void) | undefined;
-  /** Called whenever state or a listing changes. */
-  onChange?: ((connection: ServerConnection, change: ConnectionChange) => void) | undefined;
+  /** Called whenever state or a listing changes; `resource-updated` comes with the resource's URI. */
+  onChange?: ((connection: ServerConnection, change: ConnectionChange, uri?: string) => void) | undefined;
 }
 
-export type ConnectionChange = 'status' | 'tools' | 'resources' | 'prompts' | 'diagnostic';
+export type ConnectionChange =
+  | 'status'
+  | 'tools'
+  | 'resources'
+  | 'prompts'
+  | 'diagnostic'
+  | 'resource-updated';
 
 export interface RequestCallOptions {
   signal?: AbortSignal | undefined;
@@ -151,6 +157,8 @@ export class ServerConnection {
   #exit: string | undefined;
   #transportError: string | undefined;
   readonly #refreshing = new Map<ListKind, { again: boolean }>();
+  /** Resource URIs someone asked to hear about, with how many asked; kept across reconnects. */
+  readonly #watched = new Map<string, number>();
 
   constructor(config: ServerConfig, options: ConnectionOptions) {
     this.name = config.name;
@@ -324,6 +332,40 @@ export class ServerConnection {
     );
   }
 
+  /**
+   * Ask the server to say when `uri` changes (`resource-updated` events). Counted: the server is told once,
+   * and `unwatch` stops only when every watcher has. A 2025-era server gets `resources/subscribe`; on
+   * 2026-07-28 the URI joins the listen stream's filter. Kept across reconnects.
+   */
+  async watch(uri: string): Promise<void> {
+    const count = this.#watched.get(uri) ?? 0;
+    this.#watched.set(uri, count + 1);
+    if (count === 0) await this.#applyWatch(uri, true);
+  }
+
+  async unwatch(uri: string): Promise<void> {
+    const count = this.#watched.get(uri) ?? 0;
+    if (count <= 1) this.#watched.delete(uri);
+    else this.#watched.set(uri, count - 1);
+    if (count === 1) await this.#applyWatch(uri, false);
+  }
+
+  async #applyWatch(uri: string, on: boolean): Promise<void> {
+    const client = this.client;
+    if (!client || !client.getServerCapabilities()?.resources?.subscribe) return;
+    try {
+      if (client.getProtocolEra() === 'modern') {
+        // The listen filter is fixed per stream: open a new one with the new set, then close the old one.
+        const old = this.#subscription;
+        this.#listen(this.#generation);
+        await old?.close();
+      } else if (on) await client.subscribeResource({ uri });
+      else await client.unsubscribeResource({ uri });
+    } catch (error) {
+      this.log.note(`${on ? 'subscribing to' : 'unsubscribing from'} ${uri} failed: ${errorMessage(error)}`);
+    }
+  }
+
   /** The connected client, reconnecting first when a crash left the server waiting for its next use. */
   async ensureClient(signal?: AbortSignal): Promise<Client> {
     if (this.#pending) await this.#pending;
@@ -415,6 +457,9 @@ export class ServerConnection {
       );
       this.#setStatus('connected');
       this.#listen(generation);
+      // A 2025-era server forgets subscriptions with its session: ask again (2026-07-28: in the listen filter).
+      if (this.#client?.getProtocolEra() === 'legacy')
+        for (const uri of this.#watched.keys()) void this.#applyWatch(uri, true);
     } catch (error) {
       if (generation !== this.#generation) return;
       this.#fail(this.#startupFailure(error));
@@ -637,6 +682,10 @@ export class ServerConnection {
     client.setNotificationHandler('notifications/tools/list_changed', refresh('tools'));
     client.setNotificationHandler('notifications/resources/list_changed', refresh('resources'));
     client.setNotificationHandler('notifications/prompts/list_changed', refresh('prompts'));
+    client.setNotificationHandler('notifications/resources/updated', async (notification) => {
+      if (generation === this.#generation)
+        this.#options.onChange?.(this, 'resource-updated', notification.params.uri);
+    });
   }
 
   async #refresh(client: Client, kind: ListKind): Promise<void> {
@@ -673,7 +722,8 @@ export class ServerConnection {
     const kinds = (['tools', 'prompts', 'resources'] as const).filter(
       (kind) => caps[kind]?.listChanged === true,
     );
-    if (kinds.length === 0) return;
+    const watched = caps.resources?.subscribe ? [...this.#watched.keys()] : [];
+    if (kinds.length === 0 && watched.length === 0) return;
     const live = () => generation === this.#generation && this.#status === 'connected';
     const again = (next: number) => {
       const delay = Math.min(1000 * 2 ** (next - 1), 30_000);
@@ -685,6 +735,7 @@ export class ServerConnection {
         toolsListChanged: kinds.includes('tools'),
         promptsListChanged: kinds.includes('prompts'),
         resourcesListChanged: kinds.includes('resources'),
+        ...(watched.length ? { resourceSubscriptions: watched } : {}),
       })
       .then(
         (subscription) => {

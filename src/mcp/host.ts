@@ -46,8 +46,10 @@ export interface HostOptions
 
 export type HostEvent =
   | { type: 'status'; server: string; status: ServerStatus['status'] }
-  | { type: 'catalog'; server: string; change: Exclude<ConnectionChange, 'status' | 'diagnostic'> }
-  | { type: 'diagnostic'; server: string; message: string };
+  | { type: 'catalog'; server: string; change: 'tools' | 'resources' | 'prompts' }
+  | { type: 'diagnostic'; server: string; message: string }
+  /** A resource someone watches (watchResource) changed. */
+  | { type: 'resource-updated'; server: string; uri: string };
 
 /**
  * The MCP host: one connection per configured server, all started in parallel, and one catalog over them.
@@ -86,7 +88,7 @@ export class McpHost {
       maxMessageBytes: options.maxMessageBytes,
       capabilities: options.capabilities,
       configureClient: options.configureClient,
-      onChange: (connection, change) => this.#onChange(connection, change),
+      onChange: (connection, change, uri) => this.#onChange(connection, change, uri),
     };
     this.#connections = new Map(
       config.servers.map((server) => [server.name, new ServerConnection(server, connectionOptions)]),
@@ -187,6 +189,15 @@ export class McpHost {
     return this.connection(server).complete(params, options);
   }
 
+  /** Hear `resource-updated` events for `uri` on `server` (counted; see ServerConnection.watch). */
+  watchResource(server: string, uri: string): Promise<void> {
+    return this.connection(server).watch(uri);
+  }
+
+  unwatchResource(server: string, uri: string): Promise<void> {
+    return this.connection(server).unwatch(uri);
+  }
+
   /** Subscribe to status, catalog and diagnostic events; returns the unsubscribe function. */
   on(listener: (event: HostEvent) => void): () => void {
     this.#listeners.add(listener);
@@ -204,18 +215,17 @@ export class McpHost {
     await this.close();
   }
 
-  #onChange(connection: ServerConnection, change: ConnectionChange): void {
-    if (change !== 'diagnostic') this.#catalog = undefined;
+  #onChange(connection: ServerConnection, change: ConnectionChange, uri?: string): void {
+    if (change !== 'diagnostic' && change !== 'resource-updated') this.#catalog = undefined;
+    const server = connection.name;
     const event: HostEvent =
       change === 'status'
-        ? { type: 'status', server: connection.name, status: connection.status }
+        ? { type: 'status', server, status: connection.status }
         : change === 'diagnostic'
-          ? {
-              type: 'diagnostic',
-              server: connection.name,
-              message: connection.snapshot().diagnostics.at(-1) ?? '',
-            }
-          : { type: 'catalog', server: connection.name, change };
+          ? { type: 'diagnostic', server, message: connection.snapshot().diagnostics.at(-1) ?? '' }
+          : change === 'resource-updated'
+            ? { type: 'resource-updated', server, uri: uri ?? '' }
+            : { type: 'catalog', server, change };
     for (const listener of this.#listeners) {
       try {
         listener(event);

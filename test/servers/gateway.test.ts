@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Client, LOG_LEVEL_META_KEY, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -386,5 +387,44 @@ describe('tack serve (gateway)', () => {
     });
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
+  });
+});
+
+describe('tack serve: resource subscriptions', () => {
+  it('forwards a 2025-era client subscription upstream and the update back down', async () => {
+    using project = tempProject();
+    const root = join(project.dir, 'docs');
+    mkdirSync(root);
+    writeFileSync(join(root, 'a.md'), '# A\n\nfirst');
+    writeFileSync(join(root, 'b.md'), '# B\n\nfirst');
+    project.write('tack.json', {
+      mcpServers: { docs: { command: process.execPath, args: [BIN, 'serve-docs', root] } },
+    });
+    const running = await startGateway({
+      config: loadConfig({ cwd: project.dir, env: project.env }),
+      http: { port: 0 },
+    });
+    const client = await downstream('legacy', new StreamableHTTPClientTransport(new URL(running.url!)));
+    try {
+      const updated: string[] = [];
+      client.setNotificationHandler('notifications/resources/updated', async (n) => {
+        updated.push(n.params.uri);
+      });
+      await client.subscribeResource({ uri: 'tack://docs/doc://a' });
+      // The upstream subscription is in place once the docs server's listen stream carries the URI: edit
+      // until an update comes through, then check that only the subscribed document was announced.
+      for (let round = 1; round <= 20 && updated.length === 0; round++) {
+        writeFileSync(join(root, 'b.md'), `# B\n\nedit ${round}`); // not subscribed
+        writeFileSync(join(root, 'a.md'), `# A\n\nedit ${round}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(new Set(updated)).toEqual(new Set(['tack://docs/doc://a']));
+      const read = await client.readResource({ uri: 'tack://docs/doc://a' });
+      expect(read.contents[0]).toMatchObject({ text: expect.stringMatching(/^# A\n\nedit \d+$/) });
+      await client.unsubscribeResource({ uri: 'tack://docs/doc://a' });
+    } finally {
+      await client.close();
+      await running.close();
+    }
   });
 });

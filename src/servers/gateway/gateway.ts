@@ -20,7 +20,7 @@ import type { McpHost } from '../../mcp/host.js';
 import type { AuditLog, AuditOutcome } from '../../store/audit.js';
 import { digest } from '../../util/canonical-json.js';
 import { VERSION } from '../../version.js';
-import type { Notifier } from '../serve.js';
+import { type Notifier, trackSubscriptions } from '../serve.js';
 import { type Exchange, Exchanges } from './exchange.js';
 import { GatewayCall, type InteractionRouter } from './interaction.js';
 import { GatewayNames } from './names.js';
@@ -77,6 +77,10 @@ export class Gateway {
   announceTo(notifier: Notifier): () => void {
     return this.#host.on((event) => {
       if (event.type === 'diagnostic' || (event.type === 'status' && event.status === 'connecting')) return;
+      if (event.type === 'resource-updated') {
+        notifier.resourceUpdated(this.names().uri(event.server, event.uri));
+        return;
+      }
       const change = event.type === 'catalog' ? event.change : 'all';
       if (change === 'tools' || change === 'all') notifier.toolsChanged();
       if (change === 'resources' || change === 'all') notifier.resourcesChanged();
@@ -102,7 +106,7 @@ export class Gateway {
       {
         capabilities: {
           tools: { listChanged: true },
-          resources: { listChanged: true },
+          resources: { listChanged: true, subscribe: true },
           prompts: { listChanged: true },
           completions: {},
           logging: {},
@@ -116,6 +120,25 @@ export class Gateway {
       era,
       channel: `${this.#transport}:${++this.#instances}`,
       logLevel: undefined,
+    };
+
+    // A 2025-era client subscribes per URI; the gateway watches the upstream resource for as long as it does.
+    // (A 2026-07-28 client names URIs in its listen filter, which the SDK keeps to itself: not forwarded.)
+    const watching = new Map<string, { server: string; uri: string }>();
+    trackSubscriptions(server, era, (uri, subscribed) => {
+      const target = this.#resourceTarget(uri);
+      if (!target) return;
+      if (subscribed && !watching.has(uri)) {
+        watching.set(uri, target);
+        void host.watchResource(target.server, target.uri).catch(() => {});
+      } else if (!subscribed && watching.delete(uri)) {
+        void host.unwatchResource(target.server, target.uri).catch(() => {});
+      }
+    });
+    server.onclose = () => {
+      for (const target of watching.values())
+        void host.unwatchResource(target.server, target.uri).catch(() => {});
+      watching.clear();
     };
 
     server.setRequestHandler('logging/setLevel', async (request) => {
@@ -329,6 +352,17 @@ export class Gateway {
   /** The request state a 2026-07-28 retry carries (opaque to the gateway unless it names a waiting call). */
   #state(ctx: ServerContext, era: 'modern' | 'legacy'): unknown {
     return era === 'modern' ? ctx.mcpReq.requestState<unknown>() : undefined;
+  }
+
+  /** The upstream server and URI a downstream resource URI names, if any server offers it. */
+  #resourceTarget(uri: string): { server: string; uri: string } | undefined {
+    const target = this.names().parseUri(uri);
+    if (target.server) return { server: target.server, uri: target.uri };
+    try {
+      return { server: this.#host.serverForUri(target.uri), uri: target.uri };
+    } catch {
+      return undefined;
+    }
   }
 
   /** The upstream server and template a (gateway) resource template URI names. */
