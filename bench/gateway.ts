@@ -149,7 +149,7 @@ export async function runGateway(options: GatewayOptions = {}) {
     log(`gateway stdio: ${calls} calls per side`);
     const stdioSides = {
       direct: { client: directStdio, prefix: '' },
-      gateway: { client: gatewayStdio, prefix: 'mcp__fx__' },
+      gateway: { client: gatewayStdio, prefix: 'fx__' },
     };
     const stdio = await compare(stdioSides, calls);
     const stdioTool = await compare(stdioSides, calls / 4, 'tool-10ms');
@@ -185,7 +185,7 @@ export async function runGateway(options: GatewayOptions = {}) {
     log(`gateway HTTP: ${calls} calls per side`);
     const httpSides = {
       direct: { client: directHttp, prefix: '' },
-      gateway: { client: gatewayHttp, prefix: 'mcp__fx__' },
+      gateway: { client: gatewayHttp, prefix: 'fx__' },
     };
     const http = await compare(httpSides, calls);
     const httpTool = await compare(httpSides, calls / 4, 'tool-10ms');
