@@ -6,10 +6,11 @@ import { runConnect } from './connect.js';
 import { runDocs } from './docs.js';
 import { runGateway } from './gateway.js';
 import { runLargeResult } from './large-result.js';
+import { runSkills } from './skills.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -19,6 +20,7 @@ const BENCHMARKS = {
   'large-result': () => runLargeResult(),
   gateway: () => runGateway(),
   docs: () => runDocs(),
+  skills: () => runSkills(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

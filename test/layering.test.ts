@@ -15,9 +15,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   store: ['errors', 'util'],
   mcp: ['errors', 'version', 'util', 'config', 'store'],
   tokens: ['mcp'],
-  servers: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens'],
-  index: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens', 'servers'],
-  cli: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens', 'servers'],
+  tools: [],
+  skills: ['errors', 'util', 'config', 'mcp', 'tools'],
+  servers: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens', 'skills'],
+  index: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens', 'tools', 'skills', 'servers'],
+  cli: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens', 'tools', 'skills', 'servers'],
 };
 
 const SRC = join(REPO, 'src');

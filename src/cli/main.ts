@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { TackError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { auditCommand } from './commands/audit.js';
 import { callCommand } from './commands/call.js';
@@ -7,7 +8,16 @@ import { promptCommand } from './commands/prompt.js';
 import { readCommand } from './commands/read.js';
 import { serveCommand } from './commands/serve.js';
 import { serveDocsCommand } from './commands/serve-docs.js';
+import { serveSkillsCommand } from './commands/serve-skills.js';
 import { serversCommand } from './commands/servers.js';
+import {
+  type SkillsOptions,
+  skillsIndexCommand,
+  skillsListCommand,
+  skillsRunCommand,
+  skillsShowCommand,
+  skillsValidateCommand,
+} from './commands/skills.js';
 import { toolsCommand } from './commands/tools.js';
 import { reportError } from './output.js';
 
@@ -124,7 +134,116 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       setExitCode(await serveDocsCommand(folder, opts)),
     );
 
+  program
+    .command('serve-skills')
+    .description('serve every skill tack finds over MCP (the Skills extension, plus tools), stdio or --http')
+    .option(
+      '--http <[host:]port>',
+      'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
+    )
+    .option('--trust-project', "also the project's skills (.agents/skills, .claude/skills)")
+    .action(async (opts: { http?: string; trustProject?: boolean }, cmd: Command) =>
+      setExitCode(
+        await serveSkillsCommand({
+          ...optionsOf([cmd]),
+          ...(opts.http ? { http: opts.http } : {}),
+          trustProject: opts.trustProject === true,
+        }),
+      ),
+    );
+
+  const skills = program
+    .command('skills')
+    .description('Agent Skills: list, index, show, validate and run (project skills need --trust-project)');
+  const positive = (name: string, value: unknown) => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new TackError('USAGE', `--${name} must be a positive integer, got ${JSON.stringify(value)}`);
+    return n;
+  };
+  const skillOptions = (cmd: Command): SkillsOptions => {
+    const raw = cmd.optsWithGlobals<Record<string, unknown>>();
+    return {
+      ...optionsOf([cmd]),
+      trustProject: raw.trustProject === true,
+      servers: raw.servers === true,
+      contextWindow: positive('context-window', raw.contextWindow),
+      budget: positive('budget', raw.budget),
+    };
+  };
+  const withSkillOptions = (cmd: Command) =>
+    cmd
+      .option(
+        '--trust-project',
+        "load the project's skills (.agents/skills, .claude/skills): code from the repository",
+      )
+      .option('--servers', 'also the skills of the configured MCP servers (connects to them)');
+  const withBudget = (cmd: Command) =>
+    cmd
+      .option(
+        '--context-window <tokens>',
+        "the model's context window; the index gets 1% of it (default 200000)",
+      )
+      .option('--budget <tokens>', 'the index budget in tokens (overrides --context-window)');
+  withBudget(
+    withSkillOptions(
+      skills.command('list').description('every skill with its scope and token cost: index, body, files'),
+    ),
+  ).action(async (_opts: unknown, cmd: Command) => setExitCode(await skillsListCommand(skillOptions(cmd))));
+  withBudget(
+    withSkillOptions(
+      skills.command('index').description('tier 1: the skills index exactly as the model gets it'),
+    ),
+  ).action(async (_opts: unknown, cmd: Command) => setExitCode(await skillsIndexCommand(skillOptions(cmd))));
+  withSkillOptions(
+    skills
+      .command('show')
+      .description('tier 2: what activate_skill returns for a skill')
+      .argument('<name>', 'skill name'),
+  ).action(async (name: string, _opts: unknown, cmd: Command) =>
+    setExitCode(await skillsShowCommand(name, skillOptions(cmd))),
+  );
+  withSkillOptions(
+    skills
+      .command('validate')
+      .description("check skills against the Agent Skills spec and tack's warnings (exit 1 on errors)")
+      .argument(
+        '[path...]',
+        'skill folders, SKILL.md files or folders of skills (default: every skill found)',
+      )
+      .option('--strict', 'unknown front matter fields are errors'),
+  ).action(async (paths: string[], opts: { strict?: boolean }, cmd: Command) =>
+    setExitCode(await skillsValidateCommand(paths, { ...skillOptions(cmd), strict: opts.strict === true })),
+  );
+  withSkillOptions(
+    skills
+      .command('run')
+      .description("tier 3: run a script from a skill's scripts/ folder (asks first)")
+      .argument('<name>', 'skill name')
+      .argument('<script>', 'path inside scripts/')
+      .argument('[args...]', 'arguments for the script')
+      .option('--yes', 'approve the run without asking')
+      .option('--timeout <ms>', 'kill the script after this long (default 60000)'),
+  ).action(
+    async (
+      name: string,
+      script: string,
+      args: string[],
+      opts: { yes?: boolean; timeout?: string },
+      cmd: Command,
+    ) =>
+      setExitCode(
+        await skillsRunCommand(name, script, args, {
+          ...skillOptions(cmd),
+          yes: opts.yes === true,
+          timeout: positive('timeout', opts.timeout),
+        }),
+      ),
+  );
+
   for (const command of program.commands) command.exitOverride();
+  for (const command of skills.commands) command.exitOverride();
   return program;
 }
 

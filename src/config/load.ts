@@ -65,6 +65,8 @@ export interface TackConfig {
   servers: ServerConfig[];
   /** Merged field by field, the more local file winning. */
   serve: ServeConfig;
+  /** `skills` folders (absolute), the more local file's first, each file's in the order given. */
+  skillFolders: string[];
   /** Files that were read, lowest precedence first. */
   sources: ConfigSource[];
   warnings: ConfigWarning[];
@@ -105,6 +107,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   const byName = new Map<string, ServerConfig>();
   const sources: ConfigSource[] = [];
   let serve: ServeConfig = {};
+  let skillFolders: string[] = [];
 
   for (const { required, ...source } of candidates) {
     const text = readConfigText(source.file, required);
@@ -114,6 +117,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     issues.push(...parsed.issues);
     warnings.push(...parsed.warnings);
     if (parsed.serve) serve = { ...serve, ...parsed.serve };
+    skillFolders = [...parsed.skillFolders, ...skillFolders];
     for (const server of parsed.servers) {
       byName.delete(server.name); // re-insert so declaration order follows precedence
       byName.set(server.name, server);
@@ -129,7 +133,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
       hint: 'Fix the configuration and run again; no server was started.',
     });
   }
-  return { servers: [...byName.values()], serve, sources, warnings, projectRoot, paths };
+  return { servers: [...byName.values()], serve, skillFolders, sources, warnings, projectRoot, paths };
 }
 
 function readConfigText(file: string, required: boolean): string | undefined {
@@ -157,11 +161,12 @@ export function formatIssue(issue: ConfigWarning, cwd: string = process.cwd()): 
 }
 
 const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
-const TOP_LEVEL_KEYS = new Set(['$schema', 'mcpServers', 'serve']);
+const TOP_LEVEL_KEYS = new Set(['$schema', 'mcpServers', 'serve', 'skills']);
 
 interface ParsedFile {
   servers: ServerConfig[];
   serve: ServeConfig | undefined;
+  skillFolders: string[];
   issues: ConfigWarning[];
   warnings: ConfigWarning[];
 }
@@ -175,7 +180,7 @@ export function parseConfigText(
   const issues: ConfigWarning[] = [];
   const warnings: ConfigWarning[] = [];
   const servers: ServerConfig[] = [];
-  const result: ParsedFile = { servers, serve: undefined, issues, warnings };
+  const result: ParsedFile = { servers, serve: undefined, skillFolders: [], issues, warnings };
   const issue = (path: string, message: string) => issues.push({ file: source.file, path, message });
 
   let root: unknown;
@@ -197,6 +202,9 @@ export function parseConfigText(
     }
   }
   if (source.format === 'tack' && root.serve !== undefined) result.serve = parseServe(root.serve, env, issue);
+  if (source.format === 'tack' && root.skills !== undefined) {
+    result.skillFolders = parseSkillFolders(root.skills, source.file, env, issue);
+  }
   const block = root.mcpServers;
   if (block === undefined) return result;
   if (!isRecord(block)) {
@@ -306,6 +314,31 @@ function resolveEntry(
     headers: expandMap(entry.headers, 'headers'),
   };
   return failed ? undefined : configured;
+}
+
+function parseSkillFolders(
+  value: unknown,
+  file: string,
+  env: Readonly<Record<string, string | undefined>>,
+  issue: (path: string, message: string) => void,
+): string[] {
+  if (!Array.isArray(value)) {
+    issue('skills', `expected an array of folder paths, got ${describe(value)}`);
+    return [];
+  }
+  const folders: string[] = [];
+  value.forEach((entry, i) => {
+    if (typeof entry !== 'string' || entry === '') {
+      issue(`skills[${i}]`, `expected a folder path, got ${describe(entry)}`);
+      return;
+    }
+    const { value: expanded, missing } = expandVars(entry, env);
+    for (const variable of missing) issue(`skills[${i}]`, `uses \${${variable}}, which is not set`);
+    const home = env.HOME ?? '';
+    const path = expanded === '~' || expanded.startsWith('~/') ? join(home, expanded.slice(1)) : expanded;
+    folders.push(resolve(dirname(file), path));
+  });
+  return folders;
 }
 
 function parseServe(

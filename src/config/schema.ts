@@ -116,10 +116,17 @@ export const ServeSchema = z
   .strict()
   .describe('How tack serves MCP over HTTP.');
 
+export const SkillFoldersSchema = z
+  .array(z.string().min(1))
+  .describe(
+    'Folders of Agent Skills (each holding skill folders with a SKILL.md), after the project and user scopes; relative to this file, `~` and `${VAR}` expand.',
+  );
+
 export const TackConfigFileSchema = z
   .object({
     $schema: z.string().optional(),
     serve: ServeSchema.optional(),
+    skills: SkillFoldersSchema.optional(),
     mcpServers: z
       .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)
       .optional()

@@ -1,34 +1,10 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TackStore } from '../../src/store/store.js';
-import { fixtureEntry, REPO, tempProject } from '../helpers/project.js';
-
-const BIN = join(REPO, 'bin', 'tack.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real `tack` executable, as a user would. */
-function tack(
-  args: string[],
-  options: { cwd: string; env: Record<string, string | undefined> },
-): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd: options.cwd, env: options.env },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+import { BIN, tack } from '../helpers/cli.js';
+import { fixtureEntry, tempProject } from '../helpers/project.js';
 
 function project() {
   const p = tempProject();

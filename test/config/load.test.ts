@@ -221,6 +221,35 @@ describe('loadConfig', () => {
   });
 });
 
+describe('skills folders', () => {
+  it('resolves them against their file, expands ~ and ${VAR}, the project file first', () => {
+    using project = tempProject();
+    mkdirSync(project.home, { recursive: true });
+    const user = resolvePaths(project.env).userConfigFile;
+    mkdirSync(join(user, '..'), { recursive: true });
+    writeFileSync(user, JSON.stringify({ skills: ['./mine'] }));
+    project.write('tack.json', { skills: ['skills', '~/shared', '${TEAM_SKILLS}/x'] });
+    const config = loadConfig({
+      cwd: project.dir,
+      env: { ...project.env, HOME: '/home/u', TEAM_SKILLS: '/opt/team' },
+    });
+    expect(config.skillFolders).toEqual([
+      join(project.dir, 'skills'),
+      '/home/u/shared',
+      '/opt/team/x',
+      join(user, '..', 'mine'),
+    ]);
+  });
+
+  it('a wrong value names the file and the entry', () => {
+    using project = tempProject();
+    project.write('tack.json', { skills: 'skills' });
+    expect(() => loadConfig({ cwd: project.dir, env: project.env })).toThrow(
+      /tack\.json: skills: expected an array of folder paths, got "skills"/,
+    );
+  });
+});
+
 describe('resolvePaths', () => {
   it('puts config and state under TACK_HOME when set', () => {
     expect(resolvePaths({ TACK_HOME: '/t', HOME: '/h' })).toEqual({

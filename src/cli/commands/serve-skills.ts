@@ -1,0 +1,34 @@
+import { startSkillsServer } from '../../servers/skills/start.js';
+import { loadSkills } from '../../skills/load.js';
+import { warn } from '../output.js';
+import { parseListen, untilStopped } from '../serving.js';
+import { type GlobalOptions, loadCliConfig } from '../session.js';
+
+export interface ServeSkillsOptions extends GlobalOptions {
+  http?: string;
+  trustProject?: boolean;
+}
+
+/** `tack serve-skills [--http [host:]port] [--trust-project]`: every skill tack finds, over MCP. */
+export async function serveSkillsCommand(options: ServeSkillsOptions): Promise<number> {
+  const config = loadCliConfig(options);
+  const library = await loadSkills({ config, trustProject: options.trustProject });
+  for (const warning of library.warnings) warn(warning);
+  const server = await startSkillsServer({
+    library,
+    http:
+      options.http === undefined
+        ? undefined
+        : {
+            ...parseListen(options.http),
+            token: config.serve.token,
+            allowedHosts: config.serve.allowedHosts,
+          },
+  });
+  process.stderr.write(
+    `tack serve-skills: ${server.uris.length} skills${server.url ? ` at ${server.url}` : ' on stdio'}\n`,
+  );
+  await untilStopped(Boolean(server.url));
+  await server.close();
+  return 0;
+}

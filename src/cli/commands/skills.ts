@@ -1,0 +1,226 @@
+import { createInterface } from 'node:readline/promises';
+import { loadConfig } from '../../config/load.js';
+import { TackError } from '../../errors.js';
+import type { McpHost } from '../../mcp/host.js';
+import { scopeRoots } from '../../skills/discover.js';
+import { renderEntry, type SkillLibrary } from '../../skills/library.js';
+import { loadSkills } from '../../skills/load.js';
+import { formatScriptResult, runSkillScript } from '../../skills/scripts.js';
+import { readSkill } from '../../skills/skill.js';
+import { formatIssue, type SkillIssue, validatePaths, validateSkill } from '../../skills/validate.js';
+import { countTokens } from '../../tokens/count.js';
+import { print, printJson, table, warn } from '../output.js';
+import { type GlobalOptions, loadCliConfig, withHost } from '../session.js';
+
+export interface SkillsOptions extends GlobalOptions {
+  trustProject?: boolean;
+  /** Also the skills of the configured MCP servers (connects to them). */
+  servers?: boolean;
+  contextWindow?: number;
+  budget?: number;
+}
+
+/** Loads the library the way the harness will, printing its warnings; `fn` runs while servers are connected. */
+async function withLibrary<T>(options: SkillsOptions, fn: (library: SkillLibrary) => Promise<T>): Promise<T> {
+  const run = async (host?: McpHost) => {
+    const library = await loadSkills({
+      trustProject: options.trustProject,
+      // With servers, withHost has loaded the configuration and printed its warnings already.
+      config: host
+        ? loadConfig(options.config ? { configFile: options.config } : {})
+        : loadCliConfig(options),
+      ...(host ? { host } : {}),
+    });
+    for (const warning of library.warnings) warn(warning);
+    return fn(library);
+  };
+  return options.servers ? withHost(options, undefined, (host) => run(host)) : run();
+}
+
+/** `tack skills list`: what tier 1 costs per skill, what each body and its files would cost, and the arithmetic. */
+export async function skillsListCommand(options: SkillsOptions): Promise<number> {
+  return withLibrary(options, async (library) => {
+    const index = await library.renderIndex({
+      countTokens,
+      ...(options.budget ? { budgetTokens: options.budget } : {}),
+      ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
+    });
+    const indexTokens = new Map(index.entries.map((e) => [e.name, e.tokens]));
+    const rows = await Promise.all(
+      library.skills.map(async (skill) => {
+        const body = await library.activate(skill.name);
+        const files = skill.remote ? [] : await library.listFiles(skill.name);
+        let fileTokens = 0;
+        for (const file of files.filter((f) => f !== 'SKILL.md')) {
+          const read = await library.readFile(skill.name, file).catch(() => undefined);
+          if (read && !read.text.startsWith('[binary file')) fileTokens += await countTokens(read.text);
+        }
+        const issues = skill.remote ? [] : await validateSkill(await readSkill(skill.dir), { countTokens });
+        return {
+          name: skill.name,
+          scope: skill.scope,
+          path: skill.file,
+          tokens: {
+            // A skill left out of the index is shown with what its entry would cost.
+            index: indexTokens.get(skill.name) ?? (await countTokens(renderEntry(skill, skill.description))),
+            body: await countTokens(body.text),
+            files: fileTokens,
+          },
+          files: files.length,
+          errors: issues.filter((i) => i.severity === 'error').length,
+          warnings: issues.filter((i) => i.severity === 'warning').length,
+          shortened: index.shortened.includes(skill.name),
+          dropped: index.dropped.includes(skill.name),
+        };
+      }),
+    );
+    const arithmetic = {
+      indexTokens: index.tokens,
+      budgetTokens: index.budgetTokens,
+      allBodiesTokens: rows.reduce((sum, row) => sum + row.tokens.body, 0),
+      allFilesTokens: rows.reduce((sum, row) => sum + row.tokens.files, 0),
+    };
+    if (options.json) {
+      printJson({
+        tokenizer: 'qwen3',
+        skills: rows,
+        index: { ...arithmetic, shortened: index.shortened, dropped: index.dropped },
+      });
+      return 0;
+    }
+    if (rows.length === 0) {
+      print(
+        'No skills found. Skills live in .agents/skills/<name>/SKILL.md (project, with --trust-project),',
+      );
+      print('~/.agents/skills (user), or folders listed under "skills" in tack.json.');
+      return 0;
+    }
+    print(
+      table(
+        ['SKILL', 'SCOPE', 'INDEX', 'BODY', 'FILES', 'ISSUES', 'PATH'],
+        rows.map((row) => [
+          row.name + (row.dropped ? ' (dropped)' : row.shortened ? ' (shortened)' : ''),
+          row.scope,
+          String(row.tokens.index),
+          String(row.tokens.body),
+          `${row.tokens.files} (${row.files})`,
+          row.errors || row.warnings ? `${row.errors}E ${row.warnings}W` : '-',
+          row.path,
+        ]),
+      ),
+    );
+    print('');
+    print(
+      `Every turn: the index costs ${arithmetic.indexTokens} tokens (budget ${arithmetic.budgetTokens}); ` +
+        `every body loaded up front would cost ${arithmetic.allBodiesTokens}` +
+        (arithmetic.indexTokens > 0
+          ? ` (${(arithmetic.allBodiesTokens / arithmetic.indexTokens).toFixed(1)}x)`
+          : '') +
+        `, and every file too ${arithmetic.allBodiesTokens + arithmetic.allFilesTokens}.`,
+    );
+    if (index.shortened.length) print(`Shortened to fit the budget: ${index.shortened.join(', ')}.`);
+    if (index.dropped.length) print(`Left out of the index (over budget): ${index.dropped.join(', ')}.`);
+    print('Tokens counted with the Qwen3 tokenizer; BODY is what activate_skill returns.');
+    return 0;
+  });
+}
+
+/** `tack skills index`: tier 1 exactly as the model gets it. */
+export async function skillsIndexCommand(options: SkillsOptions): Promise<number> {
+  return withLibrary(options, async (library) => {
+    const index = await library.renderIndex({
+      countTokens,
+      ...(options.budget ? { budgetTokens: options.budget } : {}),
+      ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
+    });
+    if (index.shortened.length) warn(`shortened to fit the budget: ${index.shortened.join(', ')}`);
+    if (index.dropped.length) warn(`left out of the index (over budget): ${index.dropped.join(', ')}`);
+    if (options.json) printJson(index);
+    else print(index.text);
+    return 0;
+  });
+}
+
+/** `tack skills show <name>`: tier 2 exactly as activate_skill returns it. */
+export async function skillsShowCommand(name: string, options: SkillsOptions): Promise<number> {
+  return withLibrary(options, async (library) => {
+    const skill = library.require(name);
+    const { text } = await library.activate(name);
+    if (options.json) printJson({ ...skill, remote: undefined, text, tokens: await countTokens(text) });
+    else print(text);
+    return 0;
+  });
+}
+
+/** `tack skills validate [path...]`: exit 1 when any error, 0 with warnings only. */
+export async function skillsValidateCommand(
+  paths: readonly string[],
+  options: SkillsOptions & { strict?: boolean },
+): Promise<number> {
+  let targets = paths;
+  if (targets.length === 0) {
+    const config = loadCliConfig(options);
+    const library = await loadSkills({ trustProject: options.trustProject, config });
+    for (const warning of library.warnings) warn(warning);
+    targets = library.skills.map((s) => s.dir);
+    if (targets.length === 0) {
+      const roots = scopeRoots({ configFolders: config.skillFolders }).map((r) => r.dir);
+      print(`No skills found in: ${roots.join(', ')}`);
+      return 0;
+    }
+  }
+  const result = await validatePaths(targets, { strict: options.strict, countTokens });
+  for (const warning of result.warnings) warn(warning);
+  const errors = result.issues.filter((i) => i.severity === 'error').length;
+  const warnings = result.issues.length - errors;
+  if (options.json) {
+    printJson({ skills: result.skills.map((s) => s.file), issues: result.issues, errors, warnings });
+  } else {
+    for (const issue of result.issues) print(formatIssue(issue));
+    print(summary(result.skills.length, result.issues));
+  }
+  return errors > 0 ? 1 : 0;
+}
+
+function summary(skills: number, issues: readonly SkillIssue[]): string {
+  const errors = issues.filter((i) => i.severity === 'error').length;
+  const warnings = issues.length - errors;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `${plural(skills, 'skill')} checked: ${plural(errors, 'error')}, ${plural(warnings, 'warning')}.`;
+}
+
+/** `tack skills run <name> <script> [args...]`: tier 3 by hand, asking first as the harness would. */
+export async function skillsRunCommand(
+  name: string,
+  script: string,
+  args: readonly string[],
+  options: SkillsOptions & { yes?: boolean; timeout?: number },
+): Promise<number> {
+  return withLibrary(options, async (library) => {
+    const result = await runSkillScript(library.require(name), script, args, {
+      ...(options.timeout ? { timeoutMs: options.timeout } : {}),
+      approve: async (request) => {
+        if (options.yes) return true;
+        if (!process.stdin.isTTY) {
+          throw new TackError(
+            'SKILL_SCRIPT',
+            `running ${script} needs approval and stdin is not a terminal`,
+            {
+              hint: 'Pass --yes to approve this run.',
+            },
+          );
+        }
+        const rl = createInterface({ input: process.stdin, output: process.stderr });
+        try {
+          const answer = await rl.question(`Run ${request.command.join(' ')} in ${request.cwd}? [y/N] `);
+          return /^y(es)?$/i.test(answer.trim());
+        } finally {
+          rl.close();
+        }
+      },
+    });
+    if (options.json) printJson(result);
+    else print(formatScriptResult(script, result));
+    return result.exitCode === 0 ? 0 : 1;
+  });
+}

@@ -1,0 +1,300 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { TackError } from '../errors.js';
+import { type DiscoveredSkill, type DiscoverOptions, discoverSkills, type SkillScope } from './discover.js';
+import { resolveInside, skillFileError } from './paths.js';
+import { readSkill } from './skill.js';
+
+/** One skill the library offers: what tier 1 shows, and where the rest is. */
+export interface SkillEntry {
+  name: string;
+  description: string;
+  /** The skill folder (absolute, symlinks resolved). */
+  dir: string;
+  /** Its SKILL.md. */
+  file: string;
+  scope: SkillScope | 'server';
+  /** Where the model is told the skill lives, when not `dir` (a served skill: its skill:// root). */
+  location?: string;
+  /** Set for a skill an MCP server serves (remote.ts): its files are read over MCP, not from disk. */
+  remote?: RemoteSkill;
+}
+
+/** A skill served over MCP: what the library needs to show its body and files. */
+export interface RemoteSkill {
+  server: string;
+  /** Its SKILL.md URI. */
+  uri: string;
+  body(): Promise<string>;
+  files(): Promise<string[]>;
+  read(path: string): Promise<{ text: string; bytes: number; binary: boolean }>;
+}
+
+export interface IndexOptions {
+  /** Token budget of the whole index (default: 1% of `contextWindow`, or 2,000). */
+  budgetTokens?: number;
+  contextWindow?: number;
+  /** Cap per entry, in tokens (default 200). */
+  maxEntryTokens?: number;
+  countTokens: (text: string) => Promise<number>;
+}
+
+export interface RenderedIndex {
+  /** The `<available_skills>` block for the system prompt. */
+  text: string;
+  tokens: number;
+  budgetTokens: number;
+  entries: Array<{ name: string; tokens: number; shortened: boolean }>;
+  /** Skills whose description was cut to fit, and skills left out, so the caller can say so. */
+  shortened: string[];
+  dropped: string[];
+}
+
+const MAX_FILE_BYTES = 256 * 1024;
+const MAX_LISTED_FILES = 200;
+
+/**
+ * Agent Skills with progressive disclosure. Tier 1: `renderIndex()`, name and description of every skill within
+ * a token budget. Tier 2: `activate()`, the SKILL.md body with the skill's folder and files. Tier 3:
+ * `readFile()` and (scripts.ts) `runScript()`, only inside the skill's folder.
+ */
+export class SkillLibrary {
+  readonly skills: readonly SkillEntry[];
+  readonly warnings: readonly string[];
+  readonly #byName: ReadonlyMap<string, SkillEntry>;
+
+  constructor(skills: readonly SkillEntry[], warnings: readonly string[] = []) {
+    this.skills = skills;
+    this.warnings = warnings;
+    this.#byName = new Map(skills.map((skill) => [skill.name, skill]));
+  }
+
+  /** Finds the skills of every scope (discover.ts); a folder whose SKILL.md lacks a name or description is skipped. */
+  static async discover(options: DiscoverOptions = {}): Promise<SkillLibrary> {
+    const discovery = await discoverSkills(options);
+    const warnings = [...discovery.warnings];
+    const skills: SkillEntry[] = [];
+    for (const found of discovery.skills) {
+      const entry = toEntry(found);
+      if (entry) skills.push(entry);
+      else
+        warnings.push(
+          `${found.source.file}: skipped: SKILL.md needs a name and a description (tack skills validate says why)`,
+        );
+    }
+    return new SkillLibrary(skills, warnings);
+  }
+
+  get(name: string): SkillEntry | undefined {
+    return this.#byName.get(name);
+  }
+
+  /** The skill `name`, or an error that lists the ones there are. */
+  require(name: string): SkillEntry {
+    const skill = this.#byName.get(name);
+    if (skill) return skill;
+    throw new TackError('UNKNOWN_SKILL', `no skill named "${name}"`, {
+      hint: this.skills.length
+        ? `Skills: ${this.skills.map((s) => s.name).join(', ')}.`
+        : 'No skills were found.',
+    });
+  }
+
+  /**
+   * Tier 1, within the budget. Each entry is capped first. When the whole does not fit, every description is
+   * cut to its first sentence; if that still does not fit, to fifteen words; only then are skills dropped,
+   * from the end (the lowest precedence). The result says which. Entries are counted in precedence order
+   * only until the budget is reached, so 10,000 skills cost as much to index as the few dozen that fit.
+   */
+  async renderIndex(options: IndexOptions): Promise<RenderedIndex> {
+    const budget = options.budgetTokens ?? Math.floor((options.contextWindow ?? 200_000) * 0.01);
+    const cap = options.maxEntryTokens ?? 200;
+    const count = options.countTokens;
+    const frame = await count(renderIndexText([]));
+    const capped = new Map<SkillEntry, { description: string; tokens: number; shortened: boolean }>();
+    const cappedEntry = async (skill: SkillEntry) => {
+      let entry = capped.get(skill);
+      if (entry) return entry;
+      let description = skill.description;
+      let tokens = await count(renderEntry(skill, description));
+      for (const cut of [firstSentence, (d: string) => words(d, 40), (d: string) => words(d, 15)]) {
+        if (tokens <= cap) break;
+        description = cut(description);
+        tokens = await count(renderEntry(skill, description));
+      }
+      entry = { description, tokens, shortened: description !== skill.description };
+      capped.set(skill, entry);
+      return entry;
+    };
+    const levels: Array<(d: string) => string> = [(d) => d, firstSentence, (d) => words(d, 15)];
+    let chosen: Array<{ skill: SkillEntry; description: string; tokens: number; shortened: boolean }> = [];
+    for (const [level, cut] of levels.entries()) {
+      chosen = [];
+      let total = frame;
+      for (const skill of this.skills) {
+        const base = await cappedEntry(skill);
+        const description = cut(base.description);
+        const tokens =
+          description === base.description ? base.tokens : await count(renderEntry(skill, description));
+        total += tokens + 1; // + the newline between entries
+        if (total > budget) break;
+        chosen.push({
+          skill,
+          description,
+          tokens,
+          shortened: base.shortened || description !== base.description,
+        });
+      }
+      if (chosen.length === this.skills.length || level === levels.length - 1) break;
+    }
+    // The sum of the parts estimates the whole; the exact count of the text has the last word.
+    let text = renderIndexText(chosen);
+    let tokens = await count(text);
+    while (tokens > budget && chosen.length > 0) {
+      chosen.pop();
+      text = renderIndexText(chosen);
+      tokens = await count(text);
+    }
+    return {
+      text,
+      tokens,
+      budgetTokens: budget,
+      entries: chosen.map((e) => ({ name: e.skill.name, tokens: e.tokens, shortened: e.shortened })),
+      shortened: chosen.filter((e) => e.shortened).map((e) => e.skill.name),
+      dropped: this.skills.slice(chosen.length).map((s) => s.name),
+    };
+  }
+
+  /**
+   * Tier 2: the SKILL.md body, wrapped with the skill's folder and its files. `active` is the session's set of
+   * active skills: a skill already in it is not loaded twice.
+   */
+  async activate(name: string, active?: Set<string>): Promise<{ text: string; alreadyActive: boolean }> {
+    const skill = this.require(name);
+    if (active?.has(name)) {
+      return { text: `Skill '${name}' is already active: its instructions are above.`, alreadyActive: true };
+    }
+    const body = skill.remote ? await skill.remote.body() : (await readSkill(skill.dir)).frontMatter.body;
+    const files = await this.listFiles(name);
+    active?.add(name);
+    const text = [
+      `<skill name="${escapeXml(name)}" folder="${escapeXml(skill.location ?? skill.dir)}">`,
+      body.trim(),
+      '',
+      `<skill_files count="${files.length}">`,
+      ...files.slice(0, MAX_LISTED_FILES),
+      ...(files.length > MAX_LISTED_FILES ? [`... and ${files.length - MAX_LISTED_FILES} more`] : []),
+      '</skill_files>',
+      'Read a file with read_skill_file; run a script from scripts/ with run_skill_script.',
+      '</skill>',
+    ].join('\n');
+    return { text, alreadyActive: false };
+  }
+
+  /** Every file of the skill, as paths relative to its folder (dot-files and symlinks left out). */
+  async listFiles(name: string): Promise<string[]> {
+    const skill = this.require(name);
+    if (skill.remote) return skill.remote.files();
+    const files: string[] = [];
+    const walk = async (dir: string, depth: number): Promise<void> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      entries.sort((a, b) => a.name.localeCompare(b.name));
+      for (const entry of entries) {
+        if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+        const path = join(dir, entry.name);
+        if (entry.isDirectory() && depth < 4) await walk(path, depth + 1);
+        else if (entry.isFile()) files.push(relative(skill.dir, path).split(sep).join('/'));
+      }
+    };
+    await walk(skill.dir, 0);
+    return files;
+  }
+
+  /** Tier 3: a file inside the skill's folder, by its path relative to that folder. */
+  async readFile(name: string, path: string): Promise<{ path: string; text: string; truncated: boolean }> {
+    const skill = this.require(name);
+    if (skill.remote) {
+      const file = await skill.remote.read(path);
+      if (file.binary)
+        return { path, text: `[binary file, ${file.bytes} bytes: not shown]`, truncated: false };
+      return capText(path, file.text, file.bytes);
+    }
+    const target = await resolveInside(skill, path);
+    const info = await stat(target);
+    if (!info.isFile()) throw skillFileError(name, path, 'is not a file');
+    const bytes = await readFile(target);
+    if (bytes.includes(0)) {
+      return { path, text: `[binary file, ${bytes.length} bytes: not shown]`, truncated: false };
+    }
+    return capText(path, bytes.subarray(0, MAX_FILE_BYTES).toString('utf8'), bytes.length);
+  }
+
+  /** This library with `more` skills after its own (a name already taken is skipped, with a warning). */
+  with(more: readonly SkillEntry[], warnings: readonly string[] = []): SkillLibrary {
+    const skipped = more.filter((s) => this.#byName.has(s.name));
+    return new SkillLibrary(
+      [...this.skills, ...more.filter((s) => !this.#byName.has(s.name))],
+      [
+        ...this.warnings,
+        ...warnings,
+        ...skipped.map(
+          (s) => `skill '${s.name}' from ${s.file} is shadowed by ${this.#byName.get(s.name)!.file}`,
+        ),
+      ],
+    );
+  }
+}
+
+function capText(
+  path: string,
+  text: string,
+  bytes: number,
+): { path: string; text: string; truncated: boolean } {
+  const truncated = bytes > MAX_FILE_BYTES;
+  const kept = truncated ? Buffer.from(text).subarray(0, MAX_FILE_BYTES).toString('utf8') : text;
+  return {
+    path,
+    text: truncated ? `${kept}\n[... truncated at ${MAX_FILE_BYTES} bytes of ${bytes}]` : kept,
+    truncated,
+  };
+}
+
+function toEntry(found: DiscoveredSkill): SkillEntry | undefined {
+  const { name, description, dir, file } = found.source;
+  if (!name || !description) return undefined;
+  return { name, description, dir, file, scope: found.scope };
+}
+
+export function renderIndexText(entries: ReadonlyArray<{ skill: SkillEntry; description: string }>): string {
+  if (entries.length === 0) return '<available_skills>\n</available_skills>';
+  return [
+    '<available_skills>',
+    ...entries.map((e) => renderEntry(e.skill, e.description)),
+    '</available_skills>',
+  ].join('\n');
+}
+
+/** One skill's entry in the index, in the skills-ref format (what other hosts emit too). */
+export function renderEntry(skill: SkillEntry, description: string): string {
+  return [
+    '<skill>',
+    `<name>${escapeXml(skill.name)}</name>`,
+    `<description>${escapeXml(description)}</description>`,
+    `<location>${escapeXml(skill.file)}</location>`,
+    '</skill>',
+  ].join('\n');
+}
+
+function firstSentence(text: string): string {
+  const match = /^(.+?[.!?])(\s|$)/.exec(text);
+  return match ? match[1]! : text;
+}
+
+function words(text: string, count: number): string {
+  const all = text.split(/\s+/);
+  return all.length <= count ? text : `${all.slice(0, count).join(' ')}…`;
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
