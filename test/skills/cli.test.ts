@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { tack } from '../helpers/cli.js';
 import { REPO, tempProject } from '../helpers/project.js';
 
-const REAL = join(REPO, '..', 'shared', 'data', 'skills', 'anthropics');
+const REAL = join(REPO, 'test', 'fixtures', 'skills', 'anthropics');
 const VALID = join(REPO, 'test', 'fixtures', 'skills', 'valid');
 const INVALID = join(REPO, 'test', 'fixtures', 'skills', 'invalid');
 

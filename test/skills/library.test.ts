@@ -9,7 +9,7 @@ import { skillTools } from '../../src/skills/tools.js';
 import { countTokens } from '../../src/tokens/count.js';
 import { REPO } from '../helpers/project.js';
 
-const REAL = join(REPO, '..', 'shared', 'data', 'skills', 'anthropics');
+const REAL = join(REPO, 'test', 'fixtures', 'skills', 'anthropics');
 const VALID = join(REPO, 'test', 'fixtures', 'skills', 'valid');
 
 const dirs: string[] = [];
