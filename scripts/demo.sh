@@ -15,3 +15,9 @@ step call mcp__docs__read_doc '{"slug": "architecture", "max_words": 60}'
 tack call mcp__docs__read_doc '{"slug": "architecture", "max_words": 60}'
 step 'read doc://benchmarks | head -12'
 tack read doc://benchmarks | head -12
+step 'skills list   # tier 1 every turn vs every body up front'
+tack skills list
+step 'skills show release-notes | head -8   # tier 2: what activate_skill returns'
+tack skills show release-notes | head -8
+step 'skills run --yes release-notes collect.sh v1.2   # tier 3: output, never source'
+tack skills run --yes release-notes collect.sh v1.2

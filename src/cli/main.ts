@@ -109,8 +109,15 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       '--http <[host:]port>',
       'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
     )
-    .action(async (opts: { http?: string }, cmd: Command) =>
-      setExitCode(await serveCommand({ ...optionsOf([cmd]), ...(opts.http ? { http: opts.http } : {}) })),
+    .option('--trust-project', "also offer the project's skills (.agents/skills, .claude/skills)")
+    .action(async (opts: { http?: string; trustProject?: boolean }, cmd: Command) =>
+      setExitCode(
+        await serveCommand({
+          ...optionsOf([cmd]),
+          ...(opts.http ? { http: opts.http } : {}),
+          trustProject: opts.trustProject === true,
+        }),
+      ),
     );
 
   program
@@ -130,8 +137,8 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
     )
     .option('--no-watch', 'do not re-index when files change')
-    .action(async (folder: string, opts: { http?: string; watch?: boolean }) =>
-      setExitCode(await serveDocsCommand(folder, opts)),
+    .action(async (folder: string, opts: { http?: string; watch?: boolean }, cmd: Command) =>
+      setExitCode(await serveDocsCommand(folder, { ...optionsOf([cmd]), ...opts })),
     );
 
   program

@@ -73,7 +73,45 @@ export interface RequestCallOptions {
   /** Overrides the server's callTimeoutMs; the timer restarts at every progress notification. */
   timeoutMs?: number | undefined;
   onProgress?: ((progress: { progress: number; total?: number; message?: string }) => void) | undefined;
+  /**
+   * Stops the timeout while held: a gateway waiting for its own client to answer the server's question must
+   * not time out the server, which is waiting too. Released, the timer starts afresh.
+   */
+  timeoutHold?: TimeoutHold | undefined;
 }
+
+/** See RequestCallOptions.timeoutHold. Holds nest: the timer runs again when the last one is released. */
+export class TimeoutHold {
+  #holds = 0;
+  readonly #listeners = new Set<() => void>();
+
+  get held(): boolean {
+    return this.#holds > 0;
+  }
+
+  /** Holds the timer until the returned function is called (calling it again does nothing). */
+  hold(): () => void {
+    if (++this.#holds === 1) this.#changed();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.#holds === 0) this.#changed();
+    };
+  }
+
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener();
+  }
+}
+
+/** The longest delay setTimeout takes; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The requests that may ask for input on 2026-07-28, and so can be run round by round (requestRound). */
 export type RoundRequest =
@@ -402,12 +440,22 @@ export class ServerConnection {
     const client = await this.ensureClient(options.signal);
     const generation = this.#generation;
     const timeoutMs = options.timeoutMs ?? this.config.callTimeoutMs;
+    // The SDK's timer cannot be held, so a held request runs on tack's own timer instead.
+    const timer = options.timeoutHold ? heldTimer(options.timeoutHold, timeoutMs, options.signal) : undefined;
     try {
+      const onProgress = options.onProgress;
       const result = await run(client, {
-        timeout: timeoutMs,
+        timeout: timer ? MAX_TIMER_MS : timeoutMs,
         resetTimeoutOnProgress: true,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+        ...(timer ? { signal: timer.signal } : options.signal ? { signal: options.signal } : {}),
+        ...(onProgress
+          ? {
+              onprogress: (progress: Parameters<typeof onProgress>[0]) => {
+                timer?.restart();
+                onProgress(progress);
+              },
+            }
+          : {}),
       });
       this.#failures = 0; // a served request is the proof of health that ends a crash loop's count
       return result;
@@ -416,7 +464,12 @@ export class ServerConnection {
         this.#markDown(error, generation);
       }
       // The SDK reports a caller's abort as a RequestTimeout; the signal says which it really was.
-      const failure = requestFailure(options.signal?.aborted ? abortError(options.signal) : error, {
+      const cause = timer?.expired
+        ? new SdkError(SdkErrorCode.RequestTimeout, `Request timed out after ${timeoutMs} ms`)
+        : options.signal?.aborted
+          ? abortError(options.signal)
+          : error;
+      const failure = requestFailure(cause, {
         server: this.name,
         what,
         ...subject,
@@ -432,6 +485,8 @@ export class ServerConnection {
         });
       }
       throw failure;
+    } finally {
+      timer?.stop();
     }
   }
 
@@ -933,6 +988,39 @@ function abortError(signal: AbortSignal): Error {
   const error = new Error(`aborted: ${errorMessage(signal.reason)}`);
   error.name = 'AbortError';
   return error;
+}
+
+/**
+ * A request timeout that does not run while `hold` is held and restarts at every progress notification; it
+ * fires by aborting `signal`, which also carries the caller's own abort.
+ */
+function heldTimer(hold: TimeoutHold, timeoutMs: number, caller: AbortSignal | undefined) {
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const state = {
+    signal: abort.signal,
+    expired: false,
+    restart(): void {
+      clearTimeout(timer);
+      timer = hold.held
+        ? undefined
+        : setTimeout(() => {
+            state.expired = true;
+            abort.abort(new Error(`timed out after ${timeoutMs} ms`));
+          }, timeoutMs);
+    },
+    stop(): void {
+      clearTimeout(timer);
+      stopListening();
+      caller?.removeEventListener('abort', onCallerAbort);
+    },
+  };
+  const onCallerAbort = () => abort.abort(caller?.reason);
+  if (caller?.aborted) onCallerAbort();
+  else caller?.addEventListener('abort', onCallerAbort, { once: true });
+  const stopListening = hold.onChange(() => state.restart());
+  state.restart();
+  return state;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -189,13 +189,16 @@ export class McpHost {
     return this.connection(server).complete(params, options);
   }
 
-  /** Hear `resource-updated` events for `uri` on `server` (counted; see ServerConnection.watch). */
-  watchResource(server: string, uri: string): Promise<void> {
-    return this.connection(server).watch(uri);
+  /**
+   * Hear `resource-updated` events for `uri` on `server` (counted; see ServerConnection.watch). Async all the
+   * way, so an unknown server is a rejection a caller's `.catch` sees, never a throw out of the call.
+   */
+  async watchResource(server: string, uri: string): Promise<void> {
+    await this.connection(server).watch(uri);
   }
 
-  unwatchResource(server: string, uri: string): Promise<void> {
-    return this.connection(server).unwatch(uri);
+  async unwatchResource(server: string, uri: string): Promise<void> {
+    await this.connection(server).unwatch(uri);
   }
 
   /** Subscribe to status, catalog and diagnostic events; returns the unsubscribe function. */

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -12,7 +12,7 @@ import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server'
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { TackError } from '../errors.js';
 import { LiveInstances, type Notifier, type ServerFactory } from './serving/instances.js';
-import { LegacySessions } from './serving/legacy-sessions.js';
+import { type LegacySessionOptions, LegacySessions } from './serving/legacy-sessions.js';
 
 export { type Notifier, type ServerFactory, trackSubscriptions } from './serving/instances.js';
 
@@ -43,6 +43,8 @@ export interface HttpOptions {
   token?: string | undefined;
   /** Host names accepted in the Host and Origin headers when not bound to loopback. */
   allowedHosts?: readonly string[] | undefined;
+  /** How long 2025-era sessions may stay idle (tests shorten it). */
+  legacySessions?: LegacySessionOptions | undefined;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -63,7 +65,7 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
   // 2026-07-28 requests are stateless (one instance per request); 2025-era clients get sessions.
   const handler = createMcpHandler(({ era }) => factory({ era }), { legacy: 'reject' });
   const live = new LiveInstances();
-  const legacy = new LegacySessions(factory, live);
+  const legacy = new LegacySessions(factory, live, options.legacySessions);
   const nodeHandler = toNodeHandler({
     fetch: async (request) =>
       (await isLegacyRequest(request)) ? legacy.serve(request) : handler.fetch(request),
@@ -129,14 +131,18 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
   };
 }
 
-/** 401 with a WWW-Authenticate challenge unless the request carries the token; constant-time comparison. */
+/**
+ * 401 with a WWW-Authenticate challenge unless the request carries the token. The scheme is case-insensitive
+ * (RFC 9110); digests are compared, in constant time, so neither the token nor its length shows in the timing.
+ */
 function bearerCheck(token: string | undefined): (req: IncomingMessage, res: ServerResponse) => boolean {
   if (!token) return () => true;
-  const expected = Buffer.from(token);
+  const sha256 = (value: string) => createHash('sha256').update(value).digest();
+  const expected = sha256(token);
   return (req, res) => {
     const header = req.headers.authorization ?? '';
-    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7).trim() : '');
-    if (given.length === expected.length && timingSafeEqual(given, expected)) return true;
+    const given = /^bearer\s+(.*)$/i.exec(header)?.[1]?.trim();
+    if (given !== undefined && timingSafeEqual(sha256(given), expected)) return true;
     const error = header ? 'invalid_token' : 'invalid_request';
     res
       .writeHead(401, {

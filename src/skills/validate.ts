@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, dirname, join, normalize, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { TackError } from '../errors.js';
 import { skillFolders } from './discover.js';
 import { contentWords, OVERLAP_THRESHOLD, overlaps } from './overlap.js';
@@ -283,8 +283,11 @@ export function validateOverlap(skills: readonly SkillSource[], threshold = OVER
   });
 }
 
-export function formatIssue(issue: SkillIssue): string {
-  return `${issue.file}:${issue.line}: ${issue.severity}: ${issue.message}`;
+/** `file:line: severity: message`, the file relative to `cwd` when it is below it (what editors link). */
+export function formatIssue(issue: SkillIssue, cwd?: string): string {
+  const rel = cwd ? relative(cwd, issue.file) : '';
+  const file = rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : issue.file;
+  return `${file}:${issue.line}: ${issue.severity}: ${issue.message}`;
 }
 
 /**

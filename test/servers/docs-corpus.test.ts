@@ -1,7 +1,7 @@
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { firstWords, indexableText, parseDoc } from '../../src/servers/docs/corpus.js';
+import { firstWords, indexableText, parseDoc, readDoc } from '../../src/servers/docs/corpus.js';
 import { DocsLibrary, type LibraryChange } from '../../src/servers/docs/library.js';
 import { REPO, tempProject } from '../helpers/project.js';
 
@@ -29,6 +29,15 @@ describe('reading documents', () => {
     const broken = parseDoc('b', '/b.md', '---\ntitle: [unclosed\n---\nBody');
     expect(broken.title).toBe('b');
     expect(broken.markdown).toContain('Body');
+  });
+
+  it('takes only a YAML mapping for front matter: a paragraph between two rules stays in the document', () => {
+    const ruled = parseDoc('r', '/r.md', '---\nA paragraph.\n---\nMore text.\n');
+    expect(ruled.markdown).toBe('---\nA paragraph.\n---\nMore text.\n');
+    expect(ruled.text).toContain('A paragraph.');
+    const list = parseDoc('l', '/l.md', '---\n- one\n- two\n---\nBody');
+    expect(list.markdown).toContain('- one');
+    expect(parseDoc('e', '/e.md', '---\n---\nBody').markdown).toBe('Body'); // empty front matter is still one
   });
 
   it('indexes prose only: no code fences, math blocks or MDX import/export lines', () => {
@@ -104,6 +113,54 @@ describe('DocsLibrary', () => {
       expect(changes.flatMap((c) => c.added)).toEqual(['new-doc']);
       expect(changes.flatMap((c) => c.updated)).toEqual(['era-cache']);
       expect(changes.flatMap((c) => c.removed)).toEqual(['windows']);
+    } finally {
+      await library.close();
+    }
+  });
+
+  it('serves x.md over x.mdx, and the other one when one of them is deleted', async () => {
+    using project = tempProject();
+    const root = join(project.dir, 'docs');
+    mkdirSync(root);
+    writeFileSync(join(root, 'x.mdx'), '# From mdx');
+    writeFileSync(join(root, 'x.md'), '# From md');
+    const library = await DocsLibrary.open(root);
+    await library.watch();
+    const changes: LibraryChange[] = [];
+    library.on('change', (change) => changes.push(change));
+    try {
+      expect(library.get('x')?.title).toBe('From md');
+      writeFileSync(join(root, 'x.mdx'), '# From mdx, edited'); // not the one served
+      rmSync(join(root, 'x.md'));
+      await expect.poll(() => library.get('x')?.title, { timeout: 5000 }).toBe('From mdx, edited');
+      writeFileSync(join(root, 'x.md'), '# From md again');
+      await expect.poll(() => library.get('x')?.title, { timeout: 5000 }).toBe('From md again');
+      rmSync(join(root, 'x.mdx'));
+      rmSync(join(root, 'x.md'));
+      await expect.poll(() => library.get('x'), { timeout: 5000 }).toBeUndefined();
+      expect(changes.flatMap((c) => c.removed)).toEqual(['x']);
+      expect(changes.flatMap((c) => c.added)).toEqual([]);
+    } finally {
+      await library.close();
+    }
+  });
+
+  it('serves no file from outside the folder, even through a link added while watching', async () => {
+    using project = tempProject();
+    const root = join(project.dir, 'docs');
+    mkdirSync(root);
+    writeFileSync(join(project.dir, 'secret.md'), '# Secret\n\nclassified words');
+    writeFileSync(join(root, 'inside.md'), '# Inside');
+    const library = await DocsLibrary.open(root);
+    await library.watch();
+    try {
+      symlinkSync(join('..', 'secret.md'), join(root, 'link.md'));
+      symlinkSync('inside.md', join(root, 'alias.md')); // a link within the folder is fine
+      await expect.poll(() => library.get('alias')?.title, { timeout: 5000 }).toBe('Inside');
+      await new Promise((resolve) => setTimeout(resolve, 300)); // any event for link.md is flushed by now
+      expect(library.get('link')).toBeUndefined();
+      expect(library.search('classified')).toEqual([]);
+      await expect(readDoc(root, join(root, 'link.md'))).rejects.toThrow(/outside/);
     } finally {
       await library.close();
     }

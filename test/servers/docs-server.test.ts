@@ -199,16 +199,62 @@ describe('the HTTP guard in front of every tack server', () => {
       const wrong = await post('Bearer nope');
       expect(wrong.status).toBe(401);
       expect(wrong.headers.get('www-authenticate')).toBe('Bearer realm="tack", error="invalid_token"');
+      expect((await post('Bearer s3cret-token-but-longer')).status).toBe(401);
+      expect((await post('Basic s3cret-token')).status).toBe(401);
+      expect((await post('bearer s3cret-token')).status).not.toBe(401); // the scheme is case-insensitive
 
-      const host = await startHost(project, {
-        docs: { type: 'http', url: server.url, headers: { Authorization: 'Bearer s3cret-token' } },
-        denied: { type: 'http', url: server.url },
-      });
+      // An HTTP server that failed reconnects in the background after the first restart delay: make that
+      // delay outlast the assertions, or `denied` may already read "connecting" again.
+      const slowRetry = { initialDelayMs: 60_000, maxDelayMs: 60_000, maxAttempts: 1 };
+      const host = await startHost(
+        project,
+        {
+          docs: { type: 'http', url: server.url, headers: { Authorization: 'Bearer s3cret-token' } },
+          denied: { type: 'http', url: server.url },
+        },
+        { restartPolicy: slowRetry },
+      );
       try {
         expect(host.servers().map((s) => s.status)).toEqual(['connected', 'failed']);
         expect(host.servers()[1]?.error?.message).toMatch(/401|nauthorized/);
       } finally {
         await host.close();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("takes the token and allowed hosts from the configuration's serve section, as tack serve does", async () => {
+    const server = await startDocsServer({
+      folder: FIXTURE,
+      http: { host: '0.0.0.0', port: 0 },
+      serve: { token: 'from-config', allowedHosts: ['127.0.0.1'] },
+      watch: false,
+    });
+    try {
+      const url = new URL(server.url!);
+      const post = (authorization: string) =>
+        fetch(`http://127.0.0.1:${url.port}/mcp`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            authorization,
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+        });
+      expect((await post('Bearer wrong')).status).toBe(401);
+      const client = new Client({ name: 'remote', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${url.port}/mcp`), {
+          requestInit: { headers: { Authorization: 'Bearer from-config' } },
+        }),
+      );
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toContain('search_docs');
+      } finally {
+        await client.close();
       }
     } finally {
       await server.close();
@@ -224,3 +270,62 @@ describe('the HTTP guard in front of every tack server', () => {
     });
   });
 });
+
+describe('2025-era sessions over HTTP', () => {
+  it('keeps a session whose client listens on its GET stream, and closes one that went silent', async () => {
+    using project = tempProject();
+    const root = copyOfFixture(project.dir);
+    const server = await startDocsServer({
+      folder: root,
+      http: { port: 0, legacySessions: { idleMs: 300, sweepIntervalMs: 50 } },
+    });
+    const client = new Client({ name: 'legacy-client', version: '1' }); // 2025 initialize, then a GET stream
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url!)));
+      expect(client.getProtocolEra()).toBe('legacy');
+      const silent = await initializeBare(server.url!);
+
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // many sweeps, each past idleMs
+      let listChanged = 0;
+      client.setNotificationHandler('notifications/resources/list_changed', async () => {
+        listChanged++;
+      });
+      writeFileSync(join(root, 'added.md'), '# Added while listening');
+      await expect.poll(() => listChanged, { timeout: 5000 }).toBeGreaterThan(0); // the GET stream is alive
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('search_docs');
+
+      const ping = await fetch(server.url!, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': silent,
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+      });
+      expect(ping.status).toBe(404); // no request, no stream: swept
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
+
+/** A 2025-era session opened with a bare initialize, and nothing after it; resolves with its id. */
+async function initializeBare(url: string): Promise<string> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bare', version: '1' } },
+    }),
+  });
+  await response.text();
+  const id = response.headers.get('mcp-session-id');
+  expect(id).toBeTruthy();
+  return id!;
+}

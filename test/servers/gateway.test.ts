@@ -16,8 +16,15 @@ const BIN = join(REPO, 'bin', 'tack.js');
 
 type Era = 'modern' | 'legacy';
 
-/** A downstream MCP client of the gateway, with elicitation and sampling answered like a person would. */
-async function downstream(era: Era, transport: StdioClientTransport | StreamableHTTPClientTransport) {
+/**
+ * A downstream MCP client of the gateway, with elicitation and sampling answered like a person would (after
+ * `answerDelayMs`).
+ */
+async function downstream(
+  era: Era,
+  transport: StdioClientTransport | StreamableHTTPClientTransport,
+  answerDelayMs = 0,
+) {
   const client = new Client(
     { name: `test-${era}`, version: '1.0.0' },
     {
@@ -25,10 +32,10 @@ async function downstream(era: Era, transport: StdioClientTransport | Streamable
       capabilities: { elicitation: { form: {} }, sampling: {} },
     },
   );
-  client.setRequestHandler('elicitation/create', async (request) => ({
-    action: 'accept',
-    content: { name: `Ada (asked: ${request.params.message})` },
-  }));
+  client.setRequestHandler('elicitation/create', async (request) => {
+    await new Promise((resolve) => setTimeout(resolve, answerDelayMs));
+    return { action: 'accept', content: { name: `Ada (asked: ${request.params.message})` } };
+  });
   client.setRequestHandler('sampling/createMessage', async () => ({
     role: 'assistant',
     model: 'test-model',
@@ -379,6 +386,44 @@ describe('tack serve (gateway)', () => {
     }
   });
 
+  it('refuses a question it cannot attribute: two calls to one upstream from one connection', async () => {
+    const client = await overStdio('legacy');
+    try {
+      // Both calls are in flight when the first question comes; it names neither, so neither gets it.
+      const outcomes = await Promise.allSettled(
+        [1, 2].map(() => client.callTool({ name: 'legacy__ask_name', arguments: {} })),
+      );
+      const said = outcomes.map((o) =>
+        o.status === 'fulfilled' ? text(o.value) : String((o.reason as Error).message),
+      );
+      expect(said.some((s) => /2 calls are in flight to "legacy".*cannot be routed/.test(s))).toBe(true);
+      for (const s of said) expect(s).toMatch(/^Hello, Ada|cannot be routed/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('ignores subscriptions to servers it does not have, and closes a session that made one', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(gateway.url!), {
+      requestInit: { headers: { Authorization: 'Bearer gw-token' } },
+    });
+    const client = await downstream('legacy', transport);
+    try {
+      await client.subscribeResource({ uri: 'tack://nosuch/x' });
+      await client.subscribeResource({ uri: 'tack://modern/memo://readme' });
+      const read = client.readResource({ uri: 'tack://nosuch/x' });
+      await expect(read).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(
+          /no server "nosuch" \(servers: everything, modern, legacy, broken, refusing\)/,
+        ),
+      });
+      await transport.terminateSession(); // throws on a 500
+    } finally {
+      await client.close();
+    }
+  });
+
   it('asks for the bearer token over HTTP', async () => {
     const response = await fetch(gateway.url!, {
       method: 'POST',
@@ -425,6 +470,115 @@ describe('tack serve: resource subscriptions', () => {
     } finally {
       await client.close();
       await running.close();
+    }
+  });
+});
+
+describe('tack serve: questions from 2025-era upstreams', () => {
+  let project: TempProject;
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    project = tempProject();
+    project.write('tack.json', {
+      mcpServers: {
+        legacy: fixtureEntry('legacy-stdio-server.js'),
+        // Times out within the time a person takes to answer, unless the gateway holds the timer.
+        hasty: fixtureEntry('legacy-stdio-server.js', [], { callTimeoutMs: 300 }),
+      },
+    });
+    gateway = await startGateway({
+      config: loadConfig({ cwd: project.dir, env: project.env }),
+      http: { port: 0 },
+      answerTimeoutMs: 2000,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gateway?.close();
+    project?.[Symbol.dispose]();
+  });
+
+  const connect = (era: Era, answerDelayMs = 0) =>
+    downstream(era, new StreamableHTTPClientTransport(new URL(gateway.url!)), answerDelayMs);
+  const audited = (args: Record<string, unknown>) =>
+    gateway.host.store?.audit.recent(50).find((e) => e.argsSha256 === digest(args));
+
+  /** A 2026-07-28 client that takes the question and goes away (for now). */
+  async function park(client: Client, args: Record<string, unknown>) {
+    const first = (await client.callTool(
+      { name: 'legacy__ask_name', arguments: args },
+      { allowInputRequired: true },
+    )) as { resultType?: string; requestState?: string };
+    expect(first.resultType).toBe('input_required');
+    return (name: string) => {
+      const retry = {
+        inputResponses: { q0: { action: 'accept', content: { name } } },
+        requestState: first.requestState,
+      };
+      return client.callTool({ name: 'legacy__ask_name', arguments: args, ...retry });
+    };
+  }
+
+  it("routes another client's question past a call waiting for its client's answer", async () => {
+    const away = await connect('modern');
+    const other = await connect('legacy');
+    try {
+      const answer = await park(away, {});
+      const asked = await other.callTool({ name: 'legacy__ask_name', arguments: {} });
+      expect(text(asked)).toBe('Hello, Ada (asked: What is your name?)!');
+      expect(text(await answer('Bo'))).toBe('Hello, Bo!'); // the waiting call is still there for its client
+    } finally {
+      await away.close();
+      await other.close();
+    }
+  });
+
+  for (const era of ['legacy', 'modern'] as const) {
+    it(`holds the upstream's call timeout while a ${era} client takes its time to answer`, async () => {
+      const client = await connect(era, 1000);
+      try {
+        const asked = await client.callTool({ name: 'hasty__ask_name', arguments: {} });
+        expect(text(asked)).toBe('Hello, Ada (asked: What is your name?)!');
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  it('gives a 2025-era client answerTimeoutMs to answer, then fails the question', async () => {
+    const client = await connect('legacy', 2600);
+    try {
+      const asked = await client
+        .callTool({ name: 'legacy__ask_name', arguments: {} })
+        .then(text, (error: Error) => error.message);
+      expect(asked).toMatch(/timed out/i);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('audits a waiting call that expires, and says so to a client that comes back too late', async () => {
+    const client = await connect('modern');
+    try {
+      const args = { giveUpAfterMs: 50_001 };
+      const answer = await park(client, args);
+      await expect.poll(() => audited(args)?.outcome, { timeout: 6000 }).toBe('cancelled');
+      await expect(answer('Late')).rejects.toThrow(/unknown or expired \(a call waits 2000 ms/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('audits a waiting call whose upstream stopped waiting, and keeps its answer for the client', async () => {
+    const client = await connect('modern');
+    try {
+      const args = { giveUpAfterMs: 300 };
+      const answer = await park(client, args);
+      await expect.poll(() => audited(args)?.outcome, { timeout: 5000 }).toBe('ok');
+      expect(text(await answer('Late'))).toBe('No name (gave up).');
+    } finally {
+      await client.close();
     }
   });
 });

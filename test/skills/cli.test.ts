@@ -65,7 +65,7 @@ describe('tack skills', () => {
       /skill 'commit-message' in .*valid\/commit-message is shadowed by .*\.agents\/skills\/commit-message \(project scope wins\)/,
     );
     expect(trusted.stdout).toMatch(
-      /Every turn: the index costs \d+ tokens \(budget 2000\); every body loaded up front would cost \d+ \(\d+\.\dx\)/,
+      /Every turn: the index costs \d+ tokens \(budget 2000\); every body loaded up front would cost \d+ \(\d+\.\dx the index\)/,
     );
   });
 
@@ -91,8 +91,16 @@ describe('tack skills', () => {
     const env = { ...p.env, HOME: p.home };
     const real = await tack(['skills', 'validate', REAL], { cwd: p.dir, env });
     expect(real.code).toBe(0);
+    // Paths outside the working directory stay absolute; below it they are relative (see the next check).
     expect(real.stdout).toContain(
       `${join(REAL, 'webapp-testing', 'SKILL.md')}:12: warning: Referenced file does not exist: scripts/with_server.py`,
+    );
+    const relativeRun = await tack(['skills', 'validate', 'test/fixtures/skills/invalid/name-uppercase'], {
+      cwd: REPO,
+      env,
+    });
+    expect(relativeRun.stdout).toMatch(
+      /^test\/fixtures\/skills\/invalid\/name-uppercase\/PDF\/SKILL\.md:2: error: Skill name 'PDF' must be lowercase$/m,
     );
     expect(real.stdout).toMatch(/8 skills checked: 0 errors, 7 warnings\.$/m);
     const upper = await tack(['skills', 'validate', join(INVALID, 'name-uppercase', 'PDF')], {

@@ -2,12 +2,15 @@ import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { startGateway } from '../../src/servers/gateway/start.js';
 import { startSkillsServer } from '../../src/servers/skills/start.js';
 import { SkillLibrary } from '../../src/skills/library.js';
 import { loadSkills } from '../../src/skills/load.js';
 import { skillTools } from '../../src/skills/tools.js';
-import { REPO, startHost, tempProject } from '../helpers/project.js';
+import { fixtureEntry, REPO, startHost, tempProject } from '../helpers/project.js';
 
 const BIN = join(REPO, 'bin', 'tack.js');
 const VALID = join(REPO, 'test', 'fixtures', 'skills', 'valid');
@@ -111,5 +114,67 @@ describe('serving skills over MCP (the Skills extension)', () => {
       isError: true,
       text: expect.stringMatching(/comes from a server: its scripts are not run here/),
     });
+  });
+});
+
+describe("tack serve offers tack's skills next to the upstreams", () => {
+  it('over HTTP to a 2026-07-28 client: the Skills extension through the gateway, the upstream still there', async () => {
+    using project = tempProject();
+    project.write('tack.json', { mcpServers: { up: fixtureEntry('stdio-server.js') } });
+    const library = await SkillLibrary.discover({ home: '/nonexistent', configFolders: [VALID] });
+    const running = await startGateway({
+      config: loadConfig({ cwd: project.dir, env: project.env }),
+      http: { port: 0 },
+      skills: library,
+    });
+    cleanups.push(() => running.close());
+    const client = new Client(
+      { name: 'other-host', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(running.url!)));
+    expect(client.getProtocolEra()).toBe('modern');
+    cleanups.push(() => client.close());
+    const skills = new SkillsClient(client);
+    expect(skills.supported).toBe(true);
+    const { skills: entries } = await skills.list();
+    expect(entries.map((e) => e.uri)).toEqual([
+      'skill://commit-message/SKILL.md',
+      'skill://release-notes/SKILL.md',
+    ]);
+    const notes = await skills.read(entries[1]!, 'references/STYLE.md');
+    expect(notes.verified).toBe(true);
+    expect(notes.text).toContain('Group by Added');
+    const { skill } = await skills.get('skill://commit-message/SKILL.md');
+    expect(skill.frontmatter.name).toBe('commit-message');
+    const templates = await client.listResourceTemplates();
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toContain('skill://{+path}');
+    expect(client.getInstructions()).toMatch(/tack's own 2 Agent Skills/);
+    // The upstream is unaffected.
+    const echo = await client.callTool({ name: 'up__echo', arguments: { text: 'hi' } });
+    expect((echo.content as Array<{ text: string }>)[0]!.text).toBe('hi');
+    await expect(client.readResource({ uri: 'skill://ghost/SKILL.md' })).rejects.toThrow();
+  });
+
+  it("over stdio to a 2025-era client, from the tack serve command with the config's skills", async () => {
+    using project = tempProject();
+    project.write('tack.json', { skills: [VALID], mcpServers: { up: fixtureEntry('stdio-server.js') } });
+    const client = new Client({ name: 'old-host', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'serve'],
+        cwd: project.dir,
+        env: { ...(project.env as Record<string, string>), HOME: project.home },
+        stderr: 'pipe',
+      }),
+    );
+    cleanups.push(() => client.close());
+    expect(client.getProtocolEra()).toBe('legacy');
+    const skills = new SkillsClient(client);
+    const { skills: entries } = await skills.list();
+    expect(entries.map((e) => e.frontmatter.name)).toEqual(['commit-message', 'release-notes']);
+    const manifest = await skills.read(entries[0]!);
+    expect(manifest.body).toContain('# Commit messages');
   });
 });

@@ -1,7 +1,8 @@
 import { startDocsServer } from '../../servers/docs/start.js';
 import { parseListen, untilStopped } from '../serving.js';
+import { type GlobalOptions, loadCliConfig } from '../session.js';
 
-export interface ServeDocsOptions {
+export interface ServeDocsOptions extends GlobalOptions {
   http?: string;
   watch?: boolean;
 }
@@ -11,6 +12,8 @@ export async function serveDocsCommand(folder: string, options: ServeDocsOptions
   const server = await startDocsServer({
     folder,
     http: options.http === undefined ? undefined : parseListen(options.http),
+    // Over HTTP the token and allowed hosts come from the configuration's serve section, as for tack serve.
+    serve: options.http === undefined ? undefined : loadCliConfig(options).serve,
     watch: options.watch !== false,
   });
   process.stderr.write(

@@ -1,18 +1,24 @@
 import { startGateway } from '../../servers/gateway/start.js';
+import { loadSkills } from '../../skills/load.js';
 import { warn } from '../output.js';
 import { parseListen, untilStopped } from '../serving.js';
 import { type GlobalOptions, loadCliConfig } from '../session.js';
 
 export interface ServeOptions extends GlobalOptions {
   http?: string;
+  /** Also the project's skills (.agents/skills, .claude/skills). */
+  trustProject?: boolean;
 }
 
 /** `tack serve [--http [host:]port]`: every configured server behind one MCP endpoint. */
 export async function serveCommand(options: ServeOptions): Promise<number> {
   const config = loadCliConfig(options);
+  const skills = await loadSkills({ config, trustProject: options.trustProject });
+  for (const warning of skills.warnings) warn(warning);
   const gateway = await startGateway({
     config,
     http: options.http === undefined ? undefined : parseListen(options.http),
+    skills,
   });
   const servers = gateway.host.servers();
   for (const server of servers) if (server.error) warn(server.error.message);
@@ -21,6 +27,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   const up = servers.filter((s) => s.status === 'connected').length;
   process.stderr.write(
     `tack serve: ${gateway.host.catalog.tools.length} tools from ${up} of ${servers.length} servers` +
+      `${skills.skills.length ? `, ${skills.skills.length} skills` : ''}` +
       `${gateway.url ? ` at ${gateway.url}${config.serve.token ? ' (bearer token required)' : ''}` : ' on stdio'}\n`,
   );
   await untilStopped(Boolean(gateway.url));

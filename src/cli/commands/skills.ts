@@ -114,9 +114,9 @@ export async function skillsListCommand(options: SkillsOptions): Promise<number>
       `Every turn: the index costs ${arithmetic.indexTokens} tokens (budget ${arithmetic.budgetTokens}); ` +
         `every body loaded up front would cost ${arithmetic.allBodiesTokens}` +
         (arithmetic.indexTokens > 0
-          ? ` (${(arithmetic.allBodiesTokens / arithmetic.indexTokens).toFixed(1)}x)`
+          ? ` (${(arithmetic.allBodiesTokens / arithmetic.indexTokens).toFixed(1)}x the index)`
           : '') +
-        `, and every file too ${arithmetic.allBodiesTokens + arithmetic.allFilesTokens}.`,
+        `; every body and every file, ${arithmetic.allBodiesTokens + arithmetic.allFilesTokens}.`,
     );
     if (index.shortened.length) print(`Shortened to fit the budget: ${index.shortened.join(', ')}.`);
     if (index.dropped.length) print(`Left out of the index (over budget): ${index.dropped.join(', ')}.`);
@@ -176,7 +176,7 @@ export async function skillsValidateCommand(
   if (options.json) {
     printJson({ skills: result.skills.map((s) => s.file), issues: result.issues, errors, warnings });
   } else {
-    for (const issue of result.issues) print(formatIssue(issue));
+    for (const issue of result.issues) print(formatIssue(issue, process.cwd()));
     print(summary(result.skills.length, result.issues));
   }
   return errors > 0 ? 1 : 0;

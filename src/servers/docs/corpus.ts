@@ -1,6 +1,6 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { readdir, readFile, realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { parseFrontMatter } from '../../util/front-matter.js';
 
 /** One Markdown/MDX document as the docs server sees it. */
 export interface Doc {
@@ -54,38 +54,36 @@ export async function listDocFiles(root: string): Promise<string[]> {
   return out;
 }
 
-export async function readDoc(root: string, file: string): Promise<Doc> {
-  return parseDoc(slugOf(root, file), file, await readFile(file, 'utf8'));
+/**
+ * Reads one document. A file that resolves outside the folder (a symlink to `../secret.md`) is refused: only
+ * the folder is served. `realRoot` is the folder's real path, when the caller already knows it.
+ */
+export async function readDoc(root: string, file: string, realRoot?: string): Promise<Doc> {
+  const real = await realpath(file);
+  const within = relative(realRoot ?? (await realpath(root)), real);
+  if (within === '' || within === '..' || within.startsWith(`..${sep}`) || isAbsolute(within)) {
+    throw new Error(`${file} resolves to ${real}, outside ${root}`);
+  }
+  // The resolved path, not `file`: a link swapped in after the check is not followed.
+  return parseDoc(slugOf(root, file), file, await readFile(real, 'utf8'));
 }
 
 /**
- * Splits off YAML front matter (`---` alone on the first line, up to the next `---` line; a BOM and CRLF are
- * fine) and derives the title and description: from the front matter, else the first heading and the first
- * paragraph. Front matter that is not valid YAML is kept as text rather than failing the whole folder.
+ * Splits off YAML front matter (util/front-matter.ts) and derives the title and description: from the front
+ * matter, else the first heading and the first paragraph. Only a YAML mapping is front matter: a document may
+ * well open with a `---` rule around a paragraph, and front matter that is not valid YAML is kept as text
+ * rather than lost; either way the document is still served.
  */
 export function parseDoc(slug: string, file: string, source: string): Doc {
-  const { data, body } = splitFrontMatter(source.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n'));
+  const matter = parseFrontMatter(source);
+  const isMatter = matter.present && matter.problems.length === 0;
+  const data = isMatter ? matter.data : {};
+  const body = isMatter ? matter.body : source.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   const text = indexableText(body);
   const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/m.exec(body)?.[1];
   const title = stringField(data.title) ?? heading ?? slug.split('/').at(-1) ?? slug;
   const description = stringField(data.description) ?? stringField(data.summary) ?? firstParagraph(body);
   return { slug, title, description, markdown: body, text, file };
-}
-
-function splitFrontMatter(source: string): { data: Record<string, unknown>; body: string } {
-  if (!source.startsWith('---\n')) return { data: {}, body: source };
-  const end = source.indexOf('\n---', 3);
-  if (end === -1) return { data: {}, body: source };
-  const after = source.indexOf('\n', end + 4);
-  const closing = source.slice(end + 1, after === -1 ? undefined : after).trim();
-  if (closing !== '---') return { data: {}, body: source };
-  try {
-    const data = parseYaml(source.slice(4, end + 1));
-    const body = after === -1 ? '' : source.slice(after + 1);
-    return { data: typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {}, body };
-  } catch {
-    return { data: {}, body: source };
-  }
 }
 
 function stringField(value: unknown): string | undefined {

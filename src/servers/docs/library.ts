@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import leven from 'leven';
@@ -25,14 +25,18 @@ export interface LibraryChange {
  */
 export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: [Error] }> {
   readonly root: string;
+  readonly #realRoot: string;
   readonly #docs = new Map<string, Doc>();
+  /** The files behind each slug: `x.md` and `x.mdx` are both `x`; `bySourceOrder` says which one is served. */
+  readonly #files = new Map<string, Set<string>>();
   readonly #index = newIndex();
   #watcher: FSWatcher | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
 
-  private constructor(root: string) {
+  private constructor(root: string, realRoot: string) {
     super();
     this.root = root;
+    this.#realRoot = realRoot;
   }
 
   /** Reads and indexes every .md/.mdx file below `folder`. */
@@ -45,8 +49,11 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
         hint: 'Give the folder holding your .md / .mdx files.',
       });
     }
-    const library = new DocsLibrary(root);
-    const docs = await Promise.all((await listDocFiles(root)).map((file) => readDoc(root, file)));
+    const library = new DocsLibrary(root, await realpath(root));
+    for (const file of await listDocFiles(root)) library.#sources(slugOf(root, file)).add(file);
+    const docs = await Promise.all(
+      [...library.#files.values()].map((files) => readDoc(root, served(files)[0]!, library.#realRoot)),
+    );
     for (const doc of docs) library.#put(doc);
     return library;
   }
@@ -113,6 +120,8 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
     };
     this.#watcher = watch(this.root, {
       ignoreInitial: true,
+      // A link may lead out of the folder; readDoc refuses files that resolve outside it.
+      followSymlinks: false,
       ignored: (path, stats) =>
         path !== this.root &&
         (stats?.isDirectory() ?? false) &&
@@ -133,21 +142,53 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
 
   async #refresh(files: string[]): Promise<LibraryChange> {
     const change: LibraryChange = { added: [], updated: [], removed: [] };
+    const fresh = new Map<string, Doc>();
+    const slugs = new Set<string>();
     for (const file of files) {
       const slug = slugOf(this.root, file);
-      const existed = this.#docs.has(slug);
-      const doc = await readDoc(this.root, file).catch(() => undefined);
+      slugs.add(slug);
+      const doc = await this.#read(file);
+      if (doc) {
+        fresh.set(file, doc);
+        this.#sources(slug).add(file);
+      } else this.#sources(slug).delete(file);
+    }
+    for (const slug of slugs) {
+      const shown = this.#docs.get(slug);
+      const sources = this.#sources(slug);
+      let doc: Doc | undefined;
+      // The first file that still reads, in the fixed order: when `x.md` goes, `x.mdx` is read and shown.
+      for (const file of served(sources)) {
+        doc = fresh.get(file) ?? (shown?.file === file ? shown : await this.#read(file));
+        if (doc) break;
+        sources.delete(file);
+      }
       if (!doc) {
-        if (existed) {
+        this.#files.delete(slug);
+        if (shown) {
           this.#remove(slug);
           change.removed.push(slug);
         }
         continue;
       }
+      if (doc === shown) continue; // a file this slug does not show changed
       this.#put(doc);
-      (existed ? change.updated : change.added).push(slug);
+      (shown ? change.updated : change.added).push(slug);
     }
     return change;
+  }
+
+  #sources(slug: string): Set<string> {
+    let files = this.#files.get(slug);
+    if (!files) {
+      files = new Set();
+      this.#files.set(slug, files);
+    }
+    return files;
+  }
+
+  #read(file: string): Promise<Doc | undefined> {
+    return readDoc(this.root, file, this.#realRoot).catch(() => undefined);
   }
 
   #put(doc: Doc): void {
@@ -160,6 +201,12 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
     this.#index.discard(slug);
     this.#docs.delete(slug);
   }
+}
+
+/** The files of one slug, the one served first: `.md` before `.mdx`, then by name, so the choice is stable. */
+function served(files: Iterable<string>): string[] {
+  const rank = (file: string) => (file.toLowerCase().endsWith('.mdx') ? 1 : 0);
+  return [...files].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 function newIndex() {

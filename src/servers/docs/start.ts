@@ -1,3 +1,4 @@
+import type { ServeConfig } from '../../config/load.js';
 import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
 import { DocsLibrary } from './library.js';
 import { announceChange, buildDocsServer } from './server.js';
@@ -6,6 +7,11 @@ export interface DocsServerOptions {
   folder: string;
   /** Serve over Streamable HTTP instead of stdio. */
   http?: HttpOptions | undefined;
+  /**
+   * The configuration's `serve` section (`config.serve`), as `tack serve` uses it: its token and allowed hosts
+   * apply over HTTP unless `http` sets its own.
+   */
+  serve?: Pick<ServeConfig, 'token' | 'allowedHosts'> | undefined;
   /** Re-index on edits and tell clients (default true). */
   watch?: boolean;
   /** Where watcher problems are reported (default: stderr). */
@@ -28,7 +34,13 @@ export async function startDocsServer(options: DocsServerOptions): Promise<Runni
   const factory = ({ era }: { era: 'modern' | 'legacy' }) => buildDocsServer(library, era);
   let served: Served;
   try {
-    served = options.http ? await serveHttp(factory, options.http) : serveOnStdio(factory);
+    served = options.http
+      ? await serveHttp(factory, {
+          ...options.http,
+          token: options.http.token ?? options.serve?.token,
+          allowedHosts: options.http.allowedHosts ?? options.serve?.allowedHosts,
+        })
+      : serveOnStdio(factory);
   } catch (error) {
     await library.close();
     throw error;

@@ -9,7 +9,13 @@ import {
   type RoundResult,
 } from '../../mcp/connection.js';
 import type { McpHost } from '../../mcp/host.js';
-import { type GatewayCall, type InteractionRouter, PENDING_PREFIX } from './interaction.js';
+import {
+  DEFAULT_ANSWER_TIMEOUT_MS,
+  type GatewayCall,
+  type InteractionRouter,
+  PENDING_PREFIX,
+  type Settled,
+} from './interaction.js';
 
 /** A downstream result: whatever the upstream's final answer becomes for the client. */
 type Answer = Exclude<RoundResult, InputRequiredRound>;
@@ -26,15 +32,18 @@ export interface Exchange {
   fail(error: unknown, cancelled: boolean): Answer;
 }
 
-/** A client has this long to answer the questions of a call before the call is cancelled upstream. */
-const PENDING_TTL_MS = 10 * 60_000;
-
 interface Pending {
   exchange: Exchange;
   call: GatewayCall;
   timer: NodeJS.Timeout;
   questions: Array<{ resolve(answer: unknown): void; reject(error: unknown): void }>;
+  /** The client came back for it: the answer is theirs to get, and `#answer` concludes it. */
+  claimed: boolean;
+  /** What the client gets if it comes back after the upstream ended on its own. */
+  concluded?: Concluded;
 }
+
+type Concluded = { answer: Answer } | { error: unknown };
 
 /**
  * Carries exchanges round by round until the upstream answers, asking the downstream client whatever the
@@ -44,11 +53,13 @@ interface Pending {
 export class Exchanges {
   readonly #host: McpHost;
   readonly #router: InteractionRouter;
+  readonly #answerTimeoutMs: number;
   readonly #pending = new Map<string, Pending>();
 
-  constructor(host: McpHost, router: InteractionRouter) {
+  constructor(host: McpHost, router: InteractionRouter, answerTimeoutMs = DEFAULT_ANSWER_TIMEOUT_MS) {
     this.#host = host;
     this.#router = router;
+    this.#answerTimeoutMs = answerTimeoutMs;
   }
 
   /** Starts `exchange` for the downstream request `ctx`; resolves with what the client gets now. */
@@ -68,7 +79,7 @@ export class Exchanges {
     if (!pending) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
-        'This request state is unknown or expired (a call waits 10 minutes for its input); send the request again.',
+        `This request state is unknown or expired (a call waits ${describeMs(this.#answerTimeoutMs)} for its input); send the request again.`,
       );
     }
     if (pending.exchange.key !== key) {
@@ -79,6 +90,12 @@ export class Exchanges {
     }
     this.#pending.delete(id);
     clearTimeout(pending.timer);
+    pending.claimed = true;
+    if (pending.concluded) {
+      // The upstream ended while the client was away (it stopped waiting, or failed): its last word stands.
+      if ('answer' in pending.concluded) return pending.concluded.answer;
+      throw pending.concluded.error;
+    }
     pending.call.follow(ctx);
     const answers = ctx.mcpReq.inputResponses ?? {};
     pending.questions.forEach((question, i) => {
@@ -99,6 +116,7 @@ export class Exchanges {
       const result = await this.#host.requestRound(exchange.server, exchange.request, round, {
         signal: call.abort.signal,
         onProgress: (progress) => call.progress(progress),
+        timeoutHold: call.timeoutHold,
       });
       if (!isInputRequired(result) || call.era === 'modern') return result;
       const answers: Record<string, unknown> = {};
@@ -112,19 +130,28 @@ export class Exchanges {
   async #answer(exchange: Exchange, call: GatewayCall): Promise<Answer | InputRequiredRound> {
     const outcome = await call.next();
     call.detach();
-    if (outcome.kind === 'done') {
+    if (outcome.kind !== 'questions') {
       // Relayed input_required: the client's retry is a new request, answered by a new exchange.
-      return isInputRequired(outcome.result) ? outcome.result : exchange.finish(outcome.result);
+      if (outcome.kind === 'done' && isInputRequired(outcome.result)) return outcome.result;
+      const concluded = conclude(exchange, call, outcome);
+      if ('answer' in concluded) return concluded.answer;
+      throw concluded.error;
     }
-    if (outcome.kind === 'failed') return exchange.fail(outcome.error, call.abort.signal.aborted);
     // A 2025-era upstream asked a 2026-07-28 client: answer input_required, keep the call waiting here.
     const id = `${PENDING_PREFIX}${randomUUID()}`;
     const timer = setTimeout(() => {
-      this.#pending.delete(id);
-      call.expire('the client did not answer the input request in time');
-    }, PENDING_TTL_MS);
+      if (this.#pending.get(id) === pending) this.#pending.delete(id);
+      call.expire(`the client did not answer the input request within ${describeMs(this.#answerTimeoutMs)}`);
+    }, this.#answerTimeoutMs);
     timer.unref();
-    this.#pending.set(id, { exchange, call, timer, questions: outcome.questions });
+    const pending: Pending = { exchange, call, timer, questions: outcome.questions, claimed: false };
+    this.#pending.set(id, pending);
+    // The client may never come back: a call that ends meanwhile (the upstream gave up waiting, failed, or the
+    // wait expired) is concluded now, so it is audited like any other, and its answer kept for a late client.
+    void call.ended.then((settled) => {
+      if (pending.claimed) return;
+      pending.concluded = conclude(exchange, call, settled);
+    });
     return {
       resultType: 'input_required',
       inputRequests: Object.fromEntries(
@@ -133,4 +160,18 @@ export class Exchanges {
       requestState: id,
     };
   }
+}
+
+/** The upstream's last word as the client gets it; `finish` and `fail` also write the audit log. */
+function conclude(exchange: Exchange, call: GatewayCall, settled: Settled): Concluded {
+  try {
+    if (settled.kind === 'done') return { answer: exchange.finish(settled.result as Answer) };
+    return { answer: exchange.fail(settled.error, call.abort.signal.aborted) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+function describeMs(ms: number): string {
+  return ms % 60_000 === 0 ? `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}` : `${ms} ms`;
 }

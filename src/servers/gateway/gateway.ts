@@ -10,6 +10,7 @@ import {
   LOG_LEVEL_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
+  ResourceNotFoundError,
   Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
@@ -25,6 +26,7 @@ import { type Exchange, Exchanges } from './exchange.js';
 import { GatewayCall, type InteractionRouter } from './interaction.js';
 import { GatewayNames } from './names.js';
 import { answeredWithError, upstreamFailure, wireError, withoutReservedMeta } from './results.js';
+import type { GatewaySkills } from './skills.js';
 
 export interface GatewayOptions {
   host: McpHost;
@@ -36,6 +38,10 @@ export interface GatewayOptions {
   router: InteractionRouter;
   /** Prefix names with their server (default); `false` serves upstream names as they are (names.ts). */
   namespaced?: boolean | undefined;
+  /** How long a client has to answer an upstream's question (default 10 minutes). */
+  answerTimeoutMs?: number | undefined;
+  /** tack's own skills, offered through the Skills extension next to the upstreams (skills.ts). */
+  skills?: GatewaySkills | undefined;
 }
 
 const INSTRUCTIONS_CAP = 400;
@@ -44,7 +50,6 @@ const INSTRUCTIONS_CAP = 400;
 interface Downstream {
   server: Server;
   era: 'modern' | 'legacy';
-  channel: string;
   /** The level a 2025-era client set with logging/setLevel for its session. */
   logLevel: string | undefined;
 }
@@ -63,14 +68,17 @@ export class Gateway {
   readonly #names = new WeakMap<Catalog, GatewayNames>();
   readonly #namespaced: boolean;
   readonly #exchanges: Exchanges;
-  #instances = 0;
+  readonly #answerTimeoutMs: number | undefined;
+  readonly #skills: GatewaySkills | undefined;
 
   constructor(options: GatewayOptions) {
+    this.#skills = options.skills;
     this.#host = options.host;
     this.#audit = options.audit ?? options.host.store?.audit;
     this.#transport = options.transport;
     this.#namespaced = options.namespaced ?? true;
-    this.#exchanges = new Exchanges(options.host, options.router);
+    this.#answerTimeoutMs = options.answerTimeoutMs;
+    this.#exchanges = new Exchanges(options.host, options.router, options.answerTimeoutMs);
   }
 
   /** Forwards the host's catalog changes to the clients: a server coming or going changes every list. */
@@ -115,27 +123,30 @@ export class Gateway {
       },
     );
     const host = this.#host;
-    const downstream: Downstream = {
-      server,
-      era,
-      channel: `${this.#transport}:${++this.#instances}`,
-      logLevel: undefined,
-    };
+    const downstream: Downstream = { server, era, logLevel: undefined };
+    this.#skills?.attach(server, era);
 
     // A 2025-era client subscribes per URI; the gateway watches the upstream resource for as long as it does.
     // (A 2026-07-28 client names URIs in its listen filter, which the SDK keeps to itself: not forwarded.)
+    // Unwatching uses the target that was watched, whatever the catalog says by then.
     const watching = new Map<string, { server: string; uri: string }>();
     trackSubscriptions(server, era, (uri, subscribed) => {
-      const target = this.#resourceTarget(uri);
-      if (!target) return;
-      if (subscribed && !watching.has(uri)) {
+      if (subscribed) {
+        const target = watching.has(uri) ? undefined : this.#resourceTarget(uri);
+        if (!target) return;
         watching.set(uri, target);
-        void host.watchResource(target.server, target.uri).catch(() => {});
-      } else if (!subscribed && watching.delete(uri)) {
-        void host.unwatchResource(target.server, target.uri).catch(() => {});
+        // A watch that failed counted nothing upstream, so there is nothing to unwatch later.
+        host.watchResource(target.server, target.uri).catch(() => {
+          if (watching.get(uri) === target) watching.delete(uri);
+        });
+        return;
       }
+      const target = watching.get(uri);
+      if (target && watching.delete(uri))
+        void host.unwatchResource(target.server, target.uri).catch(() => {});
     });
     server.onclose = () => {
+      // unwatchResource is async: a target that cannot be unwatched rejects alone, and the others still go.
       for (const target of watching.values())
         void host.unwatchResource(target.server, target.uri).catch(() => {});
       watching.clear();
@@ -209,24 +220,35 @@ export class Gateway {
     server.setRequestHandler('resources/templates/list', async () => {
       const names = this.names();
       return {
-        resourceTemplates: host.catalog.servers.flatMap((s) =>
-          s.resourceTemplates.map((template) => ({
-            ...template,
-            uriTemplate: names.uri(s.server, template.uriTemplate),
-          })),
-        ),
+        resourceTemplates: [
+          ...(this.#skills?.templates ?? []),
+          ...host.catalog.servers.flatMap((s) =>
+            s.resourceTemplates.map((template) => ({
+              ...template,
+              uriTemplate: names.uri(s.server, template.uriTemplate),
+            })),
+          ),
+        ],
       };
     });
 
     server.setRequestHandler('resources/read', async (request, ctx) => {
+      // skill:// is tack's own (its skills); in flat mode it wins over an upstream's skill:// URIs.
+      if (this.#skills?.owns(request.params.uri)) {
+        return this.#skills.read(request.params.uri).catch((error: unknown) => {
+          throw wireError(error, request.params.uri);
+        });
+      }
       const names = this.names();
       const key = `resources/read ${request.params.uri}`;
       const target = names.parseUri(request.params.uri);
       let upstream: string | undefined;
       try {
         upstream = target.server ?? host.serverForUri(target.uri);
+        if (!this.#isServer(upstream)) throw this.#noSuchServer(request.params.uri, upstream);
       } catch (error) {
         if (!this.#exchanges.isPending(this.#state(ctx, era))) throw wireError(error, request.params.uri);
+        upstream = undefined;
       }
       return (await this.#exchange(
         downstream,
@@ -322,7 +344,7 @@ export class Gateway {
     const state = this.#state(ctx, downstream.era);
     if (this.#exchanges.isPending(state)) return this.#exchanges.resume(state, key, ctx);
     if (!exchange) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Nothing to serve for ${key}`);
-    const call = new GatewayCall(downstream.channel, downstream.era, ctx);
+    const call = new GatewayCall(downstream.era, ctx, this.#answerTimeoutMs);
     const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
     call.logLevel =
       downstream.era === 'modern'
@@ -357,12 +379,25 @@ export class Gateway {
   /** The upstream server and URI a downstream resource URI names, if any server offers it. */
   #resourceTarget(uri: string): { server: string; uri: string } | undefined {
     const target = this.names().parseUri(uri);
-    if (target.server) return { server: target.server, uri: target.uri };
+    if (target.server)
+      return this.#isServer(target.server) ? { server: target.server, uri: target.uri } : undefined;
     try {
       return { server: this.#host.serverForUri(target.uri), uri: target.uri };
     } catch {
       return undefined;
     }
+  }
+
+  #isServer(name: string): boolean {
+    return this.#host.servers().some((s) => s.name === name);
+  }
+
+  #noSuchServer(uri: string, server: string): ResourceNotFoundError {
+    const servers = this.#host.servers().map((s) => s.name);
+    return new ResourceNotFoundError(
+      uri,
+      `Resource ${uri} not found: tack gateway has no server "${server}" (servers: ${servers.join(', ') || 'none'})`,
+    );
   }
 
   /** The upstream server and template a (gateway) resource template URI names. */
@@ -397,9 +432,13 @@ export class Gateway {
     const naming = this.#namespaced
       ? ' Tools and prompts are named <server>__<name>; resource URIs tack://<server>/<uri>.'
       : '';
+    const skills = this.#skills
+      ? [`- tack's own ${this.#skills.skills} Agent Skills: skills/list, skill://<name>/SKILL.md`]
+      : [];
     return [
       `tack gateway in front of ${servers.length} MCP server${servers.length === 1 ? '' : 's'}.${naming}`,
       ...lines,
+      ...skills,
     ].join('\n');
   }
 

@@ -1,6 +1,11 @@
 import type { Client, ClientCapabilities } from '@modelcontextprotocol/client';
-import { ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
-import type { RoundResult } from '../../mcp/connection.js';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type RequestOptions,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { type RoundResult, TimeoutHold } from '../../mcp/connection.js';
 
 /**
  * Elicitation and sampling through the gateway: an upstream server asks for input in the middle of a call,
@@ -10,9 +15,13 @@ import type { RoundResult } from '../../mcp/connection.js';
  *   (ServerConnection.callToolRound). A 2026-07-28 downstream gets it relayed as is and retries; a 2025-era
  *   downstream is asked with server-to-client requests, and the gateway retries upstream with the answers.
  * - A 2025-era upstream sends a server-to-client request on its connection, which names no call. The router
- *   gives it to the call in flight to that server, and refuses to guess when calls from more than one
- *   downstream connection are in flight. A 2025-era downstream is then asked directly; a 2026-07-28 one gets
- *   an `input_required` answer whose request state names the call kept waiting here (`PENDING_PREFIX`).
+ *   gives it to the one call in flight to that server, leaving out calls whose upstream is itself waiting for
+ *   its client's answer, and refuses to guess when that leaves several (even from one downstream connection:
+ *   an answer must reach the request it was asked for). A 2025-era downstream is then asked directly; a
+ *   2026-07-28 one gets an `input_required` answer whose request state names the call kept waiting here
+ *   (`PENDING_PREFIX`).
+ * - While a question waits for the client, the upstream call's timeout is held (`TimeoutHold`): the upstream
+ *   is waiting for the same answer. The client has `answerTimeoutMs` (default 10 minutes) to answer.
  */
 
 export interface InputRequestMessage {
@@ -27,6 +36,9 @@ export const GATEWAY_CLIENT_CAPABILITIES: ClientCapabilities = {
   roots: {},
 };
 
+/** How long a downstream client has to answer an upstream's question, unless the gateway is told otherwise. */
+export const DEFAULT_ANSWER_TIMEOUT_MS = 10 * 60_000;
+
 const FORWARDED = ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const;
 
 const CAPABILITY_OF: Record<string, keyof ClientCapabilities> = {
@@ -39,10 +51,10 @@ const SEVERITY = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'al
 
 export const PENDING_PREFIX = 'tack-gateway-pending:';
 
-type Outcome =
-  | { kind: 'done'; result: RoundResult }
-  | { kind: 'failed'; error: unknown }
-  | { kind: 'questions'; questions: Question[] };
+/** How the upstream work of a call ended. */
+export type Settled = { kind: 'done'; result: RoundResult } | { kind: 'failed'; error: unknown };
+
+type Outcome = Settled | { kind: 'questions'; questions: Question[] };
 
 interface Question {
   request: InputRequestMessage;
@@ -52,33 +64,41 @@ interface Question {
 
 /** One downstream `tools/call` in flight through the gateway, across all its input rounds. */
 export class GatewayCall {
-  /** The downstream connection (stdio) or request (HTTP) it came from: legacy questions route by it. */
-  readonly channel: string;
   readonly era: 'modern' | 'legacy';
   /** Aborts the upstream call: the downstream cancelled, or never came back to answer. */
   readonly abort = new AbortController();
+  /** Held while a question of this call waits for the client: the upstream waits for the same answer. */
+  readonly timeoutHold = new TimeoutHold();
+  /** Resolves when the upstream work ends, whether or not a downstream request is still waiting for it. */
+  readonly ended: Promise<Settled>;
   /** The downstream request now being served; a 2026-07-28 call gets a new one each round. */
   ctx: ServerContext;
   /** The least severe log level the downstream client wants for this call; undefined: no logs. */
   logLevel: string | undefined;
   /** What the downstream client declared it can answer (a 2026-07-28 client, per request). */
   capabilities: ClientCapabilities | undefined;
-  #upstream: Promise<RoundResult> | undefined;
-  #settled: Outcome | undefined;
+  readonly #answerTimeoutMs: number;
+  #settled: Settled | undefined;
+  #end: (settled: Settled) => void = () => {};
+  /** Questions not yet handed to the client. */
   readonly #questions: Question[] = [];
+  /** Questions not yet answered, handed out or not. */
+  readonly #open = new Set<Question>();
   #wake: (() => void) | undefined;
   #unfollow: (() => void) | undefined;
 
-  constructor(channel: string, era: 'modern' | 'legacy', ctx: ServerContext) {
-    this.channel = channel;
+  constructor(era: 'modern' | 'legacy', ctx: ServerContext, answerTimeoutMs = DEFAULT_ANSWER_TIMEOUT_MS) {
     this.era = era;
     this.ctx = ctx;
+    this.#answerTimeoutMs = answerTimeoutMs;
+    this.ended = new Promise((resolve) => {
+      this.#end = resolve;
+    });
     this.follow(ctx);
   }
 
   /** Starts the upstream work; its result or failure ends the call. */
   start(work: Promise<RoundResult>): void {
-    this.#upstream = work;
     work.then(
       (result) => this.#settle({ kind: 'done', result }),
       (error: unknown) => this.#settle({ kind: 'failed', error }),
@@ -120,22 +140,63 @@ export class GatewayCall {
     void this.ctx.mcpReq.notify({ method: 'notifications/message', params }).catch(() => {});
   }
 
-  /** An upstream asks for input during this call. */
-  ask(request: InputRequestMessage): Promise<unknown> {
-    if (this.era === 'legacy') return askLegacyClient(this.ctx, request);
-    // A question the client cannot answer is refused to the upstream here, rather than sent as an
-    // input_required the client must reject.
-    const needed = CAPABILITY_OF[request.method];
-    if (needed && this.capabilities?.[needed] === undefined) {
+  /** An upstream asks for input during this call; `signal` is the upstream withdrawing the question. */
+  ask(request: InputRequestMessage, signal?: AbortSignal): Promise<unknown> {
+    if (this.#settled || this.abort.signal.aborted) {
       return Promise.reject(
         new ProtocolError(
           ProtocolErrorCode.InvalidRequest,
-          `the client behind tack gateway does not support ${request.method}`,
+          'tack gateway: the call this question belongs to has ended',
         ),
       );
     }
+    if (this.era === 'modern') {
+      // A question the client cannot answer is refused to the upstream here, rather than sent as an
+      // input_required the client must reject.
+      const needed = CAPABILITY_OF[request.method];
+      if (needed && this.capabilities?.[needed] === undefined) {
+        return Promise.reject(
+          new ProtocolError(
+            ProtocolErrorCode.InvalidRequest,
+            `the client behind tack gateway does not support ${request.method}`,
+          ),
+        );
+      }
+    }
+    const release = this.timeoutHold.hold();
+    if (this.era === 'legacy') {
+      const answer = askLegacyClient(this.ctx, request, {
+        timeout: this.#answerTimeoutMs,
+        ...(signal ? { signal } : {}),
+      });
+      answer.then(release, release);
+      return answer;
+    }
     return new Promise((resolve, reject) => {
-      this.#questions.push({ request, resolve, reject });
+      const done = () => {
+        this.#open.delete(question);
+        const queued = this.#questions.indexOf(question);
+        if (queued >= 0) this.#questions.splice(queued, 1);
+        signal?.removeEventListener('abort', withdraw);
+        release();
+      };
+      const question: Question = {
+        request,
+        resolve: (answer) => {
+          done();
+          resolve(answer);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      };
+      const withdraw = () =>
+        question.reject(signal?.reason ?? new Error('the upstream withdrew its question'));
+      if (signal?.aborted) return withdraw();
+      signal?.addEventListener('abort', withdraw, { once: true });
+      this.#open.add(question);
+      this.#questions.push(question);
       this.#wake?.();
     });
   }
@@ -143,8 +204,8 @@ export class GatewayCall {
   /** Waits until the upstream answers, fails, or asks questions only the downstream can answer. */
   async next(): Promise<Outcome> {
     for (;;) {
-      if (this.#questions.length > 0) return { kind: 'questions', questions: this.#questions.splice(0) };
       if (this.#settled) return this.#settled;
+      if (this.#questions.length > 0) return { kind: 'questions', questions: this.#questions.splice(0) };
       await new Promise<void>((resolve) => {
         this.#wake = resolve;
       });
@@ -155,31 +216,46 @@ export class GatewayCall {
   /** The downstream never came back: cancel upstream and fail whatever is still waiting. */
   expire(reason: string): void {
     this.abort.abort(new Error(reason));
-    for (const question of this.#questions.splice(0)) question.reject(new Error(reason));
+    for (const question of [...this.#open]) question.reject(new Error(reason));
   }
 
-  get running(): boolean {
-    return this.#upstream !== undefined && this.#settled === undefined;
+  /** Whether the upstream waits for this client's answer (and so is not asking anything else meanwhile). */
+  get waiting(): boolean {
+    return this.timeoutHold.held;
   }
 
-  #settle(outcome: Outcome): void {
+  #settle(outcome: Settled): void {
     this.#settled = outcome;
+    // Questions of a call that has ended can no longer matter to anyone.
+    for (const question of [...this.#open])
+      question.reject(new Error('the call ended before the answer came'));
+    this.#end(outcome);
     this.#wake?.();
   }
 }
 
 /** Asks a 2025-era downstream client with a server-to-client request related to its tools/call. */
-function askLegacyClient(ctx: ServerContext, request: InputRequestMessage): Promise<unknown> {
+function askLegacyClient(
+  ctx: ServerContext,
+  request: InputRequestMessage,
+  options: RequestOptions,
+): Promise<unknown> {
   const params = request.params ?? {};
-  if (request.method === 'elicitation/create') return ctx.mcpReq.elicitInput(params as never);
-  if (request.method === 'sampling/createMessage') return ctx.mcpReq.requestSampling(params as never);
-  if (request.method === 'roots/list') return ctx.mcpReq.send({ method: 'roots/list' });
+  if (request.method === 'elicitation/create') return ctx.mcpReq.elicitInput(params as never, options);
+  if (request.method === 'sampling/createMessage')
+    return ctx.mcpReq.requestSampling(params as never, options);
+  if (request.method === 'roots/list') return ctx.mcpReq.send({ method: 'roots/list' }, options);
   return Promise.reject(
     new ProtocolError(ProtocolErrorCode.MethodNotFound, `tack gateway cannot forward ${request.method}`),
   );
 }
 
-/** Routes the questions 2025-era upstream servers push on their connection to the call they belong to. */
+/**
+ * Routes the questions (and log messages) 2025-era upstream servers push on their connection to the call they
+ * belong to. They name no call, so routing is by elimination: the one call in flight to that server, leaving
+ * out calls that wait for their client's answer. Over 2026-07-28 HTTP every request is its own downstream, so
+ * two concurrent calls from one client are two calls here like any others.
+ */
 export class InteractionRouter {
   readonly #inFlight = new Map<string, GatewayCall[]>();
 
@@ -197,26 +273,31 @@ export class InteractionRouter {
   /** For HostOptions.configureClient: installs the forwarding handlers on an upstream client. */
   readonly configure = (client: Client, server: string): void => {
     client.setNotificationHandler('notifications/message', async (notification) => {
-      this.#single(server)?.log(notification.params);
+      const target = this.#target(server);
+      if (typeof target !== 'number') target.log(notification.params);
     });
     for (const method of FORWARDED) {
       client.setRequestHandler(
         method,
-        (request) => this.#route(server, { method, params: request.params }) as never,
+        (request, ctx) => this.#route(server, { method, params: request.params }, ctx.mcpReq.signal) as never,
       );
     }
   };
 
-  /** The call a message from `server` belongs to, when only one downstream connection has calls there. */
-  #single(server: string): GatewayCall | undefined {
+  /** The call a message from `server` belongs to, or how many calls it could belong to (0, or several). */
+  #target(server: string): GatewayCall | number {
     const calls = this.#inFlight.get(server) ?? [];
-    return new Set(calls.map((call) => call.channel)).size === 1 ? calls.at(-1) : undefined;
+    const live = calls.filter((call) => !call.abort.signal.aborted);
+    // A call whose upstream waits for an answer is not asking anything else; when every call waits, the
+    // upstream may be asking a second question of one of them.
+    const free = live.filter((call) => !call.waiting);
+    const candidates = free.length > 0 ? free : live;
+    return candidates.length === 1 ? candidates[0]! : candidates.length;
   }
 
-  #route(server: string, request: InputRequestMessage): Promise<unknown> {
-    const calls = this.#inFlight.get(server) ?? [];
-    const channels = new Set(calls.map((call) => call.channel));
-    if (calls.length === 0) {
+  #route(server: string, request: InputRequestMessage, signal: AbortSignal): Promise<unknown> {
+    const target = this.#target(server);
+    if (target === 0) {
       return Promise.reject(
         new ProtocolError(
           ProtocolErrorCode.InvalidRequest,
@@ -224,15 +305,15 @@ export class InteractionRouter {
         ),
       );
     }
-    if (channels.size > 1) {
-      // Guessing could show one client's question to another: refuse instead.
+    if (typeof target === 'number') {
+      // Guessing could show one client's question to another, or answer the wrong request: refuse instead.
       return Promise.reject(
         new ProtocolError(
           ProtocolErrorCode.InvalidRequest,
-          `tack gateway: calls from ${channels.size} clients are in flight to "${server}"; ${request.method} cannot be routed`,
+          `tack gateway: ${target} calls are in flight to "${server}" and ${request.method} does not say which it belongs to, so it cannot be routed`,
         ),
       );
     }
-    return calls.at(-1)!.ask(request);
+    return target.ask(request, signal);
   }
 }

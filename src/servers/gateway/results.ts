@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
 import { errorMessage, TackError } from '../../errors.js';
 
 /** Reserved `_meta` keys describe the upstream link (its server info), not this gateway's answer. */
@@ -25,10 +25,13 @@ export function answeredWithError(error: unknown): boolean {
 
 /** A failure as a JSON-RPC error: the upstream's own code when it answered with one; the message names it. */
 export function wireError(error: unknown, uri?: string): ProtocolError {
+  if (error instanceof ProtocolError) return error; // the gateway's own, already worded for the client
   const cause = TackError.isInstance(error) ? error.cause : undefined;
   if (cause instanceof ProtocolError) return new ProtocolError(cause.code, errorMessage(error), cause.data);
   if (TackError.isInstance(error) && error.code === 'UNKNOWN_RESOURCE') {
-    return new ProtocolError(ProtocolErrorCode.ResourceNotFound, error.message, uri ? { uri } : undefined);
+    return uri
+      ? new ResourceNotFoundError(uri, error.message)
+      : new ProtocolError(ProtocolErrorCode.ResourceNotFound, error.message);
   }
   return new ProtocolError(ProtocolErrorCode.InternalError, errorMessage(error));
 }

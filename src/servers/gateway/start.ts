@@ -1,13 +1,19 @@
 import type { TackConfig } from '../../config/load.js';
 import { type HostOptions, McpHost } from '../../mcp/host.js';
+import type { SkillLibrary } from '../../skills/library.js';
 import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
 import { Gateway } from './gateway.js';
 import { GATEWAY_CLIENT_CAPABILITIES, InteractionRouter } from './interaction.js';
+import { GatewaySkills } from './skills.js';
 
 export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   config: TackConfig;
   /** Serve Streamable HTTP (host, port); the token and allowed hosts come from `config.serve`. */
   http?: Pick<HttpOptions, 'host' | 'port'> | undefined;
+  /** How long a client has to answer an upstream's question (default 10 minutes). */
+  answerTimeoutMs?: number | undefined;
+  /** Skills to offer through the Skills extension (those on disk; a server's own are not re-served). */
+  skills?: SkillLibrary | undefined;
 }
 
 export interface RunningGateway extends Served {
@@ -20,7 +26,7 @@ export interface RunningGateway extends Served {
  * them as one MCP server over stdio or HTTP.
  */
 export async function startGateway(options: GatewayServeOptions): Promise<RunningGateway> {
-  const { http, ...hostOptions } = options;
+  const { http, answerTimeoutMs, skills: library, ...hostOptions } = options;
   // The router must be on every upstream client before it connects, so servers may ask for input.
   const router = new InteractionRouter();
   const host = await McpHost.start({
@@ -31,14 +37,19 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       hostOptions.configureClient?.(client, server);
     },
   });
-  const gateway = new Gateway({
-    host,
-    router,
-    transport: http ? 'http' : 'stdio',
-    namespaced: options.config.serve.namespace,
-  });
+  let skills: GatewaySkills | undefined;
   let served: Served;
+  let gateway: Gateway;
   try {
+    skills = library?.skills.some((s) => !s.remote) ? await GatewaySkills.start(library) : undefined;
+    gateway = new Gateway({
+      host,
+      router,
+      transport: http ? 'http' : 'stdio',
+      namespaced: options.config.serve.namespace,
+      answerTimeoutMs,
+      skills,
+    });
     served = http
       ? await serveHttp(({ era }) => gateway.createServer(era), {
           ...http,
@@ -47,6 +58,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
         })
       : serveOnStdio(({ era }) => gateway.createServer(era));
   } catch (error) {
+    await skills?.close();
     await host.close();
     throw error;
   }
@@ -58,6 +70,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     close: async () => {
       stopAnnouncing();
       await served.close();
+      await skills?.close();
       await host.close();
     },
   };

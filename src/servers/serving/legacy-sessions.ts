@@ -8,11 +8,27 @@ import type { LiveInstances, ServerFactory } from './instances.js';
 
 const MAX_SESSIONS = 1000;
 const IDLE_MS = 30 * 60_000;
+const SWEEP_INTERVAL_MS = 60_000;
 const EVENTS_PER_SESSION = 1000;
+
+export interface LegacySessionOptions {
+  /** A session with no request and no open stream for this long is closed (default 30 minutes). */
+  idleMs?: number | undefined;
+  /** How often idle sessions are looked for (default every minute). */
+  sweepIntervalMs?: number | undefined;
+}
+
+interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  /** When the last request came or the last stream ended. */
+  seen: number;
+  /** Open SSE response streams (the GET stream, a POST answered as a stream). */
+  streams: number;
+}
 
 /**
  * 2025-era HTTP clients with a session each, as that era expects: `initialize` opens it (`Mcp-Session-Id`),
- * one instance serves it until DELETE or 30 idle minutes, and the session carries what a stateless POST
+ * one instance serves it until DELETE or 30 idle minutes (a session with an open stream is not idle), and the session carries what a stateless POST
  * cannot: the client's capabilities for server-to-client requests (elicitation, sampling), its log level,
  * cancellations, subscriptions, the GET stream for notifications, and resumable streams (Last-Event-ID). The
  * SDK's default stateless posture gives each POST a fresh instance that knows none of this.
@@ -20,16 +36,15 @@ const EVENTS_PER_SESSION = 1000;
 export class LegacySessions {
   readonly #factory: ServerFactory;
   readonly #live: LiveInstances;
-  readonly #sessions = new Map<
-    string,
-    { transport: WebStandardStreamableHTTPServerTransport; seen: number }
-  >();
+  readonly #sessions = new Map<string, Session>();
+  readonly #idleMs: number;
   readonly #sweeper: NodeJS.Timeout;
 
-  constructor(factory: ServerFactory, live: LiveInstances) {
+  constructor(factory: ServerFactory, live: LiveInstances, options: LegacySessionOptions = {}) {
     this.#factory = factory;
     this.#live = live;
-    this.#sweeper = setInterval(() => this.#sweep(), 60_000);
+    this.#idleMs = options.idleMs ?? IDLE_MS;
+    this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
   }
 
@@ -39,7 +54,7 @@ export class LegacySessions {
       const session = this.#sessions.get(sessionId);
       if (!session) return jsonError(404, -32001, 'Session not found: initialize again');
       session.seen = Date.now();
-      return session.transport.handleRequest(request);
+      return trackStream(session, request, await session.transport.handleRequest(request));
     }
     if (request.method !== 'POST')
       return jsonError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
@@ -49,7 +64,7 @@ export class LegacySessions {
       eventStore: boundedEventStore(EVENTS_PER_SESSION),
       retryInterval: 1000,
       onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, seen: Date.now() });
+        this.#sessions.set(id, { transport, seen: Date.now(), streams: 0 });
       },
       onsessionclosed: (id) => {
         this.#sessions.delete(id);
@@ -79,11 +94,49 @@ export class LegacySessions {
     const now = Date.now();
     const byAge = [...this.#sessions.values()].sort((a, b) => a.seen - b.seen);
     for (const [i, session] of byAge.entries()) {
-      const idle = now - session.seen > IDLE_MS;
+      // A client listening on its GET stream sends no requests, yet is there: only a silent session is idle.
+      const idle = session.streams === 0 && now - session.seen > this.#idleMs;
       const crowded = full && i < Math.max(1, byAge.length - MAX_SESSIONS + 1);
       if (idle || crowded) void session.transport.close().catch(() => {});
     }
   }
+}
+
+/**
+ * Counts `response` as an open stream of `session` until it ends: the transport closes it, the client goes
+ * away (the request is aborted), or the body is cancelled.
+ */
+function trackStream(session: Session, request: Request, response: Response): Response {
+  if (!response.body || !response.headers.get('content-type')?.includes('text/event-stream')) return response;
+  session.streams++;
+  let open = true;
+  const end = () => {
+    if (!open) return;
+    open = false;
+    session.streams--;
+    session.seen = Date.now();
+  };
+  request.signal.addEventListener('abort', end, { once: true });
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        end();
+        controller.close();
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      end();
+      return reader.cancel(reason);
+    },
+  });
+  const { status, statusText, headers } = response;
+  return new Response(body, { status, statusText, headers });
 }
 
 function jsonError(status: number, code: number, message: string): Response {

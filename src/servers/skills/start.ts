@@ -1,3 +1,4 @@
+import type { McpServer } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { TackError } from '../../errors.js';
 import { SkillLibrary } from '../../skills/library.js';
@@ -21,11 +22,23 @@ export interface RunningSkillsServer extends Served {
 
 /** `tack serve-skills`: the library's skills over MCP, stdio or HTTP. */
 export async function startSkillsServer(options: SkillsServerOptions): Promise<RunningSkillsServer> {
-  const warn = options.onWarning ?? ((w) => process.stderr.write(`tack serve-skills: ${w}\n`));
-  const catalog = await SkillsExtension.load(librarySkillFiles(options.library), {
-    onWarning: (w) => warn(`${w.path}: ${w.message}`),
+  const { factory, uris } = await startSkillsCatalog(options.library, options.onWarning);
+  const served = options.http ? await serveHttp(factory, options.http) : serveOnStdio(factory);
+  return { ...served, uris };
+}
+
+/**
+ * The catalog of the library's skills on disk (the SDK's SkillCatalog over librarySkillFiles) and a factory of
+ * servers that offer it; `tack serve-skills` serves them, the gateway runs one in process.
+ */
+export async function startSkillsCatalog(
+  library: SkillLibrary,
+  onWarning: (warning: string) => void = (w) => process.stderr.write(`tack: skills: ${w}\n`),
+): Promise<{ factory: () => McpServer; uris: string[] }> {
+  const catalog = await SkillsExtension.load(librarySkillFiles(library), {
+    onWarning: (w) => onWarning(`${w.path}: ${w.message}`),
   });
-  if (catalog.entries.length === 0 && options.library.skills.some((s) => !s.remote)) {
+  if (catalog.entries.length === 0 && library.skills.some((s) => !s.remote)) {
     throw new TackError('SKILL_FILE', 'none of the skills could be served', {
       hint: 'tack skills validate shows what is wrong with them.',
     });
@@ -33,7 +46,7 @@ export async function startSkillsServer(options: SkillsServerOptions): Promise<R
   // What is served: the skills the catalog took, each located by its skill:// URI rather than a local path.
   const uris = new Map(catalog.entries.map((e) => [e.frontmatter.name, e.uri]));
   const servedSkills = new SkillLibrary(
-    options.library.skills
+    library.skills
       .filter((s) => !s.remote && uris.has(s.name))
       .map((s) => {
         const uri = uris.get(s.name)!;
@@ -41,7 +54,8 @@ export async function startSkillsServer(options: SkillsServerOptions): Promise<R
       }),
   );
   const index = await servedSkills.renderIndex({ countTokens });
-  const factory = () => buildSkillsServer(servedSkills, catalog, index.text);
-  const served = options.http ? await serveHttp(factory, options.http) : serveOnStdio(factory);
-  return { ...served, uris: catalog.entries.map((e) => e.uri) };
+  return {
+    factory: () => buildSkillsServer(servedSkills, catalog, index.text),
+    uris: catalog.entries.map((e) => e.uri),
+  };
 }
