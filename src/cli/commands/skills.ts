@@ -37,14 +37,19 @@ async function withLibrary<T>(options: SkillsOptions, fn: (library: SkillLibrary
   return options.servers ? withHost(options, undefined, (host) => run(host)) : run();
 }
 
+/** Tier 1 at the budget the options give (--budget, or 1 % of --context-window). */
+function renderIndex(library: SkillLibrary, options: SkillsOptions) {
+  return library.renderIndex({
+    countTokens,
+    ...(options.budget ? { budgetTokens: options.budget } : {}),
+    ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
+  });
+}
+
 /** `tack skills list`: what tier 1 costs per skill, what each body and its files would cost, and the arithmetic. */
 export async function skillsListCommand(options: SkillsOptions): Promise<number> {
   return withLibrary(options, async (library) => {
-    const index = await library.renderIndex({
-      countTokens,
-      ...(options.budget ? { budgetTokens: options.budget } : {}),
-      ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
-    });
+    const index = await renderIndex(library, options);
     const indexTokens = new Map(index.entries.map((e) => [e.name, e.tokens]));
     const rows = await Promise.all(
       library.skills.map(async (skill) => {
@@ -128,11 +133,7 @@ export async function skillsListCommand(options: SkillsOptions): Promise<number>
 /** `tack skills index`: tier 1 exactly as the model gets it. */
 export async function skillsIndexCommand(options: SkillsOptions): Promise<number> {
   return withLibrary(options, async (library) => {
-    const index = await library.renderIndex({
-      countTokens,
-      ...(options.budget ? { budgetTokens: options.budget } : {}),
-      ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
-    });
+    const index = await renderIndex(library, options);
     if (index.shortened.length) warn(`shortened to fit the budget: ${index.shortened.join(', ')}`);
     if (index.dropped.length) warn(`left out of the index (over budget): ${index.dropped.join(', ')}`);
     if (options.json) printJson(index);
