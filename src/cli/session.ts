@@ -29,7 +29,7 @@ export function loadCliConfig(options: GlobalOptions): TackConfig {
 export async function withHost<T>(
   options: GlobalOptions,
   only: readonly string[] | undefined,
-  fn: (host: McpHost, signal: AbortSignal) => Promise<T>,
+  fn: (host: McpHost, signal: AbortSignal, config: TackConfig) => Promise<T>,
 ): Promise<T> {
   const config = loadCliConfig(options);
   const wanted = only ? config.servers.filter((server) => only.includes(server.name)) : config.servers;
@@ -69,7 +69,7 @@ export async function withHost<T>(
       if (server.status === 'failed' && server.error && !options.quietFailures) warn(server.error.message);
       for (const diagnostic of server.diagnostics) warn(`server "${server.name}" ${diagnostic}`);
     }
-    return await fn(host, controller.signal);
+    return await fn(host, controller.signal, config);
   } finally {
     progress.stop();
     process.off('SIGINT', abort);

@@ -9,9 +9,10 @@ import {
   realpathSync,
   statSync,
 } from 'node:fs';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { parseSkill, parseSkillHead, SKILL_FILE, type SkillSource } from './skill.js';
+import { StringDecoder } from 'node:string_decoder';
+import { parseSkill, SKILL_FILE, type SkillSource } from './skill.js';
 
 /**
  * Where skills come from, in precedence order (the first wins a name):
@@ -167,7 +168,7 @@ export async function findSkills(
     if (depth > 0) {
       const head = readHead(dir);
       if (head !== undefined) {
-        found.push(parseSkillHead(dir, head));
+        found.push(parseSkill(dir, head));
         return;
       }
     }
@@ -211,13 +212,6 @@ export async function skillFolders(
   return (await findSkills(root, options, warnings)).map((skill) => skill.dir);
 }
 
-/** Reads SKILL.md up to the end of its front matter (the body stays on disk until activation). */
-export async function readSkillHead(dir: string): Promise<SkillSource> {
-  const head = readHead(dir);
-  if (head === undefined) return parseSkill(dir, await readFile(join(dir, SKILL_FILE), 'utf8'));
-  return parseSkillHead(dir, head);
-}
-
 /**
  * The head of `<dir>/SKILL.md`: up to the closing `---` of its front matter (or the first block when it opens
  * without one). Undefined when the folder has no file named exactly SKILL.md.
@@ -235,9 +229,11 @@ function readHead(dir: string): string | undefined {
     if (CASE_INSENSITIVE && !readdirSync(dir).includes(SKILL_FILE)) return undefined;
     let text = '';
     const buffer = Buffer.allocUnsafe(HEAD_BYTES);
+    // A character split across two reads must not become two replacement characters.
+    const decoder = new StringDecoder('utf8');
     for (let position = 0; position < MAX_HEAD_BYTES; ) {
       const bytesRead = readSync(fd, buffer, 0, HEAD_BYTES, position);
-      text += buffer.toString('utf8', 0, bytesRead);
+      text += decoder.write(buffer.subarray(0, bytesRead));
       position += bytesRead;
       if (
         bytesRead < HEAD_BYTES ||
@@ -246,7 +242,7 @@ function readHead(dir: string): string | undefined {
       )
         break;
     }
-    return text;
+    return text + decoder.end();
   } finally {
     closeSync(fd);
   }

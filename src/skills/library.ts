@@ -27,7 +27,15 @@ export interface RemoteSkill {
   uri: string;
   body(): Promise<string>;
   files(): Promise<string[]>;
-  read(path: string): Promise<{ text: string; bytes: number; binary: boolean }>;
+  /** The file's bytes, verified against the server's entry. */
+  read(path: string): Promise<Uint8Array>;
+}
+
+export interface SkillFileText {
+  path: string;
+  text: string;
+  truncated: boolean;
+  binary: boolean;
 }
 
 export interface IndexOptions {
@@ -169,10 +177,17 @@ export class SkillLibrary {
    * Tier 2: the SKILL.md body, wrapped with the skill's folder and its files. `active` is the session's set of
    * active skills: a skill already in it is not loaded twice.
    */
-  async activate(name: string, active?: Set<string>): Promise<{ text: string; alreadyActive: boolean }> {
+  async activate(
+    name: string,
+    active?: Set<string>,
+  ): Promise<{ text: string; alreadyActive: boolean; files: string[] }> {
     const skill = this.require(name);
     if (active?.has(name)) {
-      return { text: `Skill '${name}' is already active: its instructions are above.`, alreadyActive: true };
+      return {
+        text: `Skill '${name}' is already active: its instructions are above.`,
+        alreadyActive: true,
+        files: [],
+      };
     }
     const body = skill.remote ? await skill.remote.body() : (await readSkill(skill.dir)).frontMatter.body;
     const files = await this.listFiles(name);
@@ -188,7 +203,7 @@ export class SkillLibrary {
       'Read a file with read_skill_file; run a script from scripts/ with run_skill_script.',
       '</skill>',
     ].join('\n');
-    return { text, alreadyActive: false };
+    return { text, alreadyActive: false, files };
   }
 
   /** Every file of the skill, as paths relative to its folder (dot-files and symlinks left out). */
@@ -211,22 +226,13 @@ export class SkillLibrary {
   }
 
   /** Tier 3: a file inside the skill's folder, by its path relative to that folder. */
-  async readFile(name: string, path: string): Promise<{ path: string; text: string; truncated: boolean }> {
+  async readFile(name: string, path: string): Promise<SkillFileText> {
     const skill = this.require(name);
-    if (skill.remote) {
-      const file = await skill.remote.read(path);
-      if (file.binary)
-        return { path, text: `[binary file, ${file.bytes} bytes: not shown]`, truncated: false };
-      return capText(path, file.text, file.bytes);
-    }
+    if (skill.remote) return fileText(path, await skill.remote.read(path));
     const target = await resolveInside(skill, path);
     const info = await stat(target);
     if (!info.isFile()) throw skillFileError(name, path, 'is not a file');
-    const bytes = await readFile(target);
-    if (bytes.includes(0)) {
-      return { path, text: `[binary file, ${bytes.length} bytes: not shown]`, truncated: false };
-    }
-    return capText(path, bytes.subarray(0, MAX_FILE_BYTES).toString('utf8'), bytes.length);
+    return fileText(path, await readFile(target));
   }
 
   /** This library with `more` skills after its own (a name already taken is skipped, with a warning). */
@@ -245,17 +251,20 @@ export class SkillLibrary {
   }
 }
 
-function capText(
-  path: string,
-  text: string,
-  bytes: number,
-): { path: string; text: string; truncated: boolean } {
-  const truncated = bytes > MAX_FILE_BYTES;
-  const kept = truncated ? Buffer.from(text).subarray(0, MAX_FILE_BYTES).toString('utf8') : text;
+/** A file as the model reads it: a binary file (one with a NUL byte) named, not shown; text capped. */
+function fileText(path: string, bytes: Uint8Array): SkillFileText {
+  if (bytes.includes(0)) {
+    return { path, text: `[binary file, ${bytes.length} bytes: not shown]`, truncated: false, binary: true };
+  }
+  const truncated = bytes.length > MAX_FILE_BYTES;
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, MAX_FILE_BYTES)).toString(
+    'utf8',
+  );
   return {
     path,
-    text: truncated ? `${kept}\n[... truncated at ${MAX_FILE_BYTES} bytes of ${bytes}]` : kept,
+    text: truncated ? `${text}\n[... truncated at ${MAX_FILE_BYTES} bytes of ${bytes.length}]` : text,
     truncated,
+    binary: false,
   };
 }
 

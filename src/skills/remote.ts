@@ -56,12 +56,7 @@ function toEntry(server: string, skill: Skill, client: SkillsClient): SkillEntry
       if (skill.resources !== 'dynamic' && !skill.resources.some((r) => relativeOf(r.uri) === path)) {
         throw skillFileError(name, path, 'is not one of the files the server lists for this skill');
       }
-      const file = await client.read(skill, path);
-      return {
-        text: file.text ?? Buffer.from(file.bytes).toString('utf8'),
-        bytes: file.bytes.length,
-        binary: file.text === undefined && file.bytes.includes(0),
-      };
+      return (await client.read(skill, path)).bytes;
     },
   };
   return {

@@ -1,5 +1,5 @@
 import { TackError } from '../errors.js';
-import { type NativeTool, type NativeToolResult, stringArg } from '../tools/native.js';
+import { type NativeTool, type NativeToolResult, stringArg, ToolInputError } from '../tools/native.js';
 import type { SkillLibrary } from './library.js';
 import { type ApproveScript, formatScriptResult, runSkillScript } from './scripts.js';
 
@@ -15,94 +15,94 @@ export const ACTIVATE_SKILL = 'activate_skill';
 export const READ_SKILL_FILE = 'read_skill_file';
 export const RUN_SKILL_SCRIPT = 'run_skill_script';
 
+// No `enum` of skill names: the index already lists them, and an enum of thousands would cost more tokens every
+// turn than the index's whole budget.
+const NAME = { type: 'string', description: 'The skill name, as in <available_skills>' };
+
 /**
  * Tiers 2 and 3 as native tools for the harness: activate_skill, read_skill_file and run_skill_script. Tier 1
  * (the index the model chooses from) is `library.renderIndex()`, assembled into the system prompt.
  */
 export function skillTools(library: SkillLibrary, options: SkillToolsOptions = {}): NativeTool[] {
   const active = options.active ?? new Set<string>();
-  const names = library.skills.map((s) => s.name);
   return [
-    {
-      name: ACTIVATE_SKILL,
-      description:
-        'Load the full instructions of a skill from <available_skills> when the task matches its description. ' +
+    tool(
+      ACTIVATE_SKILL,
+      'Load the full instructions of a skill from <available_skills> when the task matches its description. ' +
         'Returns its SKILL.md body and the list of its files.',
-      inputSchema: {
-        type: 'object',
-        properties: { name: { type: 'string', enum: names, description: 'The skill name' } },
-        required: ['name'],
-        additionalProperties: false,
+      { name: NAME },
+      ['name'],
+      async (arg) => (await library.activate(arg('name'), active)).text,
+    ),
+    tool(
+      READ_SKILL_FILE,
+      "Read a file of a skill (a reference, a template, a script's source) by its path inside the skill folder.",
+      {
+        name: NAME,
+        path: { type: 'string', description: 'Relative to the skill folder, e.g. references/FORMS.md' },
       },
-      execute: (input) =>
-        guard(async () => (await library.activate(stringArg(ACTIVATE_SKILL, input, 'name'), active)).text),
-    },
-    {
-      name: READ_SKILL_FILE,
-      description:
-        "Read a file of a skill (a reference, a template, a script's source) by its path inside the skill folder.",
-      inputSchema: {
-        type: 'object',
-        properties: {
-          name: { type: 'string', description: 'The skill name' },
-          path: { type: 'string', description: 'Relative to the skill folder, e.g. references/FORMS.md' },
-        },
-        required: ['name', 'path'],
-        additionalProperties: false,
-      },
-      execute: (input) =>
-        guard(async () => {
-          const file = await library.readFile(
-            stringArg(READ_SKILL_FILE, input, 'name'),
-            stringArg(READ_SKILL_FILE, input, 'path'),
-          );
-          return file.text;
-        }),
-    },
-    {
-      name: RUN_SKILL_SCRIPT,
-      description:
-        "Run a script from a skill's scripts/ folder, in the skill folder, and get its output. The user approves " +
+      ['name', 'path'],
+      async (arg) => (await library.readFile(arg('name'), arg('path'))).text,
+    ),
+    tool(
+      RUN_SKILL_SCRIPT,
+      "Run a script from a skill's scripts/ folder, in the skill folder, and get its output. The user approves " +
         'each run.',
-      inputSchema: {
-        type: 'object',
-        properties: {
-          name: { type: 'string', description: 'The skill name' },
-          script: { type: 'string', description: 'Path inside scripts/, e.g. extract.py' },
-          args: { type: 'array', items: { type: 'string' }, description: 'Arguments (no shell is involved)' },
-        },
-        required: ['name', 'script'],
-        additionalProperties: false,
+      {
+        name: NAME,
+        script: { type: 'string', description: 'Path inside scripts/, e.g. extract.py' },
+        args: { type: 'array', items: { type: 'string' }, description: 'Arguments (no shell is involved)' },
       },
-      execute: (input, context) =>
-        guard(async () => {
-          const name = stringArg(RUN_SKILL_SCRIPT, input, 'name');
-          const script = stringArg(RUN_SKILL_SCRIPT, input, 'script');
-          const args = input.args ?? [];
-          if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) {
-            throw new TypeError(`${RUN_SKILL_SCRIPT}: "args" must be an array of strings`);
-          }
-          const result = await runSkillScript(library.require(name), script, args as string[], {
-            approve: options.approve,
-            timeoutMs: options.scriptTimeoutMs,
-            signal: context?.signal,
-          });
-          return { text: formatScriptResult(script, result), isError: result.exitCode !== 0 };
-        }),
-    },
+      ['name', 'script'],
+      async (arg, input, signal) => {
+        const skill = library.require(arg('name'));
+        const script = arg('script');
+        const args = input.args ?? [];
+        if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) {
+          throw new ToolInputError(`${RUN_SKILL_SCRIPT}: "args" must be an array of strings`);
+        }
+        const result = await runSkillScript(skill, script, args as string[], {
+          approve: options.approve,
+          timeoutMs: options.scriptTimeoutMs,
+          signal,
+        });
+        return { text: formatScriptResult(script, result), isError: result.exitCode !== 0 };
+      },
+    ),
   ];
 }
 
-/** Errors the model caused (unknown skill, bad path, refused run) go back to it as text it can act on. */
-async function guard(run: () => Promise<string | NativeToolResult>): Promise<NativeToolResult> {
-  try {
-    const result = await run();
-    return typeof result === 'string' ? { text: result } : result;
-  } catch (error) {
-    if (error instanceof TackError) {
-      return { text: `${error.message}${error.hint ? `\n${error.hint}` : ''}`, isError: true };
-    }
-    if (error instanceof TypeError) return { text: error.message, isError: true };
-    throw error;
-  }
+/**
+ * One tool: an object schema without extra properties, and `run` given a reader of its required string
+ * arguments. Errors the model caused (unknown skill, bad path, bad argument, refused run) go back to it as text
+ * it can act on; anything else is a bug and throws.
+ */
+function tool(
+  name: string,
+  description: string,
+  properties: Record<string, unknown>,
+  required: string[],
+  run: (
+    arg: (key: string) => string,
+    input: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ) => Promise<string | NativeToolResult>,
+): NativeTool {
+  return {
+    name,
+    description,
+    inputSchema: { type: 'object', properties, required, additionalProperties: false },
+    async execute(input, context) {
+      try {
+        const result = await run((key) => stringArg(name, input, key), input, context?.signal);
+        return typeof result === 'string' ? { text: result } : result;
+      } catch (error) {
+        if (error instanceof TackError) {
+          return { text: `${error.message}${error.hint ? `\n${error.hint}` : ''}`, isError: true };
+        }
+        if (error instanceof ToolInputError) return { text: error.message, isError: true };
+        throw error;
+      }
+    },
+  };
 }

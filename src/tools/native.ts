@@ -20,11 +20,16 @@ export interface NativeToolResult {
   isError?: boolean;
 }
 
+/** Arguments the model got wrong: told back to it, unlike a bug in the tool, which throws. */
+export class ToolInputError extends TypeError {
+  override name = 'ToolInputError';
+}
+
 /** Reads a required string argument, or says which one is missing in words the model can fix. */
 export function stringArg(tool: string, input: Record<string, unknown>, key: string): string {
   const value = input[key];
   if (typeof value !== 'string' || value === '') {
-    throw new TypeError(`${tool}: "${key}" must be a non-empty string`);
+    throw new ToolInputError(`${tool}: "${key}" must be a non-empty string`);
   }
   return value;
 }

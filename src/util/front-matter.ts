@@ -21,7 +21,17 @@ export interface FrontMatter {
   problems: Array<{ line: number; message: string }>;
 }
 
-export function parseFrontMatter(source: string): FrontMatter {
+export interface FrontMatterOptions {
+  /**
+   * Take plain `key: value` lines as they are instead of running the YAML parser (default true). Only lines
+   * whose value YAML would read as that very string qualify; anything else (quotes, block scalars, nesting,
+   * comments, values YAML would type) goes to the parser. Measured on 10,000 SKILL.md files (bench/skills.ts):
+   * the parser took 0.6 s, this 0.03 s; test/skills/validate.test.ts holds the two to the same result.
+   */
+  fastPath?: boolean;
+}
+
+export function parseFrontMatter(source: string, options: FrontMatterOptions = {}): FrontMatter {
   const text = source.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   const lines = text.split('\n');
   const none = (problems: FrontMatter['problems'] = []): FrontMatter => ({
@@ -35,6 +45,8 @@ export function parseFrontMatter(source: string): FrontMatter {
   if (lines[0]?.trimEnd() !== '---') return none();
   const close = lines.findIndex((line, i) => i > 0 && line.trimEnd() === '---');
   if (close === -1) return none([{ line: 1, message: 'front matter is not closed with a --- line' }]);
+  const fast = options.fastPath === false ? undefined : plainLines(lines, close);
+  if (fast) return fast;
 
   const yamlText = lines.slice(1, close).join('\n');
   const counter = new LineCounter();
@@ -63,4 +75,34 @@ export function parseFrontMatter(source: string): FrontMatter {
   if (typeof data === 'object' && data !== null && !Array.isArray(data))
     result.data = data as Record<string, unknown>;
   return result;
+}
+
+const PLAIN_LINE = /^([A-Za-z_][\w-]*):[ \t]+(\S.*?)[ \t]*$/;
+/** A first character that makes a YAML value anything but a plain string. */
+const INDICATOR = /^[-?:,[\]{}#&*!|>'"%@`]/;
+/** Plain values YAML's core schema reads as null, booleans or numbers. */
+const TYPED =
+  /^(~|null|true|false|yes|no|on|off|[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?|0x[\da-fA-F]+|0o[0-7]+|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))$/i;
+
+/** The fast path of FrontMatterOptions: every line between the markers a plain `key: value`, or undefined. */
+function plainLines(lines: readonly string[], close: number): FrontMatter | undefined {
+  const data: Record<string, unknown> = {};
+  const keyLines = new Map<string, number>();
+  for (let i = 1; i < close; i++) {
+    const match = PLAIN_LINE.exec(lines[i]!);
+    if (!match) return undefined;
+    const [, key, value] = match as unknown as [string, string, string];
+    if (key in data || INDICATOR.test(value) || TYPED.test(value) || /:(\s|$)|\s#/.test(value))
+      return undefined;
+    data[key] = value;
+    keyLines.set(key, i + 1);
+  }
+  return {
+    data,
+    present: true,
+    body: lines.slice(close + 1).join('\n'),
+    bodyLine: close + 2,
+    keyLines,
+    problems: [],
+  };
 }

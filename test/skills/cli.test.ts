@@ -123,6 +123,18 @@ describe('tack skills', () => {
     expect(all.stdout).toMatch(/10 skills checked: 0 errors, 7 warnings\./);
   });
 
+  it('validate without paths checks also the skills the library skips, and says why', async () => {
+    using p = project();
+    const env = { ...p.env, HOME: p.home };
+    const broken = join(p.dir, 'broken');
+    mkdirSync(join(broken, 'half-done'), { recursive: true });
+    writeFileSync(join(broken, 'half-done', 'SKILL.md'), '---\nname: half-done\n---\n# Body\n');
+    p.write('tack.json', { skills: [broken] });
+    const skipped = await tack(['skills', 'validate'], { cwd: p.dir, env });
+    expect(skipped.code).toBe(1);
+    expect(skipped.stdout).toContain('error: Missing required field in frontmatter: description');
+  });
+
   it('run asks first; --yes approves; without a terminal and without --yes it refuses', async () => {
     using p = project();
     const env = { ...p.env, HOME: p.home };

@@ -134,6 +134,17 @@ describe('discovery', () => {
     expect(found.warnings.join('\n')).toMatch(/escape: symlink leads outside .*; not followed/);
   });
 
+  it('keeps a character that straddles two reads of the head whole', async () => {
+    const w = world();
+    const dir = w.skill(join(w.root, 'lib'), 'accents');
+    const prefix = '---\nname: accents\ndescription: ';
+    // "é" is two bytes in UTF-8: put its first byte at offset 4095, the last of the first 4 KiB read.
+    const description = `${'x'.repeat(4095 - prefix.length)}é then more words. Use when testing.`;
+    writeFileSync(join(dir, 'SKILL.md'), `${prefix}${description}\n---\n# Body\n`);
+    const found = await discoverSkills({ home: w.home, cwd: w.cwd, configFolders: [join(w.root, 'lib')] });
+    expect(found.skills[0]!.source.description).toBe(description);
+  });
+
   it('reads only the front matter at discovery, not the body', async () => {
     const w = world();
     const dir = w.skill(join(w.root, 'lib'), 'big');

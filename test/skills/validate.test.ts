@@ -177,7 +177,7 @@ describe('validate: front matter parsing', () => {
 
 describe('discovery fast path for front matter', () => {
   it('gives what the YAML parser gives, and hands everything unusual to it', async () => {
-    const { parseSkill, parseSkillHead } = await import('../../src/skills/skill.js');
+    const { parseSkill } = await import('../../src/skills/skill.js');
     const { readFileSync } = await import('node:fs');
     const heads = readdirSync(REAL)
       .filter((d) => !d.includes('.'))
@@ -203,8 +203,8 @@ describe('discovery fast path for front matter', () => {
       'description:    padded   ',
     ].map((yaml) => `---\nname: x\n${yaml}\n---\n# Body\n`);
     for (const text of [...heads, ...tricky]) {
-      const slow = parseSkill('/s/x', text);
-      const fast = parseSkillHead('/s/x', text);
+      const slow = parseSkill('/s/x', text, { fastPath: false });
+      const fast = parseSkill('/s/x', text);
       expect({ name: fast.name, description: fast.description, problems: fast.frontMatter.problems }).toEqual(
         {
           name: slow.name,

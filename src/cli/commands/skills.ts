@@ -1,8 +1,8 @@
 import { createInterface } from 'node:readline/promises';
-import { loadConfig } from '../../config/load.js';
+import type { TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
 import type { McpHost } from '../../mcp/host.js';
-import { scopeRoots } from '../../skills/discover.js';
+import { discoverSkills, scopeRoots } from '../../skills/discover.js';
 import { renderEntry, type SkillLibrary } from '../../skills/library.js';
 import { loadSkills } from '../../skills/load.js';
 import { formatScriptResult, runSkillScript } from '../../skills/scripts.js';
@@ -22,19 +22,18 @@ export interface SkillsOptions extends GlobalOptions {
 
 /** Loads the library the way the harness will, printing its warnings; `fn` runs while servers are connected. */
 async function withLibrary<T>(options: SkillsOptions, fn: (library: SkillLibrary) => Promise<T>): Promise<T> {
-  const run = async (host?: McpHost) => {
+  const run = async (config: TackConfig, host?: McpHost) => {
     const library = await loadSkills({
       trustProject: options.trustProject,
-      // With servers, withHost has loaded the configuration and printed its warnings already.
-      config: host
-        ? loadConfig(options.config ? { configFile: options.config } : {})
-        : loadCliConfig(options),
+      config,
       ...(host ? { host } : {}),
     });
     for (const warning of library.warnings) warn(warning);
     return fn(library);
   };
-  return options.servers ? withHost(options, undefined, (host) => run(host)) : run();
+  return options.servers
+    ? withHost(options, undefined, (host, _signal, config) => run(config, host))
+    : run(loadCliConfig(options));
 }
 
 /** Tier 1 at the budget the options give (--budget, or 1 % of --context-window). */
@@ -50,35 +49,36 @@ function renderIndex(library: SkillLibrary, options: SkillsOptions) {
 export async function skillsListCommand(options: SkillsOptions): Promise<number> {
   return withLibrary(options, async (library) => {
     const index = await renderIndex(library, options);
-    const indexTokens = new Map(index.entries.map((e) => [e.name, e.tokens]));
-    const rows = await Promise.all(
-      library.skills.map(async (skill) => {
-        const body = await library.activate(skill.name);
-        const files = skill.remote ? [] : await library.listFiles(skill.name);
-        let fileTokens = 0;
-        for (const file of files.filter((f) => f !== 'SKILL.md')) {
-          const read = await library.readFile(skill.name, file).catch(() => undefined);
-          if (read && !read.text.startsWith('[binary file')) fileTokens += await countTokens(read.text);
-        }
-        const issues = skill.remote ? [] : await validateSkill(await readSkill(skill.dir), { countTokens });
-        return {
-          name: skill.name,
-          scope: skill.scope,
-          path: skill.file,
-          tokens: {
-            // A skill left out of the index is shown with what its entry would cost.
-            index: indexTokens.get(skill.name) ?? (await countTokens(renderEntry(skill, skill.description))),
-            body: await countTokens(body.text),
-            files: fileTokens,
-          },
-          files: files.length,
-          errors: issues.filter((i) => i.severity === 'error').length,
-          warnings: issues.filter((i) => i.severity === 'warning').length,
-          shortened: index.shortened.includes(skill.name),
-          dropped: index.dropped.includes(skill.name),
-        };
-      }),
-    );
+    const indexed = new Map(index.entries.map((e) => [e.name, e]));
+    // One skill at a time: every file of every skill is read, and thousands at once would exhaust descriptors.
+    const rows = [];
+    for (const skill of library.skills) {
+      const body = await library.activate(skill.name);
+      const files = skill.remote ? [] : body.files;
+      let fileTokens = 0;
+      for (const file of files.filter((f) => f !== 'SKILL.md')) {
+        const read = await library.readFile(skill.name, file).catch(() => undefined);
+        if (read && !read.binary) fileTokens += await countTokens(read.text);
+      }
+      const issues = skill.remote ? [] : await validateSkill(await readSkill(skill.dir), { countTokens });
+      const entry = indexed.get(skill.name);
+      rows.push({
+        name: skill.name,
+        scope: skill.scope,
+        path: skill.file,
+        tokens: {
+          // A skill left out of the index is shown with what its entry would cost.
+          index: entry?.tokens ?? (await countTokens(renderEntry(skill, skill.description))),
+          body: await countTokens(body.text),
+          files: fileTokens,
+        },
+        files: files.length,
+        errors: issues.filter((i) => i.severity === 'error').length,
+        warnings: issues.filter((i) => i.severity === 'warning').length,
+        shortened: entry?.shortened ?? false,
+        dropped: !entry,
+      });
+    }
     const arithmetic = {
       indexTokens: index.tokens,
       budgetTokens: index.budgetTokens,
@@ -160,10 +160,15 @@ export async function skillsValidateCommand(
 ): Promise<number> {
   let targets = paths;
   if (targets.length === 0) {
+    // Every skill discovery finds, also those the library leaves out for a missing name or description:
+    // those are the ones to explain.
     const config = loadCliConfig(options);
-    const library = await loadSkills({ trustProject: options.trustProject, config });
-    for (const warning of library.warnings) warn(warning);
-    targets = library.skills.map((s) => s.dir);
+    const discovery = await discoverSkills({
+      trustProject: options.trustProject,
+      configFolders: config.skillFolders,
+    });
+    for (const warning of discovery.warnings) warn(warning);
+    targets = discovery.skills.map((s) => s.source.dir);
     if (targets.length === 0) {
       const roots = scopeRoots({ configFolders: config.skillFolders }).map((r) => r.dir);
       print(`No skills found in: ${roots.join(', ')}`);

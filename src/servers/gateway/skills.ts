@@ -4,7 +4,7 @@ import {
   type ReadResourceResult,
   type ResourceTemplateType as ResourceTemplate,
 } from '@modelcontextprotocol/client';
-import type { Server } from '@modelcontextprotocol/server';
+import { McpServer, type Server } from '@modelcontextprotocol/server';
 import {
   RESOURCES_DIRECTORY_READ_METHOD,
   SKILLS_EXTENSION_ID,
@@ -14,7 +14,7 @@ import {
 import * as z from 'zod';
 import type { SkillLibrary } from '../../skills/library.js';
 import { VERSION } from '../../version.js';
-import { startSkillsCatalog } from '../skills/start.js';
+import { loadSkillsCatalog } from '../skills/start.js';
 
 const SKILL_SCHEME = 'skill://';
 /** The gateway checks nothing itself: the skills server behind it validates params, its client the result. */
@@ -50,8 +50,10 @@ export class GatewaySkills {
   }
 
   static async start(library: SkillLibrary, onWarning?: (warning: string) => void): Promise<GatewaySkills> {
-    const { factory, uris } = await startSkillsCatalog(library, onWarning);
-    const server = factory();
+    // Only the extension: no index or tools, which would load the tokenizer for text nobody reads here.
+    const { catalog, uris } = await loadSkillsCatalog(library, onWarning);
+    const server = new McpServer({ name: 'tack-skills', version: VERSION });
+    catalog.attach(server);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: 'tack-gateway', version: VERSION });

@@ -13,25 +13,27 @@ import { resolveInside } from '../../skills/paths.js';
  * skill, as it does for the SDK's own nodeSkillFiles).
  */
 export function librarySkillFiles(library: SkillLibrary): SkillFiles {
-  const local = (): Map<string, SkillEntry> =>
-    new Map(library.skills.filter((s) => !s.remote).map((s) => [s.name, s]));
   const split = (path: string): [SkillEntry, string] => {
     const [name, ...rest] = path.split('/');
-    const skill = local().get(name ?? '');
-    if (!skill) throw Object.assign(new Error(`no skill '${name}'`), { code: 'ENOENT' });
+    const skill = library.get(name ?? '');
+    if (!skill || skill.remote) throw Object.assign(new Error(`no skill '${name}'`), { code: 'ENOENT' });
     return [skill, rest.join('/')];
   };
   return {
     async list(dir) {
-      if (dir === '') return [...local().keys()].map((name) => ({ name, kind: 'directory' as const }));
+      if (dir === '') {
+        return library.skills
+          .filter((s) => !s.remote)
+          .map((s) => ({ name: s.name, kind: 'directory' as const }));
+      }
       const [skill, inner] = split(dir);
-      const folder = inner ? await resolveInside(skill, inner) : await realpath(skill.dir);
+      const root = await realpath(skill.dir);
+      const folder = inner ? await resolveInside(skill, inner) : root;
       const entries = await readdir(folder, { withFileTypes: true });
       const listed: SkillFileEntry[] = [];
       for (const entry of entries) {
         if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-        const path = join(folder, entry.name);
-        listed.push({ name: entry.name, kind: await kindOf(path, await realpath(skill.dir)) });
+        listed.push({ name: entry.name, kind: await kindOf(join(folder, entry.name), root) });
       }
       return listed;
     },
