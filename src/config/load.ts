@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import type * as z from 'zod';
 import { TackError } from '../errors.js';
-import { expandVars } from './expand.js';
+import { type ExpandResult, expandVars } from './expand.js';
 import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
 import {
   DEFAULT_CALL_TIMEOUT_MS,
@@ -13,6 +13,7 @@ import {
   ServeSchema,
   type SseServerEntry,
   type StdioServerEntry,
+  TackConfigFileSchema,
 } from './schema.js';
 
 /** Where a server entry came from; later issues use the scope for project trust. */
@@ -161,7 +162,7 @@ export function formatIssue(issue: ConfigWarning, cwd: string = process.cwd()): 
 }
 
 const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
-const TOP_LEVEL_KEYS = new Set(['$schema', 'mcpServers', 'serve', 'skills']);
+const TOP_LEVEL_KEYS = knownKeys(TackConfigFileSchema);
 
 interface ParsedFile {
   servers: ServerConfig[];
@@ -268,15 +269,14 @@ function resolveEntry(
   // A disabled entry may name variables that are not set on this machine: expand only what will start.
   const expand = (value: string, path: string): string => {
     if (!enabled) return value;
-    const { value: out, missing, malformed } = expandVars(value, env);
+    const { value: out, malformed } = expandReporting(
+      value,
+      env,
+      (message) => report(path, message),
+      (variable) => `set ${variable} or write \${${variable}:-default}`,
+    );
     for (const reference of malformed) {
       sink.warn(path, `${reference} is not \${VAR} or \${VAR:-default}; it is passed on as written`);
-    }
-    for (const variable of missing) {
-      report(
-        path,
-        `uses \${${variable}}, which is not set; set ${variable} or write \${${variable}:-default}`,
-      );
     }
     return out;
   };
@@ -332,8 +332,7 @@ function parseSkillFolders(
       issue(`skills[${i}]`, `expected a folder path, got ${describe(entry)}`);
       return;
     }
-    const { value: expanded, missing } = expandVars(entry, env);
-    for (const variable of missing) issue(`skills[${i}]`, `uses \${${variable}}, which is not set`);
+    const { value: expanded } = expandReporting(entry, env, (message) => issue(`skills[${i}]`, message));
     const home = env.HOME ?? '';
     const path = expanded === '~' || expanded.startsWith('~/') ? join(home, expanded.slice(1)) : expanded;
     folders.push(resolve(dirname(file), path));
@@ -355,14 +354,33 @@ function parseServe(
   }
   const serve: ServeConfig = { ...parsed.data };
   if (serve.token !== undefined) {
-    const { value: token, missing } = expandVars(serve.token, env);
-    for (const variable of missing) {
-      issue('serve.token', `uses \${${variable}}, which is not set; set ${variable} or remove serve.token`);
-    }
+    const { value: token, missing } = expandReporting(
+      serve.token,
+      env,
+      (message) => issue('serve.token', message),
+      (variable) => `set ${variable} or remove serve.token`,
+    );
     if (token === '' && missing.length === 0) issue('serve.token', 'expected a non-empty token');
     serve.token = token;
   }
   return serve;
+}
+
+/**
+ * `${VAR}` expansion that reports each unset variable as "uses ${VAR}, which is not set", followed by
+ * `remedy` (what to do about it) when given.
+ */
+function expandReporting(
+  value: string,
+  env: Readonly<Record<string, string | undefined>>,
+  report: (message: string) => void,
+  remedy?: (variable: string) => string,
+): ExpandResult {
+  const result = expandVars(value, env);
+  for (const variable of result.missing) {
+    report(`uses \${${variable}}, which is not set${remedy ? `; ${remedy(variable)}` : ''}`);
+  }
+  return result;
 }
 
 /** Why a server name is refused, or undefined; the same rule as SERVER_NAME_PATTERN, with a reason. */

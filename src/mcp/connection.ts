@@ -22,7 +22,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
-import type { EraCache, EraVerdict, StoredEraVerdict } from '../store/era-cache.js';
+import type { EraCache, StoredEraVerdict } from '../store/era-cache.js';
 import { classifyFailure, requestFailure } from './failures.js';
 import { ServerLog } from './server-log.js';
 import { matchesAny } from './tool-filter.js';
@@ -119,7 +119,7 @@ export type RoundRequest =
   | { method: 'prompts/get'; name: string; arguments?: Record<string, string> | undefined }
   | { method: 'resources/read'; uri: string };
 
-export type RoundResult = CallToolResult | GetPromptResult | ReadResourceResult | InputRequiredRound;
+export type RoundResult = CallToolResult | GetPromptResult | ReadResourceResult | InputRequiredResult;
 
 /** What one round of a request carries besides its own parameters (see requestRound). */
 export interface CallRound {
@@ -128,13 +128,6 @@ export interface CallRound {
   requestState?: string | undefined;
   /** Request `_meta` keys, e.g. a log level for a 2026-07-28 server (it sends logs only when asked per request). */
   meta?: Record<string, unknown> | undefined;
-}
-
-/** A 2026-07-28 server asking for input before it can answer a request (see requestRound). */
-export type InputRequiredRound = InputRequiredResult;
-
-export function isInputRequired(result: RoundResult): result is InputRequiredRound {
-  return (result as { resultType?: unknown }).resultType === 'input_required';
 }
 
 /** Everything `tack servers` shows about one server. */
@@ -191,8 +184,10 @@ export class ServerConnection {
   #abortStart: (() => Promise<unknown>) | undefined;
   #transportKind: TransportKind;
   #eraSource: 'cache' | 'probe' | undefined;
+  /** See #eraKey. */
+  #eraKeyMemo: string | undefined;
   #connectMs: number | undefined;
-  #exit: string | undefined;
+  #exit: ProcessExit | undefined;
   #transportError: string | undefined;
   readonly #refreshing = new Map<ListKind, { again: boolean }>();
   /** Resource URIs someone asked to hear about, with how many asked; kept across reconnects. */
@@ -290,10 +285,32 @@ export class ServerConnection {
     };
   }
 
-  callTool(tool: string, args: Record<string, unknown> | undefined, options: RequestCallOptions = {}) {
-    return this.#request<CallToolResult>(`tools/call "${tool}"`, { tool }, options, (client, ro) =>
-      client.callTool({ name: tool, arguments: args ?? {} }, ro),
-    );
+  callTool(
+    tool: string,
+    args: Record<string, unknown> | undefined,
+    options: RequestCallOptions = {},
+  ): Promise<CallToolResult> {
+    return this.#send(
+      { method: 'tools/call', name: tool, arguments: args },
+      undefined,
+      options,
+    ) as Promise<CallToolResult>;
+  }
+
+  readResource(uri: string, options: RequestCallOptions = {}): Promise<ReadResourceResult> {
+    return this.#send({ method: 'resources/read', uri }, undefined, options) as Promise<ReadResourceResult>;
+  }
+
+  getPrompt(
+    prompt: string,
+    args: Record<string, string> | undefined,
+    options: RequestCallOptions = {},
+  ): Promise<GetPromptResult> {
+    return this.#send(
+      { method: 'prompts/get', name: prompt, arguments: args },
+      undefined,
+      options,
+    ) as Promise<GetPromptResult>;
   }
 
   /**
@@ -306,14 +323,23 @@ export class ServerConnection {
     round: CallRound,
     options: RequestCallOptions = {},
   ): Promise<RoundResult> {
+    return this.#send(request, round, options);
+  }
+
+  /** `request` as a plain call, or (given a `round`) as one round of it, see requestRound. */
+  #send(
+    request: RoundRequest,
+    round: CallRound | undefined,
+    options: RequestCallOptions,
+  ): Promise<RoundResult> {
     const extra = {
-      ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
-      ...(round.requestState !== undefined ? { requestState: round.requestState } : {}),
-      ...(round.meta ? { _meta: round.meta } : {}),
+      ...(round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
+      ...(round?.requestState !== undefined ? { requestState: round.requestState } : {}),
+      ...(round?.meta ? { _meta: round.meta } : {}),
     };
-    const manual = { allowInputRequired: true };
+    const manual = round ? { allowInputRequired: true } : {};
     if (request.method === 'tools/call') {
-      const definition = this.tools.find((t) => t.name === request.name);
+      const definition = round && this.tools.find((t) => t.name === request.name);
       return this.#request(`tools/call "${request.name}"`, { tool: request.name }, options, (client, ro) =>
         client.callTool(
           { name: request.name, arguments: request.arguments ?? {}, ...extra },
@@ -331,27 +357,12 @@ export class ServerConnection {
       return this.#request(`prompts/get "${request.name}"`, {}, options, (client, ro) =>
         client.getPrompt(
           { name: request.name, ...(request.arguments ? { arguments: request.arguments } : {}), ...extra },
-          {
-            ...ro,
-            ...manual,
-          },
+          { ...ro, ...manual },
         ),
       );
     }
     return this.#request(`resources/read "${request.uri}"`, { uri: request.uri }, options, (client, ro) =>
       client.readResource({ uri: request.uri, ...extra }, { ...ro, ...manual, cacheMode: 'bypass' }),
-    );
-  }
-
-  readResource(uri: string, options: RequestCallOptions = {}) {
-    return this.#request<ReadResourceResult>(`resources/read "${uri}"`, { uri }, options, (client, ro) =>
-      client.readResource({ uri }, { ...ro, cacheMode: 'bypass' }),
-    );
-  }
-
-  getPrompt(prompt: string, args: Record<string, string> | undefined, options: RequestCallOptions = {}) {
-    return this.#request<GetPromptResult>(`prompts/get "${prompt}"`, {}, options, (client, ro) =>
-      client.getPrompt({ name: prompt, ...(args ? { arguments: args } : {}) }, ro),
     );
   }
 
@@ -469,22 +480,14 @@ export class ServerConnection {
         : options.signal?.aborted
           ? abortError(options.signal)
           : error;
-      const failure = requestFailure(cause, {
+      throw requestFailure(cause, {
         server: this.name,
         what,
         ...subject,
         timeoutMs,
         stderr: () => this.log.details(),
+        reason: this.#crashReason(undefined),
       });
-      if (failure.code === 'SERVER_CRASHED' && (this.#exit || this.#transportError)) {
-        throw new TackError('SERVER_CRASHED', `server "${this.name}" ${this.#crashReason()} during ${what}`, {
-          subject: failure.subject,
-          hint: failure.hint,
-          details: failure.details,
-          cause: error,
-        });
-      }
-      throw failure;
     } finally {
       timer?.stop();
     }
@@ -521,8 +524,14 @@ export class ServerConnection {
     }
   }
 
+  /** Worked out on first start, not in the constructor: a disabled entry's URL need not parse. */
+  get #eraKey(): string {
+    this.#eraKeyMemo ??= eraCacheKey(this.config);
+    return this.#eraKeyMemo;
+  }
+
   async #openWithCache(generation: number): Promise<void> {
-    const key = eraCacheKey(this.config);
+    const key = this.#eraKey;
     const cached = this.config.transport === 'sse' ? undefined : this.#cache((c) => c.get(key));
     // One budget for the whole start, the re-probe below included.
     const deadline = Date.now() + this.config.startupTimeoutMs;
@@ -604,8 +613,8 @@ export class ServerConnection {
               this.#diagnose(`wrote non-protocol text on stdout: ${JSON.stringify(line)}`),
             onExit: (code, signal) => {
               if (generation !== this.#generation) return;
-              this.#exit = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-              this.log.note(`process ${this.#exit}`);
+              this.#exit = { code, signal };
+              this.log.note(`process ${describeExit(this.#exit)}`);
             },
           })
         : this.config.transport !== 'stdio'
@@ -677,26 +686,28 @@ export class ServerConnection {
     probeTimeoutMs: number,
   ): void {
     if (this.config.transport === 'sse') return;
-    const key = eraCacheKey(this.config);
-    const put = (verdict: EraVerdict) => this.#cache((cache) => cache.put(key, verdict));
     const httpTransport =
       this.config.transport === 'http' ? (kind === 'sse' ? 'sse' : 'streamable-http') : undefined;
+    const put = (era: PriorDiscovery) =>
+      this.#cache((cache) =>
+        cache.put(this.#eraKey, { prior: era, ...(httpTransport ? { httpTransport } : {}) }),
+      );
     if (kind === 'sse') {
-      put({ prior: { kind: 'legacy' }, httpTransport: 'sse' });
+      put({ kind: 'legacy' }); // only an http entry falls back to SSE: httpTransport is 'sse'
       return;
     }
     if (prior !== undefined) {
       // A modern verdict that just worked is fresh again; a legacy one is not (see ERA_VERDICT_TTL_MS): only
       // its horizon ever makes tack notice an upgraded server.
-      if (fromCache && prior.kind === 'modern') put({ prior, ...(httpTransport ? { httpTransport } : {}) });
+      if (fromCache && prior.kind === 'modern') put(prior);
       return;
     }
     const discover = client.getDiscoverResult();
     if (discover) {
-      put({ prior: { kind: 'modern', discover }, ...(httpTransport ? { httpTransport } : {}) });
+      put({ kind: 'modern', discover });
     } else if (elapsedMs < probeTimeoutMs) {
       // A legacy verdict reached through a probe timeout may only mean a slow start: do not trust it.
-      put({ prior: { kind: 'legacy' }, ...(httpTransport ? { httpTransport } : {}) });
+      put({ kind: 'legacy' });
     }
   }
 
@@ -810,7 +821,7 @@ export class ServerConnection {
 
   #onClosed(generation: number): void {
     if (generation !== this.#generation || this.#status !== 'connected') return;
-    const why = this.#crashReason();
+    const why = this.#crashReason('closed the connection');
     this.log.note(`connection closed: ${why}`);
     this.#markDown(new Error(why), generation);
   }
@@ -818,24 +829,25 @@ export class ServerConnection {
   /** Whether the process ended by itself: a failing exit code or a signal tack did not send. */
   #exitedOnItsOwn(): boolean {
     const exit = this.#exit;
-    return exit !== undefined && exit !== 'exited with code 0' && exit !== 'was killed by SIGTERM';
+    return exit !== undefined && (exit.signal ? exit.signal !== 'SIGTERM' : exit.code !== 0);
   }
 
   /**
    * Why the link broke, in the server's terms: its own exit (a crash) comes first; a clean exit or our SIGTERM
    * after a transport error (a message over the size limit) means the transport error is the story.
+   * `fallback` when neither the process nor the transport said anything.
    */
-  #crashReason(): string {
-    const exit = this.#exit;
+  #crashReason<T extends string | undefined>(fallback: T): string | T {
+    const exit = this.#exit && describeExit(this.#exit);
     if (this.#exitedOnItsOwn()) return `${exit}${this.#transportError ? ` (${this.#transportError})` : ''}`;
     if (this.#transportError) return `was disconnected: ${this.#transportError}`;
-    return exit ?? 'closed the connection';
+    return exit ?? fallback;
   }
 
   /** The connection broke after it worked: schedule a restart (lazily for stdio, in the background for HTTP). */
   #markDown(error: unknown, generation: number): void {
     if (generation !== this.#generation) return;
-    const reason = this.#exit || this.#transportError ? this.#crashReason() : errorMessage(error);
+    const reason = this.#crashReason(errorMessage(error));
     void this.#teardown();
     this.#fail(
       new TackError('SERVER_CRASHED', `server "${this.name}" ${reason}`, {
@@ -917,7 +929,9 @@ export class ServerConnection {
     const reason =
       spawnCode === 'ENOENT' && this.config.transport === 'stdio'
         ? `command not found: ${this.config.command}`
-        : (this.#exit ?? errorMessage(error));
+        : this.#exit
+          ? describeExit(this.#exit)
+          : errorMessage(error);
     const detail = this.#exit && reason !== errorMessage(error) ? ` (${errorMessage(error)})` : '';
     return new TackError('SERVER_START_FAILED', `server "${this.name}" failed to start: ${reason}${detail}`, {
       subject: { server: this.name, file: this.config.source.file },
@@ -940,6 +954,16 @@ export class ServerConnection {
       },
     );
   }
+}
+
+/** How a stdio server's process ended. */
+interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+function describeExit(exit: ProcessExit): string {
+  return exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
 }
 
 /** stdio servers by their command line and directory; HTTP servers by endpoint (origin and path). */

@@ -10,6 +10,8 @@ export interface RequestContext {
   timeoutMs: number;
   /** The server's last stderr lines as error details, quoted when the failure looks like the server's doing. */
   stderr: () => string[];
+  /** Why the connection closed, when the host knows better than the SDK (a process exit, a transport error). */
+  reason?: string | undefined;
 }
 
 export type FailureKind = 'protocol' | 'timeout' | 'aborted' | 'closed' | 'transport';
@@ -31,9 +33,7 @@ export function classifyFailure(error: unknown): FailureKind {
     if (error.code === SdkErrorCode.RequestTimeout) return 'timeout';
     if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected)
       return 'closed';
-    if (error.code === SdkErrorCode.SendFailed || error.code === SdkErrorCode.ClientHttpFailedToOpenStream) {
-      return 'transport';
-    }
+    if (error.code === SdkErrorCode.SendFailed) return 'transport';
     // Everything else the SDK raises locally (too many input_required rounds, a result of an unsupported
     // type, a missing capability, output that fails its schema) is this request's failure, not the link's.
     return 'protocol';
@@ -71,16 +71,16 @@ export function requestFailure(error: unknown, ctx: RequestContext): TackError {
         cause: error,
       });
     case 'closed': {
-      return new TackError(
-        'SERVER_CRASHED',
-        `server "${ctx.server}" closed the connection during ${ctx.what}: ${errorMessage(error)}`,
-        {
-          subject,
-          hint: 'tack restarts it on the next request; its log has the details (`tack servers`).',
-          details: ctx.stderr(),
-          cause: error,
-        },
-      );
+      const message =
+        ctx.reason === undefined
+          ? `server "${ctx.server}" closed the connection during ${ctx.what}: ${errorMessage(error)}`
+          : `server "${ctx.server}" ${ctx.reason} during ${ctx.what}`;
+      return new TackError('SERVER_CRASHED', message, {
+        subject,
+        hint: 'tack restarts it on the next request; its log has the details (`tack servers`).',
+        details: ctx.stderr(),
+        cause: error,
+      });
     }
     case 'transport':
       return new TackError(

@@ -17,7 +17,7 @@ const INVALID = /[^A-Za-z0-9_-]/g;
 const HASH_LENGTH = 8;
 
 /** `mcp__<server>__<tool>` exactly as reported, before sanitizing. */
-export function rawToolName(server: string, tool: string): string {
+function rawToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`;
 }
 
@@ -28,9 +28,9 @@ export function sanitizeToolName(server: string, tool: string): { name: string; 
 
 /**
  * Any name made to fit `[A-Za-z0-9_-]{1,64}` by the rule above: unchanged when it fits, else sanitized and
- * ended with a hash of the original. The gateway uses it for its own prefixes.
+ * ended with a hash of the original. assignToolNames applies it whatever the prefix (the gateway passes its own).
  */
-export function visibleName(raw: string): { name: string; lossy: boolean } {
+function visibleName(raw: string): { name: string; lossy: boolean } {
   const cleaned = raw.replace(INVALID, '_');
   if (cleaned === raw && raw.length <= MAX_TOOL_NAME_LENGTH) return { name: raw, lossy: false };
   const hash = createHash('sha256').update(raw).digest('hex').slice(0, HASH_LENGTH);

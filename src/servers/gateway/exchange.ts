@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { InputRequest } from '@modelcontextprotocol/client';
-import { ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
 import {
-  type CallRound,
-  type InputRequiredRound,
-  isInputRequired,
-  type RoundRequest,
-  type RoundResult,
-} from '../../mcp/connection.js';
+  type InputRequest,
+  type InputRequiredResult,
+  isInputRequiredResult,
+} from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
+import type { CallRound, RoundRequest, RoundResult } from '../../mcp/connection.js';
 import type { McpHost } from '../../mcp/host.js';
 import {
   DEFAULT_ANSWER_TIMEOUT_MS,
@@ -18,7 +16,7 @@ import {
 } from './interaction.js';
 
 /** A downstream result: whatever the upstream's final answer becomes for the client. */
-type Answer = Exclude<RoundResult, InputRequiredRound>;
+type Answer = Exclude<RoundResult, InputRequiredResult>;
 
 /** One downstream request the gateway carries to an upstream server: `tools/call`, `prompts/get`, `resources/read`. */
 export interface Exchange {
@@ -63,7 +61,7 @@ export class Exchanges {
   }
 
   /** Starts `exchange` for the downstream request `ctx`; resolves with what the client gets now. */
-  run(exchange: Exchange, call: GatewayCall, first: CallRound): Promise<Answer | InputRequiredRound> {
+  run(exchange: Exchange, call: GatewayCall, first: CallRound): Promise<Answer | InputRequiredResult> {
     call.start(this.#router.track(exchange.server, call, () => this.#drive(exchange, call, first)));
     return this.#answer(exchange, call);
   }
@@ -74,7 +72,7 @@ export class Exchanges {
   }
 
   /** The client's answers to a waiting call's questions: hand them upstream and wait for what comes next. */
-  async resume(id: string, key: string, ctx: ServerContext): Promise<Answer | InputRequiredRound> {
+  async resume(id: string, key: string, ctx: ServerContext): Promise<Answer | InputRequiredResult> {
     const pending = this.#pending.get(id);
     if (!pending) {
       throw new ProtocolError(
@@ -118,7 +116,7 @@ export class Exchanges {
         onProgress: (progress) => call.progress(progress),
         timeoutHold: call.timeoutHold,
       });
-      if (!isInputRequired(result) || call.era === 'modern') return result;
+      if (!isInputRequiredResult(result) || call.era === 'modern') return result;
       const answers: Record<string, unknown> = {};
       for (const [key, request] of Object.entries(result.inputRequests ?? {}))
         answers[key] = await call.ask(request);
@@ -127,12 +125,12 @@ export class Exchanges {
   }
 
   /** What the client gets now: the answer, a failure, or the questions it must answer first. */
-  async #answer(exchange: Exchange, call: GatewayCall): Promise<Answer | InputRequiredRound> {
+  async #answer(exchange: Exchange, call: GatewayCall): Promise<Answer | InputRequiredResult> {
     const outcome = await call.next();
     call.detach();
     if (outcome.kind !== 'questions') {
       // Relayed input_required: the client's retry is a new request, answered by a new exchange.
-      if (outcome.kind === 'done' && isInputRequired(outcome.result)) return outcome.result;
+      if (outcome.kind === 'done' && isInputRequiredResult(outcome.result)) return outcome.result;
       const concluded = conclude(exchange, call, outcome);
       if ('answer' in concluded) return concluded.answer;
       throw concluded.error;
