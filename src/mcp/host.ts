@@ -63,6 +63,8 @@ export class McpHost {
   readonly store: TackStore | undefined;
   readonly #ownsStore: boolean = false;
   #catalog: Catalog | undefined;
+  /** Resource templates parsed on first use, once per catalog (the catalog is rebuilt on every change). */
+  readonly #uriTemplates = new WeakMap<Catalog, Map<string, UriTemplate>>();
   #closed = false;
 
   constructor(options: HostOptions) {
@@ -125,6 +127,11 @@ export class McpHost {
         })),
     );
     return this.#catalog;
+  }
+
+  /** Whether `server` is configured (whatever its status); no snapshot is built. */
+  has(server: string): boolean {
+    return this.#connections.has(server);
   }
 
   servers(): ServerStatus[] {
@@ -263,12 +270,13 @@ export class McpHost {
 
   /** The one connected server that lists `uri` or a template matching it; throws UNKNOWN_RESOURCE otherwise. */
   serverForUri(uri: string): string {
-    const listings = this.catalog.servers;
+    const catalog = this.catalog;
+    const listings = catalog.servers;
     const exact = listings.filter((s) => s.resources.some((r) => r.uri === uri));
     const candidates = exact.length
       ? exact
       : listings.filter((s) =>
-          s.resourceTemplates.some((t) => new UriTemplate(t.uriTemplate).match(uri) !== null),
+          s.resourceTemplates.some((t) => this.#uriTemplate(catalog, t.uriTemplate).match(uri) !== null),
         );
     if (candidates.length === 1) return candidates[0]!.server;
     if (candidates.length > 1) {
@@ -289,6 +297,20 @@ export class McpHost {
         hint: 'Name the server (--server) to read it anyway, or list resources with `tack servers`.',
       },
     );
+  }
+
+  #uriTemplate(catalog: Catalog, template: string): UriTemplate {
+    let parsed = this.#uriTemplates.get(catalog);
+    if (!parsed) {
+      parsed = new Map();
+      this.#uriTemplates.set(catalog, parsed);
+    }
+    let compiled = parsed.get(template);
+    if (!compiled) {
+      compiled = new UriTemplate(template);
+      parsed.set(template, compiled);
+    }
+    return compiled;
   }
 }
 

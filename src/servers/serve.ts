@@ -26,9 +26,15 @@ export interface Served {
 /** Serves `factory` on this process's stdin/stdout, both eras (`serveStdio`). */
 export function serveOnStdio(factory: ServerFactory): Served {
   const live = new LiveInstances();
-  const handle = serveStdio(({ era }) => {
-    const instance = factory({ era });
-    live.add(instance);
+  const handle = serveStdio((context) => {
+    const instance = factory(context);
+    // Forgotten when it closes: the connection ends, or the SDK discards its `server/discover` probe instance.
+    const server = live.add(instance);
+    const onclose = server.onclose;
+    server.onclose = () => {
+      live.delete(server);
+      onclose?.();
+    };
     return instance;
   });
   return { url: undefined, notifier: live, close: () => handle.close() };
@@ -63,8 +69,8 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
     });
   }
   // 2026-07-28 requests are stateless (one instance per request); 2025-era clients get sessions.
-  const handler = createMcpHandler(({ era }) => factory({ era }), { legacy: 'reject' });
-  const live = new LiveInstances();
+  const handler = createMcpHandler(factory, { legacy: 'reject' });
+  const live = new LiveInstances(handler.notify);
   const legacy = new LegacySessions(factory, live, options.legacySessions);
   const nodeHandler = toNodeHandler({
     fetch: async (request) =>
@@ -105,24 +111,7 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}/mcp`,
-    notifier: {
-      toolsChanged: () => {
-        handler.notify.toolsChanged();
-        live.toolsChanged();
-      },
-      promptsChanged: () => {
-        handler.notify.promptsChanged();
-        live.promptsChanged();
-      },
-      resourcesChanged: () => {
-        handler.notify.resourcesChanged();
-        live.resourcesChanged();
-      },
-      resourceUpdated: (uri) => {
-        handler.notify.resourceUpdated(uri);
-        live.resourceUpdated(uri);
-      },
-    },
+    notifier: live,
     close: async () => {
       await Promise.all([handler.close(), legacy.close()]);
       server.closeAllConnections();

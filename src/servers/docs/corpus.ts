@@ -16,7 +16,7 @@ export interface Doc {
   file: string;
 }
 
-export const DOC_EXTENSIONS = ['.md', '.mdx'] as const;
+const DOC_EXTENSIONS = ['.md', '.mdx'] as const;
 
 /** `guides/intro.mdx` -> `guides/intro`. */
 export function slugOf(root: string, file: string): string {

@@ -30,6 +30,8 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
   /** The files behind each slug: `x.md` and `x.mdx` are both `x`; `bySourceOrder` says which one is served. */
   readonly #files = new Map<string, Set<string>>();
   readonly #index = newIndex();
+  /** `list()`, kept until a document comes, changes or goes. */
+  #sorted: readonly Doc[] | undefined;
   #watcher: FSWatcher | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
 
@@ -66,8 +68,10 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
     return this.#docs.get(slug);
   }
 
-  list(): Doc[] {
-    return [...this.#docs.values()].sort((a, b) => a.slug.localeCompare(b.slug));
+  /** Every document, by slug. */
+  list(): readonly Doc[] {
+    this.#sorted ??= [...this.#docs.values()].sort((a, b) => a.slug.localeCompare(b.slug));
+    return this.#sorted;
   }
 
   search(query: string, k = 3): SearchHit[] {
@@ -193,11 +197,13 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
 
   #put(doc: Doc): void {
     if (this.#docs.has(doc.slug)) this.#remove(doc.slug);
+    this.#sorted = undefined;
     this.#docs.set(doc.slug, doc);
     this.#index.add({ id: doc.slug, title: doc.title, description: doc.description, text: doc.text });
   }
 
   #remove(slug: string): void {
+    this.#sorted = undefined;
     this.#index.discard(slug);
     this.#docs.delete(slug);
   }

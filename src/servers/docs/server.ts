@@ -5,8 +5,18 @@ import { type Notifier, trackSubscriptions } from '../serve.js';
 import { firstWords } from './corpus.js';
 import type { DocsLibrary, LibraryChange } from './library.js';
 
-export const DOC_URI_TEMPLATE = 'doc://{+slug}';
+const DOC_URI_TEMPLATE = 'doc://{+slug}';
 export const docUri = (slug: string) => `doc://${slug}`;
+
+const SearchInput = z.object({
+  query: z.string().min(1).describe('Keywords or a question, e.g. "configure startup timeout"'),
+  k: z.number().int().min(1).max(50).default(3).describe('How many documents to return (default 3)'),
+});
+
+const ReadInput = z.object({
+  slug: z.string().min(1).describe('Document slug, e.g. "guides/install"'),
+  max_words: z.number().int().min(1).max(100_000).default(400).describe('Words to return (default 400)'),
+});
 
 const SearchResult = z.object({
   results: z.array(
@@ -42,10 +52,7 @@ export function buildDocsServer(library: DocsLibrary, era: 'modern' | 'legacy'):
         'Find the documents most relevant to a question or keywords (BM25 over titles, descriptions and text). ' +
         'Use it first, before read_doc, whenever you need something the documentation may say. ' +
         'Returns the best k documents: slug, title and score.',
-      inputSchema: z.object({
-        query: z.string().min(1).describe('Keywords or a question, e.g. "configure startup timeout"'),
-        k: z.number().int().min(1).max(50).default(3).describe('How many documents to return (default 3)'),
-      }),
+      inputSchema: SearchInput,
       outputSchema: SearchResult,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
@@ -65,16 +72,7 @@ export function buildDocsServer(library: DocsLibrary, era: 'modern' | 'legacy'):
       description:
         'Read the start of one document by its slug (from search_docs): its title and first max_words words of ' +
         'Markdown. Use after search_docs; raise max_words, or read the resource doc://<slug>, for the whole text.',
-      inputSchema: z.object({
-        slug: z.string().min(1).describe('Document slug, e.g. "guides/install"'),
-        max_words: z
-          .number()
-          .int()
-          .min(1)
-          .max(100_000)
-          .default(400)
-          .describe('Words to return (default 400)'),
-      }),
+      inputSchema: ReadInput,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     async ({ slug, max_words }) => {

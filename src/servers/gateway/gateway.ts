@@ -2,7 +2,11 @@ import type {
   CallToolResult,
   ClientCapabilities,
   GetPromptResult,
+  Prompt,
   ReadResourceResult,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
 } from '@modelcontextprotocol/client';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -46,6 +50,20 @@ export interface GatewayOptions {
 
 const INSTRUCTIONS_CAP = 400;
 
+/**
+ * What the gateway serves for one catalog, each part computed on first use: the host rebuilds its catalog on
+ * every status or list change, so this is one computation per change, not one per request or instance.
+ */
+interface CatalogView {
+  readonly catalog: Catalog;
+  readonly names: GatewayNames;
+  instructions?: string;
+  tools?: Tool[];
+  resources?: Resource[];
+  resourceTemplates?: ResourceTemplate[];
+  prompts?: Prompt[];
+}
+
 /** One downstream connection (stdio, a 2025-era HTTP session) or request (2026-07-28 HTTP). */
 interface Downstream {
   server: Server;
@@ -65,7 +83,7 @@ export class Gateway {
   readonly #host: McpHost;
   readonly #audit: AuditLog | undefined;
   readonly #transport: 'stdio' | 'http';
-  readonly #names = new WeakMap<Catalog, GatewayNames>();
+  readonly #views = new WeakMap<Catalog, CatalogView>();
   readonly #namespaced: boolean;
   readonly #exchanges: Exchanges;
   readonly #answerTimeoutMs: number | undefined;
@@ -98,13 +116,17 @@ export class Gateway {
 
   /** The names of the current catalog (cached per catalog: one build per change, not per request). */
   names(): GatewayNames {
+    return this.#view().names;
+  }
+
+  #view(): CatalogView {
     const catalog = this.#host.catalog;
-    let names = this.#names.get(catalog);
-    if (!names) {
-      names = new GatewayNames(catalog, this.#namespaced);
-      this.#names.set(catalog, names);
+    let view = this.#views.get(catalog);
+    if (!view) {
+      view = { catalog, names: new GatewayNames(catalog, this.#namespaced) };
+      this.#views.set(catalog, view);
     }
-    return names;
+    return view;
   }
 
   /** One server instance, for one stdio connection, one 2025-era HTTP session, or one 2026-07-28 request. */
@@ -132,7 +154,7 @@ export class Gateway {
     const watching = new Map<string, { server: string; uri: string }>();
     trackSubscriptions(server, era, (uri, subscribed) => {
       if (subscribed) {
-        const target = watching.has(uri) ? undefined : this.#resourceTarget(uri);
+        const target = watching.has(uri) ? undefined : this.#resourceTarget(this.names(), uri);
         if (!target) return;
         watching.set(uri, target);
         // A watch that failed counted nothing upstream, so there is nothing to unwatch later.
@@ -157,9 +179,11 @@ export class Gateway {
       return {};
     });
 
-    server.setRequestHandler('tools/list', async () => ({
-      tools: [...this.names().tools].map(([name, tool]) => ({ ...tool.definition, name })),
-    }));
+    server.setRequestHandler('tools/list', async () => {
+      const view = this.#view();
+      view.tools ??= [...view.names.tools].map(([name, tool]) => ({ ...tool.definition, name }));
+      return { tools: view.tools };
+    });
 
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const names = this.names();
@@ -209,27 +233,25 @@ export class Gateway {
     });
 
     server.setRequestHandler('resources/list', async () => {
-      const names = this.names();
-      return {
-        resources: host.catalog.servers.flatMap((s) =>
-          s.resources.map((resource) => ({ ...resource, uri: names.uri(s.server, resource.uri) })),
-        ),
-      };
+      const view = this.#view();
+      view.resources ??= view.catalog.servers.flatMap((s) =>
+        s.resources.map((resource) => ({ ...resource, uri: view.names.uri(s.server, resource.uri) })),
+      );
+      return { resources: view.resources };
     });
 
     server.setRequestHandler('resources/templates/list', async () => {
-      const names = this.names();
-      return {
-        resourceTemplates: [
-          ...(this.#skills?.templates ?? []),
-          ...host.catalog.servers.flatMap((s) =>
-            s.resourceTemplates.map((template) => ({
-              ...template,
-              uriTemplate: names.uri(s.server, template.uriTemplate),
-            })),
-          ),
-        ],
-      };
+      const view = this.#view();
+      view.resourceTemplates ??= [
+        ...(this.#skills?.templates ?? []),
+        ...view.catalog.servers.flatMap((s) =>
+          s.resourceTemplates.map((template) => ({
+            ...template,
+            uriTemplate: view.names.uri(s.server, template.uriTemplate),
+          })),
+        ),
+      ];
+      return { resourceTemplates: view.resourceTemplates };
     });
 
     server.setRequestHandler('resources/read', async (request, ctx) => {
@@ -241,42 +263,39 @@ export class Gateway {
       }
       const names = this.names();
       const key = `resources/read ${request.params.uri}`;
-      const target = names.parseUri(request.params.uri);
-      let upstream: string | undefined;
+      let target: { server: string; uri: string } | undefined;
       try {
-        upstream = target.server ?? host.serverForUri(target.uri);
-        if (!this.#isServer(upstream)) throw this.#noSuchServer(request.params.uri, upstream);
+        target = this.#resolveResource(names, request.params.uri);
       } catch (error) {
         if (!this.#exchanges.isPending(this.#state(ctx, era))) throw wireError(error, request.params.uri);
-        upstream = undefined;
       }
       return (await this.#exchange(
         downstream,
         ctx,
         key,
-        upstream === undefined
-          ? undefined
-          : {
-              server: upstream,
-              request: { method: 'resources/read', uri: target.uri },
-              key,
-              finish: (result) => {
-                const done = withoutReservedMeta(result as ReadResourceResult);
-                return {
-                  ...done,
-                  contents: done.contents.map((c) => ({ ...c, uri: names.uri(upstream, c.uri) })),
-                };
-              },
-              fail: (error) => {
-                throw wireError(error, request.params.uri);
-              },
-            },
+        target && {
+          server: target.server,
+          request: { method: 'resources/read', uri: target.uri },
+          key,
+          finish: (result) => {
+            const done = withoutReservedMeta(result as ReadResourceResult);
+            return {
+              ...done,
+              contents: done.contents.map((c) => ({ ...c, uri: names.uri(target.server, c.uri) })),
+            };
+          },
+          fail: (error) => {
+            throw wireError(error, request.params.uri);
+          },
+        },
       )) as ReadResourceResult;
     });
 
-    server.setRequestHandler('prompts/list', async () => ({
-      prompts: [...this.names().prompts].map(([name, { prompt }]) => ({ ...prompt, name })),
-    }));
+    server.setRequestHandler('prompts/list', async () => {
+      const view = this.#view();
+      view.prompts ??= [...view.names.prompts].map(([name, { prompt }]) => ({ ...prompt, name }));
+      return { prompts: view.prompts };
+    });
 
     server.setRequestHandler('prompts/get', async (request, ctx) => {
       const names = this.names();
@@ -376,28 +395,30 @@ export class Gateway {
     return era === 'modern' ? ctx.mcpReq.requestState<unknown>() : undefined;
   }
 
+  /**
+   * The upstream server and URI a downstream resource URI names: the server its prefix names, or else the one
+   * server that offers the URI. Throws when there is none (ResourceNotFoundError, or the host's TackError).
+   */
+  #resolveResource(names: GatewayNames, uri: string): { server: string; uri: string } {
+    const target = names.parseUri(uri);
+    const server = target.server ?? this.#host.serverForUri(target.uri);
+    if (!this.#host.has(server)) {
+      const servers = this.#host.servers().map((s) => s.name);
+      throw new ResourceNotFoundError(
+        uri,
+        `Resource ${uri} not found: tack gateway has no server "${server}" (servers: ${servers.join(', ') || 'none'})`,
+      );
+    }
+    return { server, uri: target.uri };
+  }
+
   /** The upstream server and URI a downstream resource URI names, if any server offers it. */
-  #resourceTarget(uri: string): { server: string; uri: string } | undefined {
-    const target = this.names().parseUri(uri);
-    if (target.server)
-      return this.#isServer(target.server) ? { server: target.server, uri: target.uri } : undefined;
+  #resourceTarget(names: GatewayNames, uri: string): { server: string; uri: string } | undefined {
     try {
-      return { server: this.#host.serverForUri(target.uri), uri: target.uri };
+      return this.#resolveResource(names, uri);
     } catch {
       return undefined;
     }
-  }
-
-  #isServer(name: string): boolean {
-    return this.#host.servers().some((s) => s.name === name);
-  }
-
-  #noSuchServer(uri: string, server: string): ResourceNotFoundError {
-    const servers = this.#host.servers().map((s) => s.name);
-    return new ResourceNotFoundError(
-      uri,
-      `Resource ${uri} not found: tack gateway has no server "${server}" (servers: ${servers.join(', ') || 'none'})`,
-    );
   }
 
   /** The upstream server and template a (gateway) resource template URI names. */
@@ -423,6 +444,13 @@ export class Gateway {
   }
 
   #instructions(): string {
+    const view = this.#view();
+    view.instructions ??= this.#describe();
+    return view.instructions;
+  }
+
+  /** The instructions: the connected servers with theirs, capped; how names are formed; tack's own skills. */
+  #describe(): string {
     const servers = this.#host.servers().filter((s) => s.status === 'connected');
     const lines = servers.map((s) => {
       const text = (s.instructions ?? '').replace(/\s+/g, ' ').trim();

@@ -24,7 +24,7 @@ import { type RoundResult, TimeoutHold } from '../../mcp/connection.js';
  *   is waiting for the same answer. The client has `answerTimeoutMs` (default 10 minutes) to answer.
  */
 
-export interface InputRequestMessage {
+interface InputRequestMessage {
   method: string;
   params?: Record<string, unknown> | undefined;
 }
@@ -39,13 +39,14 @@ export const GATEWAY_CLIENT_CAPABILITIES: ClientCapabilities = {
 /** How long a downstream client has to answer an upstream's question, unless the gateway is told otherwise. */
 export const DEFAULT_ANSWER_TIMEOUT_MS = 10 * 60_000;
 
-const FORWARDED = ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const;
-
-const CAPABILITY_OF: Record<string, keyof ClientCapabilities> = {
+/** The requests an upstream may send the gateway for its client to answer, and the capability each needs. */
+const CAPABILITY_OF = {
   'elicitation/create': 'elicitation',
   'sampling/createMessage': 'sampling',
   'roots/list': 'roots',
-};
+} as const satisfies Record<string, keyof ClientCapabilities>;
+
+const FORWARDED = Object.keys(CAPABILITY_OF) as (keyof typeof CAPABILITY_OF)[];
 
 const SEVERITY = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
@@ -153,7 +154,7 @@ export class GatewayCall {
     if (this.era === 'modern') {
       // A question the client cannot answer is refused to the upstream here, rather than sent as an
       // input_required the client must reject.
-      const needed = CAPABILITY_OF[request.method];
+      const needed = (CAPABILITY_OF as Record<string, keyof ClientCapabilities>)[request.method];
       if (needed && this.capabilities?.[needed] === undefined) {
         return Promise.reject(
           new ProtocolError(

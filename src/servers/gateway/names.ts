@@ -14,14 +14,14 @@ import { assignToolNames } from '../../mcp/names.js';
 const URI_PREFIX = 'tack://';
 
 export class GatewayNames {
-  readonly namespaced: boolean;
+  readonly #namespaced: boolean;
   readonly tools: ReadonlyMap<string, CatalogTool>;
   readonly prompts: ReadonlyMap<string, { server: string; prompt: Prompt }>;
   /** Upstream names hidden by a clash when not namespaced: `server: name`. */
   readonly clashes: readonly string[];
 
   constructor(catalog: Catalog, namespaced: boolean) {
-    this.namespaced = namespaced;
+    this.#namespaced = namespaced;
     const prefix = namespaced ? (server: string) => `${server}__` : () => '';
     const toolEntries = catalog.tools.map((tool) => ({
       server: tool.server,
@@ -42,12 +42,12 @@ export class GatewayNames {
   }
 
   uri(server: string, uri: string): string {
-    return this.namespaced ? `${URI_PREFIX}${server}/${uri}` : uri;
+    return this.#namespaced ? `${URI_PREFIX}${server}/${uri}` : uri;
   }
 
   /** The server and upstream URI a downstream URI names; no server when not namespaced (or not prefixed). */
   parseUri(uri: string): { server?: string; uri: string } {
-    if (!this.namespaced || !uri.startsWith(URI_PREFIX)) return { uri };
+    if (!this.#namespaced || !uri.startsWith(URI_PREFIX)) return { uri };
     const slash = uri.indexOf('/', URI_PREFIX.length);
     if (slash <= URI_PREFIX.length) return { uri };
     return { server: uri.slice(URI_PREFIX.length, slash), uri: uri.slice(slash + 1) };
@@ -55,7 +55,7 @@ export class GatewayNames {
 
   /** The server a namespaced tool name belongs to, for naming it when it is down. */
   serverOf(name: string): string | undefined {
-    return this.namespaced ? /^(.+?)__./.exec(name)?.[1] : undefined;
+    return this.#namespaced ? /^(.+?)__./.exec(name)?.[1] : undefined;
   }
 
   /**
@@ -63,7 +63,7 @@ export class GatewayNames {
    * namespace the downstream client can read them back through the gateway.
    */
   content(server: string, blocks: readonly ContentBlock[]): ContentBlock[] {
-    if (!this.namespaced) return [...blocks];
+    if (!this.#namespaced) return [...blocks];
     return blocks.map((block) => {
       if (block.type === 'resource_link') return { ...block, uri: this.uri(server, block.uri) };
       if (block.type === 'resource') {

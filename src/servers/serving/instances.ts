@@ -1,19 +1,15 @@
-import type { McpServer, Server } from '@modelcontextprotocol/server';
+import type { McpServer, Server, ServerNotifier } from '@modelcontextprotocol/server';
 
 /** What every served instance gets from its factory: the protocol era of the connection or request. */
 export type ServerFactory = (context: { era: 'modern' | 'legacy' }) => McpServer | Server;
 
 /**
- * Change notifications for whatever tack serves. One call reaches every client that can hear it: connected
- * instances (stdio, 2025-era HTTP sessions) send it themselves, unsolicited on a 2025-era link and on the
- * listen stream on 2026-07-28; 2026-07-28 HTTP clients get it on their `subscriptions/listen` streams.
+ * Change notifications for whatever tack serves (the SDK's `ServerNotifier`, which `createMcpHandler` returns).
+ * One call reaches every client that can hear it: connected instances (stdio, 2025-era HTTP sessions) send it
+ * themselves, unsolicited on a 2025-era link and on the listen stream on 2026-07-28; 2026-07-28 HTTP clients
+ * get it on their `subscriptions/listen` streams.
  */
-export interface Notifier {
-  toolsChanged(): void;
-  promptsChanged(): void;
-  resourcesChanged(): void;
-  resourceUpdated(uri: string): void;
-}
+export type Notifier = ServerNotifier;
 
 const subscriptions = new WeakMap<Server, { era: 'modern' | 'legacy'; uris: Set<string> }>();
 
@@ -49,9 +45,17 @@ function wantsUpdate(server: Server, uri: string): boolean {
   return state !== undefined && (state.era === 'modern' || state.uris.has(uri));
 }
 
-/** The instances alive on connections (stdio) or sessions (2025-era HTTP), to notify them. */
+/**
+ * The instances alive on connections (stdio) or sessions (2025-era HTTP), to notify them; each notification
+ * goes first to `forward` when given (the 2026-07-28 HTTP handler's notifier).
+ */
 export class LiveInstances implements Notifier {
   readonly #instances = new Set<Server>();
+  readonly #forward: Notifier | undefined;
+
+  constructor(forward?: Notifier) {
+    this.#forward = forward;
+  }
 
   add(instance: McpServer | Server): Server {
     const low = 'server' in instance ? instance.server : instance;
@@ -64,18 +68,22 @@ export class LiveInstances implements Notifier {
   }
 
   toolsChanged(): void {
+    this.#forward?.toolsChanged();
     this.#each((s) => s.sendToolListChanged());
   }
 
   promptsChanged(): void {
+    this.#forward?.promptsChanged();
     this.#each((s) => s.sendPromptListChanged());
   }
 
   resourcesChanged(): void {
+    this.#forward?.resourcesChanged();
     this.#each((s) => s.sendResourceListChanged());
   }
 
   resourceUpdated(uri: string): void {
+    this.#forward?.resourceUpdated(uri);
     this.#each((s) => (wantsUpdate(s, uri) ? s.sendResourceUpdated({ uri }) : Promise.resolve()));
   }
 
