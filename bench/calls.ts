@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { McpHost } from '../src/mcp/host.js';
 import {
@@ -8,9 +8,10 @@ import {
   log,
   memory,
   PidFile,
-  percentile,
+  p50p99,
   repoRoot,
   round,
+  sdkClient,
   stdioServer,
   tempDir,
   waitForExit,
@@ -62,8 +63,7 @@ function sideReport(side: Side) {
     totalMs: round(side.wallMs),
     callsPerSec: Math.round((sorted.length / side.wallMs) * 1000),
     meanMs: round(mean, 3),
-    p50Ms: round(percentile(sorted, 50), 3),
-    p99Ms: round(percentile(sorted, 99), 3),
+    ...p50p99(sorted, 3),
     maxMs: round(sorted.at(-1)!, 3),
     clientCpuUsPerCall: round((side.clientCpuMs * 1000) / sorted.length),
     errors: side.errors,
@@ -71,11 +71,9 @@ function sideReport(side: Side) {
 }
 
 async function bareClient(script: string, args: string[]): Promise<Client> {
-  const client = new Client({ name: 'bench', version: '0' }, { versionNegotiation: { mode: 'auto' } });
-  await client.connect(
+  return sdkClient(
     new StdioClientTransport({ command: process.execPath, args: [script, ...args], cwd: repoRoot }),
   );
-  return client;
 }
 
 /**

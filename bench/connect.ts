@@ -93,31 +93,60 @@ function report(samples: readonly Sample[]) {
   };
 }
 
+/** What one connect cost until connected: wall time, CPU, and the processes it spawned (pids). */
+interface Connected {
+  ms: number;
+  hostCpuMs: number;
+  serversCpuMs: number | undefined;
+  spawned: number[];
+}
+
+/**
+ * Starts timing a connect (wall time, this process's CPU, the server processes' CPU), the pid file marked so
+ * that `connected()` sees only the processes spawned since.
+ */
+function startMeter(pids: PidFile): { connected(): Connected } {
+  pids.takeNew();
+  const serversCpu = childCpuMeter();
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  return {
+    connected() {
+      const ms = performance.now() - started;
+      const hostCpu = process.cpuUsage(cpu);
+      const spawned = pids.takeNew();
+      return {
+        ms,
+        hostCpuMs: (hostCpu.user + hostCpu.system) / 1000,
+        serversCpuMs: serversCpu(spawned),
+        spawned,
+      };
+    },
+  };
+}
+
+/** After close(): waits for the spawned processes to exit, then lets the machine settle. */
+async function reap(spawned: readonly number[]): Promise<Pick<Sample, 'spawned' | 'exitWaitMs' | 'killed'>> {
+  const exit = await waitForExit(spawned);
+  await sleep(SETTLE_MS);
+  return { spawned: spawned.length, exitWaitMs: exit.waitedMs, killed: exit.killed };
+}
+
 /** `McpHost.start` (every server connected and its listings loaded) timed, then closed and reaped. */
 async function timeHost(
   servers: StdioServerConfig[],
   eraCache: EraCache | false,
   pids: PidFile,
 ): Promise<Sample> {
-  pids.takeNew();
-  const serversCpu = childCpuMeter();
-  const cpu = process.cpuUsage();
-  const started = performance.now();
+  const meter = startMeter(pids);
   const host = await McpHost.start({ config: { servers }, eraCache, logDir: false });
-  const ms = performance.now() - started;
-  const hostCpu = process.cpuUsage(cpu);
-  const spawned = pids.takeNew();
-  const serversCpuMs = serversCpu(spawned);
+  const { ms, hostCpuMs, serversCpuMs, spawned } = meter.connected();
   const statuses = host.servers();
   await host.close();
-  const exit = await waitForExit(spawned);
-  await sleep(SETTLE_MS);
   return {
     ms,
-    spawned: spawned.length,
-    exitWaitMs: exit.waitedMs,
-    killed: exit.killed,
-    hostCpuMs: (hostCpu.user + hostCpu.system) / 1000,
+    ...(await reap(spawned)),
+    hostCpuMs,
     serversCpuMs,
     connected: statuses.filter((s) => s.status === 'connected').length,
     era: [...new Set(statuses.map((s) => s.era ?? 'none'))].join('+'),
@@ -133,45 +162,32 @@ async function timeSdk(
   prior: PriorDiscovery | undefined,
   onConnected?: (client: Client) => void,
 ): Promise<Sample> {
-  pids.takeNew();
-  const serversCpu = childCpuMeter();
-  const cpu = process.cpuUsage();
   const errors: string[] = [];
-  const started = performance.now();
+  const meter = startMeter(pids);
   const client = new Client({ name: 'bench', version: '0' }, { versionNegotiation: { mode: 'auto' } });
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [script, '--pid-file', pids.file],
     cwd: repoRoot,
   });
-  let ms = Number.NaN;
+  let measured: Connected | undefined;
   let era = 'none';
-  let hostCpu = { user: Number.NaN, system: 0 };
-  let serversCpuMs: number | undefined;
-  const spawned: number[] = [];
   try {
     await client.connect(transport, prior ? { prior } : undefined);
     await client.listTools();
-    ms = performance.now() - started;
-    hostCpu = process.cpuUsage(cpu);
-    spawned.push(...pids.takeNew());
-    serversCpuMs = serversCpu(spawned);
+    measured = meter.connected();
     era = client.getProtocolEra() ?? 'none';
     onConnected?.(client);
   } catch (error) {
     errors.push(error instanceof Error ? error.message : String(error));
   }
   await client.close().catch(() => {});
-  spawned.push(...pids.takeNew());
-  const exit = await waitForExit(spawned);
-  await sleep(SETTLE_MS);
+  const spawned = [...(measured?.spawned ?? []), ...pids.takeNew()];
   return {
-    ms,
-    spawned: spawned.length,
-    exitWaitMs: exit.waitedMs,
-    killed: exit.killed,
-    hostCpuMs: (hostCpu.user + hostCpu.system) / 1000,
-    serversCpuMs,
+    ms: measured?.ms ?? Number.NaN,
+    ...(await reap(spawned)),
+    hostCpuMs: measured?.hostCpuMs ?? Number.NaN,
+    serversCpuMs: measured?.serversCpuMs,
     connected: errors.length ? 0 : 1,
     era,
     errors,

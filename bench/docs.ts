@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DocsLibrary } from '../src/servers/docs/library.js';
-import { collectGarbage, isMain, log, percentile, round, tempDir } from './util.js';
+import { collectGarbage, isMain, log, p50p99, round, tempDir } from './util.js';
 
 /**
  * The docs server's index at scale: generate `documents` Markdown files (front matter, headings, prose drawn
@@ -58,8 +58,7 @@ export async function runDocs(options: { documents?: number; queries?: number } 
       search: {
         queries,
         withResults: hits,
-        p50Ms: round(percentile(latencies, 50), 3),
-        p99Ms: round(percentile(latencies, 99), 3),
+        ...p50p99(latencies, 3),
       },
     };
   } finally {

@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import autocannon from 'autocannon';
-import { fixtures, isMain, log, percentile, repoRoot, round, tempDir } from './util.js';
+import { freePort, type Service, startService } from '../test/helpers/processes.js';
+import { fixtures, isMain, log, p50p99, repoRoot, round, sdkClient, tempDir } from './util.js';
 
 const BIN = join(repoRoot, 'bin/tack.js');
 const HTTP_FIXTURE = join(repoRoot, 'dist/test/fixtures/servers/http-main.js');
@@ -19,41 +18,9 @@ export interface GatewayOptions {
   connections?: number;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** Starts a process and waits for `ready` in its output. */
-async function startProcess(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env) {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (ready.test(output)) resolve();
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) =>
-      reject(new Error(`${args.join(' ')} exited (${code}) before ready:\n${output}`)),
-    );
-  });
-  return { child, output: () => output };
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
+/** A Node process started and awaited until `ready` shows in its output, however long that takes. */
+function startProcess(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env): Promise<Service> {
+  return startService(process.execPath, args, { env, ready, timeoutMs: 24 * 60 * 60 * 1000 });
 }
 
 function rssMB(pid: number | undefined): number | undefined {
@@ -63,12 +30,6 @@ function rssMB(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function connect(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<Client> {
-  const client = new Client({ name: 'bench', version: '0' }, { versionNegotiation: { mode: 'auto' } });
-  await client.connect(transport);
-  return client;
 }
 
 /**
@@ -106,8 +67,7 @@ async function compare(
     const sorted = [...values].sort((a, b) => a - b);
     return {
       calls: sorted.length,
-      p50Ms: round(percentile(sorted, 50), 3),
-      p99Ms: round(percentile(sorted, 99), 3),
+      ...p50p99(sorted, 3),
       totalMs: round(sorted.reduce((a, b) => a + b, 0)),
     };
   };
@@ -121,11 +81,18 @@ async function compare(
   };
 }
 
+/** One transport's comparison: `calls` echo calls per side, then a quarter as many of the 10 ms tool. */
+async function compareBoth(label: string, direct: Client, gateway: Client, calls: number) {
+  log(`gateway ${label}: ${calls} calls per side`);
+  const sides = { direct: { client: direct, prefix: '' }, gateway: { client: gateway, prefix: 'fx__' } };
+  return { echo: await compare(sides, calls), tenMsTool: await compare(sides, calls / 4, 'tool-10ms') };
+}
+
 export async function runGateway(options: GatewayOptions = {}) {
   const calls = options.calls ?? 2000;
   const tmp = tempDir('gateway');
   const env = { ...process.env, TACK_HOME: join(tmp.dir, 'home') };
-  const started: ChildProcess[] = [];
+  const started: Service[] = [];
   const clients: Client[] = [];
   try {
     // stdio: client -> fixture, and client -> tack serve (stdio) -> fixture.
@@ -134,10 +101,10 @@ export async function runGateway(options: GatewayOptions = {}) {
       stdioConfig,
       JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [fixtures.dual] } } }),
     );
-    const directStdio = await connect(
+    const directStdio = await sdkClient(
       new StdioClientTransport({ command: process.execPath, args: [fixtures.dual], stderr: 'ignore' }),
     );
-    const gatewayStdio = await connect(
+    const gatewayStdio = await sdkClient(
       new StdioClientTransport({
         command: process.execPath,
         args: [BIN, 'serve', '--config', stdioConfig],
@@ -146,17 +113,11 @@ export async function runGateway(options: GatewayOptions = {}) {
       }),
     );
     clients.push(directStdio, gatewayStdio);
-    log(`gateway stdio: ${calls} calls per side`);
-    const stdioSides = {
-      direct: { client: directStdio, prefix: '' },
-      gateway: { client: gatewayStdio, prefix: 'fx__' },
-    };
-    const stdio = await compare(stdioSides, calls);
-    const stdioTool = await compare(stdioSides, calls / 4, 'tool-10ms');
+    const stdio = await compareBoth('stdio', directStdio, gatewayStdio, calls);
 
     // HTTP: the fixture as its own process; tack serve --http in front of it.
     const fixture = await startProcess([HTTP_FIXTURE], /http:\/\/127\.0\.0\.1:\d+\/mcp/);
-    started.push(fixture.child);
+    started.push(fixture);
     const fixtureUrl = /http:\/\/127\.0\.0\.1:\d+\/mcp/.exec(fixture.output())![0];
     const httpConfig = join(tmp.dir, 'http.json');
     writeFileSync(httpConfig, JSON.stringify({ mcpServers: { fx: { type: 'http', url: fixtureUrl } } }));
@@ -166,12 +127,12 @@ export async function runGateway(options: GatewayOptions = {}) {
       /tack serve: .* at http/,
       env,
     );
-    started.push(gatewayProcess.child);
+    started.push(gatewayProcess);
     const gatewayUrl = `http://127.0.0.1:${port}/mcp`;
-    const directHttp = await connect(new StreamableHTTPClientTransport(new URL(fixtureUrl)));
+    const directHttp = await sdkClient(new StreamableHTTPClientTransport(new URL(fixtureUrl)));
     // Record one real tools/call request of a 2026-07-28 client, for the load generator to replay.
     let recorded: { headers: Record<string, string>; body: string } | undefined;
-    const gatewayHttp = await connect(
+    const gatewayHttp = await sdkClient(
       new StreamableHTTPClientTransport(new URL(gatewayUrl), {
         fetch: async (input, init) => {
           if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) {
@@ -182,18 +143,12 @@ export async function runGateway(options: GatewayOptions = {}) {
       }),
     );
     clients.push(directHttp, gatewayHttp);
-    log(`gateway HTTP: ${calls} calls per side`);
-    const httpSides = {
-      direct: { client: directHttp, prefix: '' },
-      gateway: { client: gatewayHttp, prefix: 'fx__' },
-    };
-    const http = await compare(httpSides, calls);
-    const httpTool = await compare(httpSides, calls / 4, 'tool-10ms');
+    const http = await compareBoth('HTTP', directHttp, gatewayHttp, calls);
 
     const seconds = options.loadSeconds ?? 30;
     const connections = options.connections ?? 16;
     log(`gateway HTTP load: ${seconds} s at ${connections} connections`);
-    const pid = gatewayProcess.child.pid;
+    const pid = gatewayProcess.process.pid;
     const memory: number[] = [];
     const sampler = setInterval(() => {
       const mb = rssMB(pid);
@@ -215,9 +170,9 @@ export async function runGateway(options: GatewayOptions = {}) {
         `${calls} sequential tools/call "echo" per side, direct to the fixture vs through tack serve, interleaved ` +
         `in 10 blocks after 50 warm-up calls (and ${calls / 4} of a tool that works 10 ms); then ${seconds} s of load (autocannon, ${connections} connections, ` +
         'replaying a recorded 2026-07-28 tools/call) on tack serve --http',
-      stdio,
-      http,
-      withTenMsTool: { calls: calls / 4, stdio: stdioTool, http: httpTool },
+      stdio: stdio.echo,
+      http: http.echo,
+      withTenMsTool: { calls: calls / 4, stdio: stdio.tenMsTool, http: http.tenMsTool },
       load: {
         seconds,
         connections,
@@ -238,7 +193,7 @@ export async function runGateway(options: GatewayOptions = {}) {
     };
   } finally {
     await Promise.all(clients.map((client) => client.close().catch(() => {})));
-    await Promise.all(started.map(stop));
+    await Promise.all(started.map((service) => service.stop()));
     tmp.remove();
   }
 }

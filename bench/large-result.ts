@@ -1,7 +1,6 @@
-import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { McpHost } from '../src/mcp/host.js';
-import { fixtures, isMain, log, median, repoRoot, round, stdioServer, summarize } from './util.js';
+import { fixtures, isMain, log, median, repoRoot, round, sdkClient, stdioServer, summarize } from './util.js';
 
 /**
  * Large tool results over stdio: tack (which frames stdout with its linear read buffer) against the bare SDK
@@ -16,8 +15,7 @@ export async function runLargeResult(options: { sizesMB?: number[]; repetitions?
     eraCache: false,
     logDir: false,
   });
-  const bare = new Client({ name: 'bench-bare', version: '0' }, { versionNegotiation: { mode: 'auto' } });
-  await bare.connect(
+  const bare = await sdkClient(
     new StdioClientTransport({
       command: process.execPath,
       args: [fixtures.dual],
@@ -25,6 +23,7 @@ export async function runLargeResult(options: { sizesMB?: number[]; repetitions?
       stderr: 'ignore',
       maxBufferSize: 64 * 1024 * 1024,
     }),
+    'bench-bare',
   );
   const sides = {
     tack: (megabytes: number) => host.callTool('mcp__big__big', { megabytes }),

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SkillLibrary } from '../src/skills/library.js';
-import { collectGarbage, isMain, log, median, percentile, repoRoot, round, tempDir } from './util.js';
+import { collectGarbage, isMain, log, median, p50p99, repoRoot, round, tempDir } from './util.js';
 
 /**
  * Agent Skills at scale: `skills` generated skill folders (SKILL.md with front matter and a ~300-line body, a
@@ -95,10 +95,9 @@ export async function runSkills(options: { skills?: number; runs?: number; activ
       },
       activation: {
         count: activations,
-        p50Ms: round(percentile(activate, 50), 2),
-        p99Ms: round(percentile(activate, 99), 2),
+        ...p50p99(activate, 2),
       },
-      readFile: { p50Ms: round(percentile(read, 50), 2), p99Ms: round(percentile(read, 99), 2) },
+      readFile: p50p99(read, 2),
     };
   } finally {
     tmp.remove();

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { Client, type Transport } from '@modelcontextprotocol/client';
 import type { StdioServerConfig } from '../src/config/load.js';
+import { alive } from '../test/helpers/processes.js';
 
 /** The repository root: this file runs as dist/bench/util.js. */
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -12,8 +14,6 @@ export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const fixtures = {
   /** Dual era (2026-07-28 and 2025), `--pid-file <f>` built in. */
   dual: join(repoRoot, 'dist/test/fixtures/servers/stdio-server.js'),
-  /** 2025-era only, as shipped with the tests (no pid file). */
-  legacy: join(repoRoot, 'dist/test/fixtures/servers/legacy-stdio-server.js'),
   /** The legacy fixture behind a two-line wrapper that appends its pid to `--pid-file <f>`. */
   legacyWithPid: join(repoRoot, 'dist/bench/fixtures/legacy-pid-server.js'),
 } as const;
@@ -64,6 +64,11 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(rank, sorted.length) - 1]!;
 }
 
+/** The 50th and 99th percentiles of an already sorted array, rounded to `digits`. */
+export function p50p99(sorted: readonly number[], digits: number): { p50Ms: number; p99Ms: number } {
+  return { p50Ms: round(percentile(sorted, 50), digits), p99Ms: round(percentile(sorted, 99), digits) };
+}
+
 /** Median, min and max of wall-time samples in ms, plus the samples themselves. */
 export function summarize(samples: readonly number[]): {
   medianMs: number;
@@ -105,15 +110,6 @@ export class PidFile {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Waits until the given processes (started by this benchmark) have exited, so one repetition's teardown does
  * not eat the next one's CPU. Returns how long that took and how many had to be killed after `timeoutMs`.
@@ -136,6 +132,13 @@ export async function waitForExit(
     }
   }
   return { waitedMs: performance.now() - started, killed: pending.length };
+}
+
+/** A bare SDK client, auto-negotiating the protocol era, connected over `transport`. */
+export async function sdkClient(transport: Transport, name = 'bench'): Promise<Client> {
+  const client = new Client({ name, version: '0' }, { versionNegotiation: { mode: 'auto' } });
+  await client.connect(transport);
+  return client;
 }
 
 let gcFunction: (() => void) | undefined;

@@ -21,10 +21,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { freePort } from '../test/helpers/processes.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CACHE = join(REPO, 'node_modules/.cache/tack-conformance');
@@ -246,25 +246,19 @@ function runCommand(
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
-
 function tail(file: string, lines = 15): string {
   if (!existsSync(file)) return '';
   return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
 }
 
-/** A server under test: started on a free port, answering HTTP before this returns. */
-async function startServer(name: string, args: string[], port: number, dir: string, env: NodeJS.ProcessEnv) {
+/** A server under test: started on a free port, answering HTTP before this returns; resolves with its URL. */
+async function startServer(
+  name: string,
+  args: string[],
+  port: number,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
   const log = join(dir, `${name}.log`);
   const out = createWriteStream(log);
   const child = spawn(process.execPath, args, { cwd: REPO, env, stdio: 'pipe' });
@@ -290,7 +284,7 @@ async function startServer(name: string, args: string[], port: number, dir: stri
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  return { url, log, stop: () => stopProcess(child) };
+  return url;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -599,9 +593,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (targets.has('fixture') || targets.has('gateway') || targets.has('gateway-flat')) {
       const port = await freePort();
-      urls.fixture = (
-        await startServer('fixture', [FIXTURE_SERVER, String(port)], port, servers, process.env)
-      ).url;
+      urls.fixture = await startServer('fixture', [FIXTURE_SERVER, String(port)], port, servers, process.env);
     }
     for (const target of ['gateway', 'gateway-flat'] as const) {
       if (!targets.has(target)) continue;
@@ -613,16 +605,14 @@ async function main(argv: string[]): Promise<number> {
       writeFileSync(config, `${JSON.stringify({ ...serve, mcpServers }, null, 2)}\n`);
       const port = await freePort();
       const args = [TACK, 'serve', '--http', `127.0.0.1:${port}`, '--config', config];
-      urls[target] = (
-        await startServer(target, args, port, servers, { ...process.env, TACK_HOME: home })
-      ).url;
+      urls[target] = await startServer(target, args, port, servers, { ...process.env, TACK_HOME: home });
     }
     if (targets.has('docs')) {
       const home = join(servers, 'docs-home');
       mkdirSync(home, { recursive: true });
       const port = await freePort();
       const args = [TACK, 'serve-docs', join(REPO, 'docs'), '--http', `127.0.0.1:${port}`];
-      urls.docs = (await startServer('docs', args, port, servers, { ...process.env, TACK_HOME: home })).url;
+      urls.docs = await startServer('docs', args, port, servers, { ...process.env, TACK_HOME: home });
     }
     for (const run of selected) {
       process.stderr.write(`${run.name}: ${run.what} ...\n`);

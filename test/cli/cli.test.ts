@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TackStore } from '../../src/store/store.js';
 import { BIN, tack } from '../helpers/cli.js';
+import { alive, readPids } from '../helpers/processes.js';
 import { fixtureEntry, tempProject } from '../helpers/project.js';
 
 function project() {
@@ -181,15 +182,7 @@ describe('tack CLI', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(130);
     expect(stderr).toContain('error: interrupted');
-    const spawned = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const spawned = readPids(pids);
     await expect.poll(() => spawned.filter(alive), { timeout: 5000 }).toEqual([]);
   });
 

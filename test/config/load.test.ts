@@ -36,7 +36,7 @@ describe('loadConfig', () => {
         untyped: { url: 'http://127.0.0.1:3000/mcp' },
       },
     });
-    const config = loadConfig({ cwd: project.dir, env: project.env });
+    const config = project.load();
     const byName = Object.fromEntries(config.servers.map((s) => [s.name, s]));
     expect(byName.fs).toMatchObject({
       transport: 'stdio',
@@ -63,7 +63,7 @@ describe('loadConfig', () => {
     );
     project.write('.mcp.json', { mcpServers: { a: { command: 'mcpjson-a' }, b: { command: 'mcpjson-b' } } });
     project.write('tack.json', { mcpServers: { b: { command: 'tack-b', callTimeoutMs: 5 } } });
-    const config = loadConfig({ cwd: project.dir, env: project.env });
+    const config = project.load();
     const commands = Object.fromEntries(
       config.servers.map((s) => [s.name, (s as StdioServerConfig).command]),
     );
@@ -115,7 +115,7 @@ describe('loadConfig', () => {
   it('names the file, the JSON path and what was expected', () => {
     using project = tempProject();
     project.write('tack.json', { mcpServers: { docs: { type: 'http', url: 'localhost:3000' } } });
-    const error = configError(() => loadConfig({ cwd: project.dir, env: project.env }));
+    const error = configError(() => project.load());
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.message).toBe('tack.json: mcpServers.docs.url: expected a URL, got "localhost:3000"');
     expect(error.subject).toMatchObject({ path: 'mcpServers.docs.url' });
@@ -162,7 +162,7 @@ describe('loadConfig', () => {
   it('reports invalid JSON with its line and column', () => {
     using project = tempProject();
     project.write('tack.json', '{\n  "mcpServers": {\n    "a": { "command": "x", }\n  }\n}\n');
-    const error = configError(() => loadConfig({ cwd: project.dir, env: project.env }));
+    const error = configError(() => project.load());
     expect(error.message).toMatch(/tack\.json: invalid JSON: .* at line 3, column 28$/);
   });
 
@@ -206,7 +206,7 @@ describe('loadConfig', () => {
   it('locates JSON with trailing garbage', () => {
     using project = tempProject();
     project.write('tack.json', '{}\n}');
-    const error = configError(() => loadConfig({ cwd: project.dir, env: project.env }));
+    const error = configError(() => project.load());
     expect(error.message).toMatch(/^tack\.json: invalid JSON: .* at line 2, column 1$/);
     expect(error.message).not.toMatch(/position/);
   });

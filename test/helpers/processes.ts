@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 export async function freePort(): Promise<number> {
@@ -11,6 +12,21 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** True while a process with this pid exists (signal 0 only checks). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The pids a fixture appended to its `--pid-file`, one per line, in order. */
+export function readPids(file: string): number[] {
+  return readFileSync(file, 'utf8').trim().split('\n').map(Number);
 }
 
 export interface Service {

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,11 @@ import { type HostOptions, McpHost } from '../../src/mcp/host.js';
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** Fixture servers are compiled by `npm run build` (test/global-setup.ts checks they are there). */
 export const FIXTURES = join(REPO, 'dist', 'test', 'fixtures', 'servers');
+
+/** server-everything, the third-party 2025-era server from npm (a devDependency); run it with this Node. */
+export const EVERYTHING = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-everything/dist/index.js',
+);
 
 export function fixture(script: string): string {
   return join(FIXTURES, script);
@@ -24,6 +30,9 @@ export interface TempProject {
   home: string;
   env: Record<string, string | undefined>;
   write(file: string, content: unknown): string;
+  /** The configuration tack loads in this project (its files, its TACK_HOME). */
+  load(): TackConfig;
+  /** Writes `mcpServers` to tack.json and loads the configuration. */
   config(mcpServers: Record<string, unknown>): TackConfig;
   [Symbol.dispose](): void;
 }
@@ -37,14 +46,16 @@ export function tempProject(prefix = 'tack-test-'): TempProject {
     writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
     return path;
   };
+  const load = () => loadConfig({ cwd: dir, env });
   return {
     dir,
     home,
     env,
     write,
+    load,
     config(mcpServers) {
       write('tack.json', { mcpServers });
-      return loadConfig({ cwd: dir, env });
+      return load();
     },
     [Symbol.dispose]() {
       rmSync(dir, { recursive: true, force: true });

@@ -4,10 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { eraCacheKey } from '../../src/mcp/connection.js';
 import { openDatabase } from '../../src/store/database.js';
 import { EraCache } from '../../src/store/era-cache.js';
+import { readPids } from '../helpers/processes.js';
 import { fixtureEntry, startHost, tempProject } from '../helpers/project.js';
 
 function spawnCount(file: string): number {
-  return readFileSync(file, 'utf8').trim().split('\n').length;
+  return readPids(file).length;
 }
 
 describe('the era cache', () => {

@@ -4,6 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TackError } from '../../src/errors.js';
 import type { HostEvent, McpHost } from '../../src/mcp/host.js';
 import { startHttpFixture } from '../fixtures/servers/http-server.js';
+import { alive, readPids } from '../helpers/processes.js';
 import { fixtureEntry, startHost, type TempProject, tempProject } from '../helpers/project.js';
 
 // The host must survive everything below: nothing may escape to the event loop.
@@ -25,15 +26,6 @@ async function failure(promise: Promise<unknown>): Promise<TackError> {
     throw error;
   }
   throw new Error('expected the call to fail');
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function nextEvent(host: McpHost, match: (event: HostEvent) => boolean): Promise<HostEvent> {
@@ -93,7 +85,7 @@ describe('faulty servers', () => {
     expect(hang.error?.details).toContain('fixture: waiting forever');
     expect(host.servers()[1]?.status).toBe('connected');
     // Every process it spawned (the SDK's probe sibling included) is gone.
-    const spawned = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    const spawned = readPids(pids);
     expect(spawned.length).toBeGreaterThan(0);
     await expect.poll(() => spawned.filter(alive), { timeout: 5000 }).toEqual([]);
   });
@@ -106,7 +98,7 @@ describe('faulty servers', () => {
       b: fixtureEntry('stdio-server.js', ['--pid-file', pids]),
     });
     await started.close();
-    const spawned = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    const spawned = readPids(pids);
     expect(spawned.filter(alive)).toEqual([]);
   });
 
@@ -341,7 +333,7 @@ describe('lifecycle races', () => {
       expect(host.servers()[0]).toMatchObject({ status: 'failed', error: { code: 'SERVER_START_TIMEOUT' } });
       // Give a late probe answer every chance to spawn the real process, then look for survivors.
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      const spawned = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+      const spawned = readPids(pids);
       await expect.poll(() => spawned.filter(alive), { timeout: 5000 }).toEqual([]);
       expect(readFileSync(pids, 'utf8').trim().split('\n').map(Number)).toEqual(spawned);
     } finally {
@@ -378,7 +370,7 @@ describe('lifecycle races', () => {
       expect((await host.callTool('mcp__s__echo', { text: 'ok' })).content).toEqual([
         { type: 'text', text: 'ok' },
       ]);
-      const spawned = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+      const spawned = readPids(pids);
       await expect.poll(() => spawned.filter(alive).length, { timeout: 5000 }).toBe(1);
     } finally {
       await host.close();

@@ -1,14 +1,8 @@
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpHost } from '../../src/mcp/host.js';
 import { type HttpFixture, startHttpFixture } from '../fixtures/servers/http-server.js';
 import { freePort, type Service, startService } from '../helpers/processes.js';
-import { fixtureEntry, startHost, type TempProject, tempProject } from '../helpers/project.js';
-
-/** The third-party 2025-era server, from npm (a devDependency), run with this Node. */
-const EVERYTHING = createRequire(import.meta.url).resolve(
-  '@modelcontextprotocol/server-everything/dist/index.js',
-);
+import { EVERYTHING, fixtureEntry, startHost, type TempProject, tempProject } from '../helpers/project.js';
 
 describe('one host, every kind of server at once', () => {
   let project: TempProject;

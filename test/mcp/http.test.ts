@@ -1,15 +1,10 @@
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { startHttpFixture } from '../fixtures/servers/http-server.js';
 import { freePort, startService } from '../helpers/processes.js';
-import { startHost, tempProject } from '../helpers/project.js';
-
-const EVERYTHING = createRequire(import.meta.url).resolve(
-  '@modelcontextprotocol/server-everything/dist/index.js',
-);
+import { EVERYTHING, startHost, tempProject } from '../helpers/project.js';
 
 describe('HTTP servers', () => {
   it('send the configured headers, with tokens from the environment', async () => {

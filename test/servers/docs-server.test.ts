@@ -4,10 +4,12 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { describe, expect, it } from 'vitest';
 import { startDocsServer } from '../../src/servers/docs/start.js';
+import { BIN } from '../helpers/cli.js';
+import { postJsonRpc } from '../helpers/http.js';
 import { REPO, startHost, tempProject } from '../helpers/project.js';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'docs');
-const BIN = join(REPO, 'bin', 'tack.js');
+const PING = { jsonrpc: '2.0', id: 1, method: 'ping' };
 
 function copyOfFixture(dir: string): string {
   const root = join(dir, 'docs');
@@ -140,17 +142,8 @@ describe('the HTTP guard in front of every tack server', () => {
     const server = await startDocsServer({ folder: FIXTURE, http: { port: 0 }, watch: false });
     try {
       const url = new URL(server.url!);
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
       const post = (headers: Record<string, string>, path = '/mcp') =>
-        fetch(new URL(path, url), {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...headers,
-          },
-          body,
-        });
+        postJsonRpc(new URL(path, url), PING, headers);
       expect((await post({ origin: 'http://evil.example' })).status).toBe(403);
       expect((await post({ origin: `http://localhost:${url.port}` })).status).not.toBe(403);
       expect((await post({}, '/other')).status).toBe(404);
@@ -167,7 +160,7 @@ describe('the HTTP guard in front of every tack server', () => {
           },
           (res) => resolve(res.statusCode ?? 0),
         );
-        req.end(body);
+        req.end(JSON.stringify(PING));
       });
       expect(status).toBe(403);
     } finally {
@@ -184,15 +177,7 @@ describe('the HTTP guard in front of every tack server', () => {
     });
     try {
       const post = (authorization?: string) =>
-        fetch(server.url!, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            ...(authorization ? { authorization } : {}),
-          },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-        });
+        postJsonRpc(server.url!, PING, authorization ? { authorization } : {});
       const none = await post();
       expect(none.status).toBe(401);
       expect(none.headers.get('www-authenticate')).toBe('Bearer realm="tack", error="invalid_request"');
@@ -235,15 +220,7 @@ describe('the HTTP guard in front of every tack server', () => {
     try {
       const url = new URL(server.url!);
       const post = (authorization: string) =>
-        fetch(`http://127.0.0.1:${url.port}/mcp`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            authorization,
-          },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-        });
+        postJsonRpc(`http://127.0.0.1:${url.port}/mcp`, PING, { authorization });
       expect((await post('Bearer wrong')).status).toBe(401);
       const client = new Client({ name: 'remote', version: '1' }, { versionNegotiation: { mode: 'auto' } });
       await client.connect(
@@ -294,16 +271,11 @@ describe('2025-era sessions over HTTP', () => {
       await expect.poll(() => listChanged, { timeout: 5000 }).toBeGreaterThan(0); // the GET stream is alive
       expect((await client.listTools()).tools.map((t) => t.name)).toContain('search_docs');
 
-      const ping = await fetch(server.url!, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-session-id': silent,
-          'mcp-protocol-version': '2025-11-25',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
-      });
+      const ping = await postJsonRpc(
+        server.url!,
+        { jsonrpc: '2.0', id: 2, method: 'ping' },
+        { 'mcp-session-id': silent, 'mcp-protocol-version': '2025-11-25' },
+      );
       expect(ping.status).toBe(404); // no request, no stream: swept
     } finally {
       await client.close();
@@ -314,15 +286,11 @@ describe('2025-era sessions over HTTP', () => {
 
 /** A 2025-era session opened with a bare initialize, and nothing after it; resolves with its id. */
 async function initializeBare(url: string): Promise<string> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bare', version: '1' } },
-    }),
+  const response = await postJsonRpc(url, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bare', version: '1' } },
   });
   await response.text();
   const id = response.headers.get('mcp-session-id');

@@ -1,18 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Client, LOG_LEVEL_META_KEY, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
 import { type RunningGateway, startGateway } from '../../src/servers/gateway/start.js';
 import { digest } from '../../src/util/canonical-json.js';
-import { fixtureEntry, REPO, type TempProject, tempProject } from '../helpers/project.js';
-
-const EVERYTHING = createRequire(import.meta.url).resolve(
-  '@modelcontextprotocol/server-everything/dist/index.js',
-);
-const BIN = join(REPO, 'bin', 'tack.js');
+import { BIN } from '../helpers/cli.js';
+import { postJsonRpc } from '../helpers/http.js';
+import { EVERYTHING, fixtureEntry, type TempProject, tempProject } from '../helpers/project.js';
 
 type Era = 'modern' | 'legacy';
 
@@ -70,7 +65,7 @@ describe('tack serve (gateway)', () => {
     });
     configFile = join(project.dir, 'tack.json');
     gateway = await startGateway({
-      config: loadConfig({ cwd: project.dir, env: project.env }),
+      config: project.load(),
       http: { port: 0 },
     });
   }, 60_000);
@@ -363,7 +358,7 @@ describe('tack serve (gateway)', () => {
       mcpServers: { a: fixtureEntry('stdio-server.js'), b: fixtureEntry('legacy-stdio-server.js') },
     });
     const transparent = await startGateway({
-      config: loadConfig({ cwd: plain.dir, env: plain.env }),
+      config: plain.load(),
       http: { port: 0 },
     });
     try {
@@ -425,11 +420,7 @@ describe('tack serve (gateway)', () => {
   });
 
   it('asks for the bearer token over HTTP', async () => {
-    const response = await fetch(gateway.url!, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-    });
+    const response = await postJsonRpc(gateway.url!, { jsonrpc: '2.0', id: 1, method: 'ping' });
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
   });
@@ -446,7 +437,7 @@ describe('tack serve: resource subscriptions', () => {
       mcpServers: { docs: { command: process.execPath, args: [BIN, 'serve-docs', root] } },
     });
     const running = await startGateway({
-      config: loadConfig({ cwd: project.dir, env: project.env }),
+      config: project.load(),
       http: { port: 0 },
     });
     const client = await downstream('legacy', new StreamableHTTPClientTransport(new URL(running.url!)));
@@ -488,7 +479,7 @@ describe('tack serve: questions from 2025-era upstreams', () => {
       },
     });
     gateway = await startGateway({
-      config: loadConfig({ cwd: project.dir, env: project.env }),
+      config: project.load(),
       http: { port: 0 },
       answerTimeoutMs: 2000,
     });
