@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DocsLibrary } from '../src/servers/docs/library.js';
+import { mulberry32 } from './random.js';
 import { collectGarbage, isMain, log, p50p99, round, tempDir } from './util.js';
 
 /**
@@ -64,17 +65,6 @@ export async function runDocs(options: { documents?: number; queries?: number } 
   } finally {
     tmp.remove();
   }
-}
-
-/** A small seeded PRNG, so every run indexes the same corpus. */
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Pronounceable made-up words: w0 = "ba", w1 = "be", ... */

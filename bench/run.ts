@@ -5,12 +5,13 @@ import { runCalls } from './calls.js';
 import { runConnect } from './connect.js';
 import { runDocs } from './docs.js';
 import { runGateway } from './gateway.js';
+import { runKnowledge } from './knowledge.js';
 import { runLargeResult } from './large-result.js';
 import { runSkills } from './skills.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -21,6 +22,7 @@ const BENCHMARKS = {
   gateway: () => runGateway(),
   docs: () => runDocs(),
   skills: () => runSkills(),
+  knowledge: () => runKnowledge(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

@@ -21,3 +21,14 @@ step 'skills show release-notes | head -8   # tier 2: what activate_skill return
 tack skills show release-notes | head -8
 step 'skills run --yes release-notes collect.sh v1.2   # tier 3: output, never source'
 tack skills run --yes release-notes collect.sh v1.2
+step 'knowledge lint test/fixtures/okf/acme_retail | tail -1'
+tack knowledge lint test/fixtures/okf/acme_retail | tail -1
+step 'knowledge search -b test/fixtures/okf/acme_retail "gross margin" -k 2   # trust tier, status, staleness'
+tack knowledge search -b test/fixtures/okf/acme_retail "gross margin" -k 2
+step 'knowledge show -b test/fixtures/okf/shop computations/average-order-value | head -9   # a stale one'
+tack knowledge show -b test/fixtures/okf/shop computations/average-order-value | head -9
+db="$(mktemp -d)/shop.db"
+node -e "const D=require('better-sqlite3');const d=new D(process.argv[1]);d.exec(require('fs').readFileSync('test/fixtures/okf/shop-data.sql','utf8'));d.close()" "$db"
+step "knowledge run -b test/fixtures/okf/shop computations/average-order-value -p year=2026 --sqlite shop.db   # attested, stale"
+tack knowledge run -b test/fixtures/okf/shop computations/average-order-value -p year=2026 --sqlite "$db"
+rm -rf "$(dirname "$db")"

@@ -19,10 +19,15 @@ export type TackErrorCode =
   | 'UNKNOWN_SKILL'
   | 'SKILL_FILE'
   | 'SKILL_SCRIPT'
+  | 'KNOWLEDGE_BUNDLE'
+  | 'UNKNOWN_CONCEPT'
   | 'REQUEST_FAILED'
   | 'REQUEST_TIMEOUT'
   | 'REQUEST_ABORTED'
   | 'STORE_FAILED'
+  | 'COMPUTATION_INPUT'
+  | 'COMPUTATION_FAILED'
+  | 'ATTESTATION_FAILED'
   | 'USAGE';
 
 /** What an error is about; every field is optional, but the CLI prints whichever are set. */

@@ -21,6 +21,85 @@ export {
   TackConfigFileSchema,
 } from './config/schema.js';
 export { type ErrorSubject, TackError, type TackErrorCode } from './errors.js';
+export {
+  type AttestInput,
+  type ComputationAttester,
+  sameValue,
+  sqlEqualityAttester,
+  type Verdict,
+} from './knowledge/attest/attesters.js';
+export {
+  type ComputationExecutor,
+  type ExecuteRequest,
+  type Receipt,
+  ReceiptLog,
+} from './knowledge/attest/executors.js';
+export { checkParameters, type ParameterType, type ParameterValue } from './knowledge/attest/parameters.js';
+export { type PostgresExecutorOptions, postgresExecutor } from './knowledge/attest/postgres.js';
+export {
+  type AttestedOutcome,
+  type AttestOptions,
+  attest,
+  type ComputationOutcome,
+  formatOutcome,
+  type LoadedComputation,
+  loadComputation,
+  type RefusedOutcome,
+  type RunComputationOptions,
+  requireAttested,
+  runComputation,
+} from './knowledge/attest/run.js';
+export { bindParameters, canonicalSql } from './knowledge/attest/sql.js';
+export { type SqliteExecutorOptions, sqliteExecutor } from './knowledge/attest/sqlite.js';
+export {
+  type Edge,
+  type EdgeKind,
+  KnowledgeBundle,
+  type LoadBundleOptions,
+  loadBundle,
+} from './knowledge/bundle.js';
+export type { ComputationContract, ComputationParameter } from './knowledge/computation.js';
+export {
+  type Actor,
+  type Concept,
+  type ConceptSource,
+  type ConceptStatus,
+  isStale,
+  parseConcept,
+} from './knowledge/concept.js';
+export { recordVerification, setFrontMatter } from './knowledge/edit.js';
+export {
+  GENERATED_TYPE,
+  GENERATOR_ACTOR,
+  type GenerateOptions,
+  type GenerateResult,
+  generateBundle,
+} from './knowledge/generate.js';
+export {
+  type GraphFormat,
+  type GraphJson,
+  type GraphOptions,
+  graphJson,
+  renderGraph,
+} from './knowledge/graph.js';
+export { renderIndexes, writeIndexes } from './knowledge/index-file.js';
+export { formatKnowledgeIssue, type KnowledgeIssue } from './knowledge/issues.js';
+export {
+  KnowledgeBase,
+  type KnowledgeHit,
+  type SearchOptions as KnowledgeSearchOptions,
+} from './knowledge/knowledge.js';
+export { conceptUri, renderConcept } from './knowledge/render.js';
+export {
+  type ComputationRuntimes,
+  computationTool,
+  openRuntimes,
+  RUN_COMPUTATION,
+  type RuntimeSettings,
+} from './knowledge/runtimes.js';
+export { parseTimeValue, type TimeForm, type TimeValue } from './knowledge/time.js';
+export { knowledgeTools, READ_CONCEPT, SEARCH_KNOWLEDGE } from './knowledge/tools.js';
+export { type TrustTier, trustTier } from './knowledge/trust.js';
 export { Catalog, type CatalogTool, type ServerListings } from './mcp/catalog.js';
 export {
   type ConnectionStatus,
@@ -36,6 +115,8 @@ export { assignToolNames, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from './mcp/n
 export { DEFAULT_MAX_MESSAGE_BYTES, type TransportKind } from './mcp/transport.js';
 export { type DocsServerOptions, type RunningDocsServer, startDocsServer } from './servers/docs/start.js';
 export { type GatewayServeOptions, type RunningGateway, startGateway } from './servers/gateway/start.js';
+export { KNOWLEDGE_SERVER, knowledgeServerConfig } from './servers/knowledge/entry.js';
+export { type KnowledgeServerOptions, startKnowledgeServer } from './servers/knowledge/start.js';
 export type { HttpOptions, Served } from './servers/serve.js';
 export {
   type RunningSkillsServer,

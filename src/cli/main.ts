@@ -3,11 +3,23 @@ import { TackError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { auditCommand } from './commands/audit.js';
 import { callCommand } from './commands/call.js';
+import {
+  type KnowledgeOptions,
+  knowledgeGraphCommand,
+  knowledgeIndexCommand,
+  knowledgeInitCommand,
+  knowledgeLintCommand,
+  knowledgeRunCommand,
+  knowledgeSearchCommand,
+  knowledgeShowCommand,
+  knowledgeVerifyCommand,
+} from './commands/knowledge.js';
 import { promptsCommand, resourcesCommand } from './commands/listings.js';
 import { promptCommand } from './commands/prompt.js';
 import { readCommand } from './commands/read.js';
 import { serveCommand } from './commands/serve.js';
 import { serveDocsCommand } from './commands/serve-docs.js';
+import { serveKnowledgeCommand } from './commands/serve-knowledge.js';
 import { serveSkillsCommand } from './commands/serve-skills.js';
 import { serversCommand } from './commands/servers.js';
 import {
@@ -249,8 +261,140 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       ),
   );
 
+  program
+    .command('serve-knowledge')
+    .description('serve OKF knowledge bundles over MCP: search_knowledge, read_concept, okf:// resources')
+    .argument('[bundle...]', 'bundle folders, `path` or `name=path` (default: tack.json knowledge.bundles)')
+    .option(
+      '--http <[host:]port>',
+      'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
+    )
+    .option(
+      '--sqlite <file>',
+      'run sqlite computations on this database (default: knowledge.runtimes.sqlite)',
+    )
+    .option(
+      '--postgres <url>',
+      'run postgres computations here (default: $TACK_POSTGRES_URL, then knowledge.runtimes.postgres)',
+    )
+    .action(
+      async (bundles: string[], opts: { http?: string; sqlite?: string; postgres?: string }, cmd: Command) =>
+        setExitCode(await serveKnowledgeCommand({ ...optionsOf([cmd]), bundles, ...opts })),
+    );
+
+  const knowledge = program
+    .command('knowledge')
+    .description('Open Knowledge Format bundles: lint, index, show, search, graph, verify, run, init');
+  const knowledgeOptions = (cmd: Command, bundles?: string[]): KnowledgeOptions => {
+    const raw = cmd.optsWithGlobals<Record<string, unknown>>();
+    const named = Array.isArray(raw.bundle) ? (raw.bundle as string[]) : [];
+    return { ...optionsOf([cmd]), bundles: [...(bundles ?? []), ...named] };
+  };
+  const bundleOption = (cmd: Command) =>
+    cmd.option(
+      '-b, --bundle <folder>',
+      'a bundle folder, `path` or `name=path`; repeat for more (default: tack.json knowledge.bundles)',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    );
+  knowledge
+    .command('lint')
+    .description('check bundles against OKF v0.2: conformance errors (exit 1) and warnings')
+    .argument('[bundle...]', 'bundle folders (default: tack.json knowledge.bundles)')
+    .action(async (bundles: string[], _opts: unknown, cmd: Command) =>
+      setExitCode(await knowledgeLintCommand(knowledgeOptions(cmd, bundles))),
+    );
+  knowledge
+    .command('index')
+    .description('write index.md in every folder of each bundle (sections per type, with descriptions)')
+    .argument('[bundle...]', 'bundle folders (default: tack.json knowledge.bundles)')
+    .action(async (bundles: string[], _opts: unknown, cmd: Command) =>
+      setExitCode(await knowledgeIndexCommand(knowledgeOptions(cmd, bundles))),
+    );
+  bundleOption(
+    knowledge
+      .command('show')
+      .description('a concept as read_concept gives it to the model: trust, status, staleness, sources, body')
+      .argument('<id>', 'concept id, <bundle>/<id> or okf://<bundle>/<id>'),
+  ).action(async (id: string, _opts: unknown, cmd: Command) =>
+    setExitCode(await knowledgeShowCommand(id, knowledgeOptions(cmd))),
+  );
+  bundleOption(
+    knowledge
+      .command('search')
+      .description('BM25 search over titles, descriptions, tags and bodies, as search_knowledge does')
+      .argument('<query>', 'what to look for')
+      .option('-k <n>', 'how many hits (default 5)')
+      .option('--type <type>', 'only concepts of this type')
+      .option('--min-trust <tier>', 'unverified | machine-confirmed | human-reviewed'),
+  ).action(async (query: string, opts: { k?: string; type?: string; minTrust?: string }, cmd: Command) =>
+    setExitCode(
+      await knowledgeSearchCommand(query, {
+        ...knowledgeOptions(cmd),
+        ...(opts.k ? { k: positive('k', opts.k) } : {}),
+        ...(opts.type ? { type: opts.type } : {}),
+        ...(opts.minTrust ? { minTrust: opts.minTrust } : {}),
+      }),
+    ),
+  );
+  bundleOption(
+    knowledge
+      .command('verify')
+      .description(
+        'record a verification (human:<id> makes a concept human-reviewed); the rest of the file is kept',
+      )
+      .argument('<id>', 'concept id, <bundle>/<id> or okf://<bundle>/<id>')
+      .requiredOption('--by <actor>', 'human:<id>, process:<id> or <tool>/<version>')
+      .option('--at <datetime>', 'when (default now, ISO 8601 with offset)'),
+  ).action(async (id: string, opts: { by: string; at?: string }, cmd: Command) =>
+    setExitCode(await knowledgeVerifyCommand(id, { ...knowledgeOptions(cmd), ...opts })),
+  );
+
+  knowledge
+    .command('graph')
+    .description('the link graph of each bundle as Mermaid or DOT text (--json: nodes and edges)')
+    .argument('[bundle...]', 'bundle folders (default: tack.json knowledge.bundles)')
+    .option('--format <format>', 'mermaid or dot (default mermaid)')
+    .option('--files', 'also edges to files that are not concepts (scripts, indexes)')
+    .action(async (bundles: string[], opts: { format?: string; files?: boolean }, cmd: Command) =>
+      setExitCode(await knowledgeGraphCommand({ ...knowledgeOptions(cmd, bundles), ...opts })),
+    );
+  knowledge
+    .command('init')
+    .description(
+      'make a draft bundle from a folder of Markdown docs: one concept per document, plus index.md',
+    )
+    .requiredOption('--from <folder>', 'the docs folder (.md, .mdx)')
+    .requiredOption('--out <folder>', 'the bundle folder to write (absent or empty)')
+    .option('--force', 'write into a non-empty folder (replaces files of the same name, deletes nothing)')
+    .action(async (opts: { from: string; out: string; force?: boolean }, cmd: Command) =>
+      setExitCode(await knowledgeInitCommand({ ...optionsOf([cmd]), ...opts })),
+    );
+  bundleOption(
+    knowledge
+      .command('run')
+      .description(
+        'run an Attested Computation with parameter values, attest it, print the value (exit 1 if refused)',
+      )
+      .argument('<id>', 'concept id, <bundle>/<id> or okf://<bundle>/<id>')
+      .option(
+        '-p, --param <name=value>',
+        'a value for a declared parameter; repeat for more',
+        (value: string, previous: string[]) => [...previous, value],
+        [] as string[],
+      )
+      .option('--sqlite <file>', 'the database for runtime: sqlite (default: knowledge.runtimes.sqlite)')
+      .option(
+        '--postgres <url>',
+        'the server for runtime: postgres (default: $TACK_POSTGRES_URL, then tack.json)',
+      ),
+  ).action(async (id: string, opts: { param?: string[]; sqlite?: string; postgres?: string }, cmd: Command) =>
+    setExitCode(await knowledgeRunCommand(id, { ...knowledgeOptions(cmd), ...opts })),
+  );
+
   for (const command of program.commands) command.exitOverride();
   for (const command of skills.commands) command.exitOverride();
+  for (const command of knowledge.commands) command.exitOverride();
   return program;
 }
 

@@ -9,6 +9,7 @@ import {
   DEFAULT_STARTUP_TIMEOUT_MS,
   entrySchemaFor,
   type HttpServerEntry,
+  KnowledgeSchema,
   knownKeys,
   ServeSchema,
   type SseServerEntry,
@@ -68,11 +69,18 @@ export interface TackConfig {
   serve: ServeConfig;
   /** `skills` folders (absolute), the more local file's first, each file's in the order given. */
   skillFolders: string[];
+  /** Knowledge bundles (more local file's first) and computation runtimes (merged per runtime, more local wins). */
+  knowledge: KnowledgeConfig;
   /** Files that were read, lowest precedence first. */
   sources: ConfigSource[];
   warnings: ConfigWarning[];
   projectRoot: string;
   paths: TackPaths;
+}
+
+export interface KnowledgeConfig {
+  bundles: Array<{ path: string; name?: string }>;
+  runtimes: { sqlite?: { database: string }; postgres?: { url: string } };
 }
 
 export interface LoadConfigOptions {
@@ -109,6 +117,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   const sources: ConfigSource[] = [];
   let serve: ServeConfig = {};
   let skillFolders: string[] = [];
+  const knowledge: KnowledgeConfig = { bundles: [], runtimes: {} };
 
   for (const { required, ...source } of candidates) {
     const text = readConfigText(source.file, required);
@@ -119,6 +128,10 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     warnings.push(...parsed.warnings);
     if (parsed.serve) serve = { ...serve, ...parsed.serve };
     skillFolders = [...parsed.skillFolders, ...skillFolders];
+    if (parsed.knowledge) {
+      knowledge.bundles = [...parsed.knowledge.bundles, ...knowledge.bundles];
+      knowledge.runtimes = { ...knowledge.runtimes, ...parsed.knowledge.runtimes };
+    }
     for (const server of parsed.servers) {
       byName.delete(server.name); // re-insert so declaration order follows precedence
       byName.set(server.name, server);
@@ -134,7 +147,16 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
       hint: 'Fix the configuration and run again; no server was started.',
     });
   }
-  return { servers: [...byName.values()], serve, skillFolders, sources, warnings, projectRoot, paths };
+  return {
+    servers: [...byName.values()],
+    serve,
+    skillFolders,
+    knowledge,
+    sources,
+    warnings,
+    projectRoot,
+    paths,
+  };
 }
 
 function readConfigText(file: string, required: boolean): string | undefined {
@@ -168,6 +190,7 @@ interface ParsedFile {
   servers: ServerConfig[];
   serve: ServeConfig | undefined;
   skillFolders: string[];
+  knowledge?: KnowledgeConfig;
   issues: ConfigWarning[];
   warnings: ConfigWarning[];
 }
@@ -204,7 +227,10 @@ export function parseConfigText(
   }
   if (source.format === 'tack' && root.serve !== undefined) result.serve = parseServe(root.serve, env, issue);
   if (source.format === 'tack' && root.skills !== undefined) {
-    result.skillFolders = parseSkillFolders(root.skills, source.file, env, issue);
+    result.skillFolders = parseFolders('skills', root.skills, source.file, env, issue);
+  }
+  if (source.format === 'tack' && root.knowledge !== undefined) {
+    result.knowledge = parseKnowledge(root.knowledge, source.file, env, issue);
   }
   const block = root.mcpServers;
   if (block === undefined) return result;
@@ -316,28 +342,82 @@ function resolveEntry(
   return failed ? undefined : configured;
 }
 
-function parseSkillFolders(
+function parseFolders(
+  key: string,
   value: unknown,
   file: string,
   env: Readonly<Record<string, string | undefined>>,
   issue: (path: string, message: string) => void,
 ): string[] {
   if (!Array.isArray(value)) {
-    issue('skills', `expected an array of folder paths, got ${describe(value)}`);
+    issue(key, `expected an array of folder paths, got ${describe(value)}`);
     return [];
   }
   const folders: string[] = [];
   value.forEach((entry, i) => {
     if (typeof entry !== 'string' || entry === '') {
-      issue(`skills[${i}]`, `expected a folder path, got ${describe(entry)}`);
+      issue(`${key}[${i}]`, `expected a folder path, got ${describe(entry)}`);
       return;
     }
-    const { value: expanded } = expandReporting(entry, env, (message) => issue(`skills[${i}]`, message));
-    const home = env.HOME ?? '';
-    const path = expanded === '~' || expanded.startsWith('~/') ? join(home, expanded.slice(1)) : expanded;
-    folders.push(resolve(dirname(file), path));
+    folders.push(filePath(entry, `${key}[${i}]`, file, env, issue));
   });
   return folders;
+}
+
+/** A path written in a config file: `${VAR}` and `~` expand, relative to the file. */
+function filePath(
+  value: string,
+  at: string,
+  file: string,
+  env: Readonly<Record<string, string | undefined>>,
+  issue: (path: string, message: string) => void,
+): string {
+  const { value: expanded } = expandReporting(value, env, (message) => issue(at, message));
+  const home = env.HOME ?? '';
+  const path = expanded === '~' || expanded.startsWith('~/') ? join(home, expanded.slice(1)) : expanded;
+  return resolve(dirname(file), path);
+}
+
+function parseKnowledge(
+  value: unknown,
+  file: string,
+  env: Readonly<Record<string, string | undefined>>,
+  issue: (path: string, message: string) => void,
+): KnowledgeConfig | undefined {
+  const parsed = KnowledgeSchema.safeParse(value);
+  if (!parsed.success) {
+    for (const zi of parsed.error.issues) {
+      issue(jsonPath(['knowledge', ...zi.path.map(pathKey)]), zodMessage(zi, isRecord(value) ? value : {}));
+    }
+    return undefined;
+  }
+  const { bundles = [], runtimes = {} } = parsed.data;
+  const out: KnowledgeConfig = {
+    bundles: bundles.map((entry, i) => {
+      const at = `knowledge.bundles[${i}]`;
+      return typeof entry === 'string'
+        ? { path: filePath(entry, at, file, env, issue) }
+        : {
+            path: filePath(entry.path, `${at}.path`, file, env, issue),
+            ...(entry.name ? { name: entry.name } : {}),
+          };
+    }),
+    runtimes: {},
+  };
+  if (runtimes.sqlite)
+    out.runtimes.sqlite = {
+      database: filePath(runtimes.sqlite.database, 'knowledge.runtimes.sqlite.database', file, env, issue),
+    };
+  if (runtimes.postgres) {
+    const { value: url } = expandReporting(
+      runtimes.postgres.url,
+      env,
+      (message) => issue('knowledge.runtimes.postgres.url', message),
+      (variable) => `set ${variable} or remove knowledge.runtimes.postgres`,
+    );
+    out.runtimes.postgres = { url };
+  }
+  return out;
 }
 
 function parseServe(

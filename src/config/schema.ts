@@ -122,11 +122,64 @@ export const SkillFoldersSchema = z
     'Folders of Agent Skills (each holding skill folders with a SKILL.md), after the project and user scopes; relative to this file, `~` and `${VAR}` expand.',
   );
 
+export const KnowledgeSchema = z
+  .object({
+    bundles: z
+      .array(
+        z.union(
+          [
+            z.string().min(1),
+            z
+              .object({
+                path: z.string().min(1),
+                name: z
+                  .string()
+                  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/)
+                  .optional()
+                  .describe('The bundle name in okf://<name>/... (default: the folder name).'),
+              })
+              .strict(),
+          ],
+          { error: 'expected a folder path, or { "path": "...", "name": "..." }' },
+        ),
+      )
+      .optional()
+      .describe(
+        'OKF bundles (folders of Markdown concepts); relative to this file, `~` and `${VAR}` expand.',
+      ),
+    runtimes: z
+      .object({
+        sqlite: z
+          .object({ database: z.string().min(1).describe('SQLite database file, opened read-only.') })
+          .strict()
+          .optional(),
+        postgres: z
+          .object({
+            url: z
+              .string()
+              .min(1)
+              .describe(
+                'PostgreSQL connection string; put credentials in `${VAR}`. Runs in read-only transactions.',
+              ),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .optional()
+      .describe('Where attested computations run, by their `runtime`.'),
+  })
+  .strict()
+  .describe(
+    'Open Knowledge Format bundles served to the model, and the databases their computations run on.',
+  );
+
 export const TackConfigFileSchema = z
   .object({
     $schema: z.string().optional(),
     serve: ServeSchema.optional(),
     skills: SkillFoldersSchema.optional(),
+    knowledge: KnowledgeSchema.optional(),
     mcpServers: z
       .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)
       .optional()

@@ -1,5 +1,4 @@
-import { TackError } from '../errors.js';
-import { type NativeTool, type NativeToolResult, stringArg, ToolInputError } from '../tools/native.js';
+import { type NativeTool, ToolInputError, nativeTool as tool } from '../tools/native.js';
 import type { SkillLibrary } from './library.js';
 import { type ApproveScript, formatScriptResult, runSkillScript } from './scripts.js';
 
@@ -70,39 +69,4 @@ export function skillTools(library: SkillLibrary, options: SkillToolsOptions = {
       },
     ),
   ];
-}
-
-/**
- * One tool: an object schema without extra properties, and `run` given a reader of its required string
- * arguments. Errors the model caused (unknown skill, bad path, bad argument, refused run) go back to it as text
- * it can act on; anything else is a bug and throws.
- */
-function tool(
-  name: string,
-  description: string,
-  properties: Record<string, unknown>,
-  required: string[],
-  run: (
-    arg: (key: string) => string,
-    input: Record<string, unknown>,
-    signal: AbortSignal | undefined,
-  ) => Promise<string | NativeToolResult>,
-): NativeTool {
-  return {
-    name,
-    description,
-    inputSchema: { type: 'object', properties, required, additionalProperties: false },
-    async execute(input, context) {
-      try {
-        const result = await run((key) => stringArg(name, input, key), input, context?.signal);
-        return typeof result === 'string' ? { text: result } : result;
-      } catch (error) {
-        if (error instanceof TackError) {
-          return { text: `${error.message}${error.hint ? `\n${error.hint}` : ''}`, isError: true };
-        }
-        if (error instanceof ToolInputError) return { text: error.message, isError: true };
-        throw error;
-      }
-    },
-  };
 }

@@ -250,6 +250,57 @@ describe('skills folders', () => {
   });
 });
 
+describe('knowledge', () => {
+  it('resolves bundles and the sqlite database against their file; runtimes merge, the project file winning', () => {
+    using project = tempProject();
+    mkdirSync(project.home, { recursive: true });
+    const user = resolvePaths(project.env).userConfigFile;
+    mkdirSync(join(user, '..'), { recursive: true });
+    writeFileSync(
+      user,
+      JSON.stringify({
+        knowledge: {
+          bundles: ['./kb'],
+          runtimes: { sqlite: { database: 'user.db' }, postgres: { url: '${PG}' } },
+        },
+      }),
+    );
+    project.write('tack.json', {
+      knowledge: {
+        bundles: ['kb', { path: '~/finance', name: 'finance' }],
+        runtimes: { sqlite: { database: 'shop.db' } },
+      },
+    });
+    const config = loadConfig({
+      cwd: project.dir,
+      env: { ...project.env, HOME: '/home/u', PG: 'postgresql://x@h/db' },
+    });
+    expect(config.knowledge).toEqual({
+      bundles: [
+        { path: join(project.dir, 'kb') },
+        { path: '/home/u/finance', name: 'finance' },
+        { path: join(user, '..', 'kb') },
+      ],
+      runtimes: {
+        sqlite: { database: join(project.dir, 'shop.db') },
+        postgres: { url: 'postgresql://x@h/db' },
+      },
+    });
+  });
+
+  it('names the field of a wrong entry, and an unset variable', () => {
+    using project = tempProject();
+    project.write('tack.json', { knowledge: { bundles: [{ name: 'x' }] } });
+    expect(() => loadConfig({ cwd: project.dir, env: project.env })).toThrow(
+      'tack.json: knowledge.bundles[0]: expected a folder path, or { "path": "...", "name": "..." }',
+    );
+    project.write('tack.json', { knowledge: { runtimes: { postgres: { url: '${NOPE}' } } } });
+    expect(() => loadConfig({ cwd: project.dir, env: project.env })).toThrow(
+      /tack\.json: knowledge\.runtimes\.postgres\.url: uses \$\{NOPE\}, which is not set/,
+    );
+  });
+});
+
 describe('resolvePaths', () => {
   it('puts config and state under TACK_HOME when set', () => {
     expect(resolvePaths({ TACK_HOME: '/t', HOME: '/h' })).toEqual({

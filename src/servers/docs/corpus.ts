@@ -1,5 +1,6 @@
 import { readdir, readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
+import { isDocFile, isSkippedDir } from '../../util/doc-files.js';
 import { parseFrontMatter } from '../../util/front-matter.js';
 
 /** One Markdown/MDX document as the docs server sees it. */
@@ -16,24 +17,12 @@ export interface Doc {
   file: string;
 }
 
-const DOC_EXTENSIONS = ['.md', '.mdx'] as const;
-
 /** `guides/intro.mdx` -> `guides/intro`. */
 export function slugOf(root: string, file: string): string {
   return relative(root, file)
     .split(sep)
     .join('/')
     .replace(/\.mdx?$/i, '');
-}
-
-export function isDocFile(name: string): boolean {
-  const lower = name.toLowerCase();
-  return DOC_EXTENSIONS.some((ext) => lower.endsWith(ext));
-}
-
-/** Folders never indexed: dependencies, build output and anything hidden. */
-export function isSkippedDir(name: string): boolean {
-  return name.startsWith('.') || name === 'node_modules' || name === 'dist';
 }
 
 /** Every document file below `root`, depth first, in a stable (sorted) order. */

@@ -5,7 +5,8 @@ import { type FSWatcher, watch } from 'chokidar';
 import leven from 'leven';
 import MiniSearch from 'minisearch';
 import { TackError } from '../../errors.js';
-import { type Doc, isDocFile, isSkippedDir, listDocFiles, readDoc, slugOf } from './corpus.js';
+import { isDocFile, isSkippedDir } from '../../util/doc-files.js';
+import { type Doc, listDocFiles, readDoc, slugOf } from './corpus.js';
 
 export interface SearchHit {
   slug: string;

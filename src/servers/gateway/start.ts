@@ -1,6 +1,7 @@
 import type { TackConfig } from '../../config/load.js';
 import { type HostOptions, McpHost } from '../../mcp/host.js';
 import type { SkillLibrary } from '../../skills/library.js';
+import { knowledgeServerConfig } from '../knowledge/entry.js';
 import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
 import { Gateway } from './gateway.js';
 import { GATEWAY_CLIENT_CAPABILITIES, InteractionRouter } from './interaction.js';
@@ -14,6 +15,8 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   answerTimeoutMs?: number | undefined;
   /** Skills to offer through the Skills extension (those on disk; a server's own are not re-served). */
   skills?: SkillLibrary | undefined;
+  /** Serve the configured knowledge bundles as the upstream `knowledge` (default true when there are any). */
+  knowledge?: boolean;
 }
 
 export interface RunningGateway extends Served {
@@ -26,7 +29,10 @@ export interface RunningGateway extends Served {
  * them as one MCP server over stdio or HTTP.
  */
 export async function startGateway(options: GatewayServeOptions): Promise<RunningGateway> {
-  const { http, answerTimeoutMs, skills: library, ...hostOptions } = options;
+  const { http, answerTimeoutMs, skills: library, knowledge, ...hostOptions } = options;
+  const knowledgeEntry = knowledge === false ? undefined : knowledgeServerConfig(options.config);
+  if (knowledgeEntry)
+    hostOptions.config = { ...options.config, servers: [...options.config.servers, knowledgeEntry] };
   // The router must be on every upstream client before it connects, so servers may ask for input.
   const router = new InteractionRouter();
   const host = await McpHost.start({

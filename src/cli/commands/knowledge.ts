@@ -1,0 +1,256 @@
+import { resolve } from 'node:path';
+import type { KnowledgeConfig, TackConfig } from '../../config/load.js';
+import { TackError } from '../../errors.js';
+import type { ComputationOutcome } from '../../knowledge/attest/run.js';
+import { type KnowledgeBundle, loadBundle } from '../../knowledge/bundle.js';
+import { isStale } from '../../knowledge/concept.js';
+import { recordVerification } from '../../knowledge/edit.js';
+import { generateBundle } from '../../knowledge/generate.js';
+import { type GraphFormat, graphJson, renderGraph } from '../../knowledge/graph.js';
+import { writeIndexes } from '../../knowledge/index-file.js';
+import { formatKnowledgeIssue } from '../../knowledge/issues.js';
+import { bundleSummary, KnowledgeBase } from '../../knowledge/knowledge.js';
+import { renderConcept } from '../../knowledge/render.js';
+import { computationTool, openRuntimes, type RuntimeSettings } from '../../knowledge/runtimes.js';
+import { formatHits } from '../../knowledge/tools.js';
+import { isTrustTier, TRUST_TIERS } from '../../knowledge/trust.js';
+import { POSTGRES_URL_ENV } from '../../servers/knowledge/entry.js';
+import { print, printJson } from '../output.js';
+import { type GlobalOptions, loadCliConfig } from '../session.js';
+
+export interface KnowledgeOptions extends GlobalOptions {
+  /** Bundle folders (`path` or `name=path`); default the configuration's knowledge.bundles. */
+  bundles?: string[];
+}
+
+/** The runtimes computations run on: --sqlite / --postgres, then $TACK_POSTGRES_URL, then tack.json. */
+export function runtimeSettings(
+  options: { sqlite?: string; postgres?: string },
+  config: TackConfig,
+): RuntimeSettings {
+  const settings: RuntimeSettings = { ...config.knowledge.runtimes };
+  if (options.sqlite) settings.sqlite = { database: resolve(options.sqlite) };
+  const url = options.postgres ?? process.env[POSTGRES_URL_ENV];
+  if (url) settings.postgres = { url };
+  return settings;
+}
+
+/** `name=path` names a bundle; a plain path takes its folder name. */
+export function parseBundleArg(arg: string): { path: string; name?: string } {
+  const match = /^([A-Za-z0-9][A-Za-z0-9._-]*)=(.+)$/.exec(arg);
+  return match ? { name: match[1]!, path: match[2]! } : { path: arg };
+}
+
+/** The bundles named on the command line, else the configured ones; none at all is a usage error. */
+export function bundleRoots(options: KnowledgeOptions, config?: TackConfig): KnowledgeConfig['bundles'] {
+  if (options.bundles && options.bundles.length > 0) return options.bundles.map(parseBundleArg);
+  const configured = (config ?? loadCliConfig(options)).knowledge.bundles;
+  if (configured.length === 0)
+    throw new TackError('USAGE', 'no knowledge bundle given', {
+      hint: 'Name a bundle folder, or list bundles in tack.json: { "knowledge": { "bundles": ["./kb"] } }.',
+    });
+  return configured;
+}
+
+async function loadBundles(options: KnowledgeOptions): Promise<KnowledgeBundle[]> {
+  return Promise.all(bundleRoots(options).map((b) => loadBundle(b.path, b.name ? { name: b.name } : {})));
+}
+
+/** `tack knowledge lint [bundle...]`: conformance errors (exit 1) and warnings, per bundle. */
+export async function knowledgeLintCommand(options: KnowledgeOptions): Promise<number> {
+  const bundles = await loadBundles(options);
+  const now = Date.now();
+  if (options.json) {
+    printJson(
+      bundles.map((b) => ({
+        bundle: b.name,
+        root: b.root,
+        conformant: b.conformant,
+        okfVersion: b.okfVersion ?? null,
+        errors: b.errors,
+        warnings: b.issues.length - b.errors,
+        issues: b.issues,
+        concepts: [...b.concepts.values()].map((c) => ({
+          id: c.id,
+          type: c.type,
+          trust: c.trust,
+          status: c.status,
+          stale: isStale(c, now),
+          staleAfter: c.staleAfter ?? null,
+          generated: c.generated ?? null,
+          verified: c.verified,
+        })),
+      })),
+    );
+  } else {
+    for (const b of bundles) {
+      for (const issue of b.issues) print(formatKnowledgeIssue(issue, b.name));
+      const warnings = b.issues.length - b.errors;
+      print(
+        `${b.conformant ? 'conformant' : 'NOT conformant'}: ${bundleSummary(b, now)}; ${b.errors} errors, ${warnings} warnings`,
+      );
+    }
+  }
+  return bundles.some((b) => !b.conformant) ? 1 : 0;
+}
+
+/** `tack knowledge index [bundle...]`: writes index.md in every folder of each bundle. */
+export async function knowledgeIndexCommand(options: KnowledgeOptions): Promise<number> {
+  const written: Array<{ bundle: string; files: string[] }> = [];
+  for (const bundle of await loadBundles(options)) {
+    written.push({ bundle: bundle.name, files: await writeIndexes(bundle) });
+  }
+  if (options.json) printJson(written);
+  else for (const w of written) print(`${w.bundle}: wrote ${w.files.join(', ')}`);
+  return 0;
+}
+
+/** `tack knowledge show <id>`: a concept exactly as read_concept gives it to the model. */
+export async function knowledgeShowCommand(id: string, options: KnowledgeOptions): Promise<number> {
+  const base = new KnowledgeBase(await loadBundles(options));
+  const { bundle, concept } = base.resolve(id);
+  if (options.json) {
+    const { text: _text, keyLines: _lines, ...rest } = concept;
+    printJson({
+      bundle: bundle.name,
+      ...rest,
+      stale: isStale(concept),
+      links: bundle.outlinks(concept.id),
+      backlinks: bundle.backlinks(concept.id),
+    });
+  } else print(renderConcept(bundle, concept));
+  return 0;
+}
+
+export interface KnowledgeSearchOptions extends KnowledgeOptions {
+  k?: number;
+  type?: string;
+  minTrust?: string;
+}
+
+/** `tack knowledge search <query>`: what search_knowledge returns, with scores under --json. */
+export async function knowledgeSearchCommand(
+  query: string,
+  options: KnowledgeSearchOptions,
+): Promise<number> {
+  if (options.minTrust !== undefined && !isTrustTier(options.minTrust))
+    throw new TackError(
+      'USAGE',
+      `--min-trust must be one of ${TRUST_TIERS.join(', ')}, got "${options.minTrust}"`,
+    );
+  const base = new KnowledgeBase(await loadBundles(options));
+  const hits = base.search(query, {
+    ...(options.k ? { k: options.k } : {}),
+    ...(options.type ? { type: options.type } : {}),
+    ...(isTrustTier(options.minTrust) ? { minTrust: options.minTrust } : {}),
+  });
+  if (options.json) printJson(hits);
+  else print(formatHits(query, hits));
+  return 0;
+}
+
+/** `tack knowledge verify <id> --by human:<id>`: records a verification, leaving the rest of the file as it was. */
+export async function knowledgeVerifyCommand(
+  id: string,
+  options: KnowledgeOptions & { by: string; at?: string },
+): Promise<number> {
+  const base = new KnowledgeBase(await loadBundles(options));
+  const { bundle, concept } = base.resolve(id);
+  const verified = await recordVerification(bundle.root, concept, {
+    by: options.by,
+    ...(options.at ? { at: options.at } : {}),
+  });
+  const after = (await loadBundle(bundle.root, { name: bundle.name })).require(concept.id);
+  if (options.json) printJson({ id: concept.id, verified, trust: after.trust });
+  else print(`${bundle.name}/${concept.id}: verified by ${options.by}; trust now ${after.trust}`);
+  return 0;
+}
+
+export interface KnowledgeRunOptions extends KnowledgeOptions {
+  /** `name=value`, typed by the computation's declared parameters. */
+  param?: string[];
+  sqlite?: string;
+  postgres?: string;
+}
+
+/**
+ * `tack knowledge run <id> --param year=2026`: runs an Attested Computation as run_computation does and prints
+ * the attested value; exit 1 when the run is refused (its value is not printed).
+ */
+export async function knowledgeRunCommand(id: string, options: KnowledgeRunOptions): Promise<number> {
+  const config = loadCliConfig(options);
+  const base = new KnowledgeBase(
+    await Promise.all(
+      bundleRoots(options, config).map((b) => loadBundle(b.path, b.name ? { name: b.name } : {})),
+    ),
+  );
+  const { concept } = base.resolve(id);
+  const declared = new Map(concept.computation?.parameters.map((p) => [p.name, p.type]) ?? []);
+  const values: Record<string, unknown> = {};
+  for (const pair of options.param ?? []) {
+    const cut = pair.indexOf('=');
+    if (cut <= 0) throw new TackError('USAGE', `--param expects name=value, got "${pair}"`);
+    const name = pair.slice(0, cut);
+    values[name] = cliValue(pair.slice(cut + 1), declared.get(name));
+  }
+  const runtimes = await openRuntimes(runtimeSettings(options, config));
+  try {
+    let outcome: ComputationOutcome | undefined;
+    const tool = computationTool(base, runtimes, { onOutcome: (o) => (outcome = o) });
+    const result = await tool.execute({ id, parameters: values });
+    if (options.json && outcome) {
+      const { rejectedReceipt: _hidden, ...shown } = outcome as ComputationOutcome & {
+        rejectedReceipt?: unknown;
+      };
+      printJson(shown);
+    } else if (result.isError && !outcome) throw new TackError('COMPUTATION_FAILED', result.text);
+    else print(result.text);
+    return outcome?.status === 'attested' ? 0 : 1;
+  } finally {
+    await runtimes.close();
+  }
+}
+
+/** A command-line value as the declared type wants it: numbers and booleans parsed, everything else a string. */
+function cliValue(text: string, type: string | undefined): unknown {
+  if ((type === 'integer' || type === 'int' || type === 'number') && /^-?\d+(\.\d+)?$/.test(text))
+    return Number(text);
+  if ((type === 'boolean' || type === 'bool') && /^(true|false)$/.test(text)) return text === 'true';
+  return text;
+}
+
+/** `tack knowledge graph [bundle...] [--format mermaid|dot] [--files]`: the link graph as text, or --json. */
+export async function knowledgeGraphCommand(
+  options: KnowledgeOptions & { format?: string; files?: boolean },
+): Promise<number> {
+  const format = (options.format ?? 'mermaid') as GraphFormat;
+  if (format !== 'mermaid' && format !== 'dot')
+    throw new TackError('USAGE', `--format must be mermaid or dot, got "${options.format}"`);
+  const bundles = await loadBundles(options);
+  const graphOptions = { includeFiles: options.files === true };
+  if (options.json) printJson(bundles.map((b) => graphJson(b, graphOptions)));
+  else for (const b of bundles) print(renderGraph(b, format, graphOptions));
+  return 0;
+}
+
+/** `tack knowledge init --from <docs> --out <bundle> [--force]`: a draft bundle, one concept per document. */
+export async function knowledgeInitCommand(
+  options: GlobalOptions & { from: string; out: string; force?: boolean },
+): Promise<number> {
+  const result = await generateBundle({
+    from: options.from,
+    out: options.out,
+    force: options.force === true,
+  });
+  const bundle = await loadBundle(options.out);
+  if (options.json)
+    printJson({ ...result, errors: bundle.errors, warnings: bundle.issues.length - bundle.errors });
+  else {
+    for (const skipped of result.skipped) print(`skipped ${skipped.file}: ${skipped.reason}`);
+    print(
+      `${options.out}: ${result.concepts} concepts (status draft, unverified, generated by process:tack-knowledge-init), ` +
+        `${result.written.length - result.concepts} index files; lint: ${bundle.errors} errors, ${bundle.issues.length - bundle.errors} warnings`,
+    );
+  }
+  return bundle.conformant ? 0 : 1;
+}

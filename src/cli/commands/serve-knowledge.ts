@@ -1,0 +1,44 @@
+import { formatKnowledgeIssue } from '../../knowledge/issues.js';
+import { KnowledgeBase } from '../../knowledge/knowledge.js';
+import { computationTool, openRuntimes } from '../../knowledge/runtimes.js';
+import { startKnowledgeServer } from '../../servers/knowledge/start.js';
+import { warn } from '../output.js';
+import { parseListen, untilStopped } from '../serving.js';
+import { loadCliConfig } from '../session.js';
+import { bundleRoots, type KnowledgeOptions, runtimeSettings } from './knowledge.js';
+
+export interface ServeKnowledgeOptions extends KnowledgeOptions {
+  http?: string;
+  sqlite?: string;
+  postgres?: string;
+}
+
+/** `tack serve-knowledge [bundle...] [--http [host:]port]`: knowledge bundles over MCP. */
+export async function serveKnowledgeCommand(options: ServeKnowledgeOptions): Promise<number> {
+  const config = loadCliConfig(options);
+  const base = await KnowledgeBase.load(bundleRoots(options, config).map((b) => ({ root: b.path, ...b })));
+  for (const bundle of base.bundles) {
+    for (const issue of bundle.issues.filter((i) => i.severity === 'error'))
+      warn(`${formatKnowledgeIssue(issue, bundle.name)} (left out)`);
+  }
+  const runtimes = await openRuntimes(runtimeSettings(options, config));
+  const server = await startKnowledgeServer({
+    base,
+    tools: runtimes.executors.length > 0 ? [computationTool(base, runtimes)] : [],
+    http:
+      options.http === undefined
+        ? undefined
+        : {
+            ...parseListen(options.http),
+            token: config.serve.token,
+            allowedHosts: config.serve.allowedHosts,
+          },
+  });
+  process.stderr.write(
+    `tack serve-knowledge: ${base.size} concepts in ${base.bundles.length} bundles${server.url ? ` at ${server.url}` : ' on stdio'}\n`,
+  );
+  await untilStopped(Boolean(server.url));
+  await server.close();
+  await runtimes.close();
+  return 0;
+}

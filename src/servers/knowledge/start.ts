@@ -1,0 +1,22 @@
+import type { KnowledgeBase } from '../../knowledge/knowledge.js';
+import { knowledgeTools } from '../../knowledge/tools.js';
+import type { NativeTool } from '../../tools/native.js';
+import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
+import { knowledgeServerFactory } from './server.js';
+
+export interface KnowledgeServerOptions {
+  base: KnowledgeBase;
+  /** More tools to serve next to search_knowledge and read_concept (run_computation). */
+  tools?: readonly NativeTool[];
+  /** Serve over Streamable HTTP instead of stdio. */
+  http?: HttpOptions | undefined;
+  now?: () => number;
+}
+
+/** `tack serve-knowledge`: the bundles over MCP, stdio or HTTP. */
+export async function startKnowledgeServer(options: KnowledgeServerOptions): Promise<Served> {
+  const now = options.now ?? Date.now;
+  const tools = [...knowledgeTools(options.base, { now }), ...(options.tools ?? [])];
+  const factory = knowledgeServerFactory(options.base, tools, now);
+  return options.http ? serveHttp(factory, options.http) : serveOnStdio(factory);
+}
