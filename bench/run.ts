@@ -8,10 +8,11 @@ import { runGateway } from './gateway.js';
 import { runKnowledge } from './knowledge.js';
 import { runLargeResult } from './large-result.js';
 import { runSkills } from './skills.js';
+import { runToolSearch } from './tool-search.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -23,6 +24,7 @@ const BENCHMARKS = {
   docs: () => runDocs(),
   skills: () => runSkills(),
   knowledge: () => runKnowledge(),
+  'tool-search': () => runToolSearch(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

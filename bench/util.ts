@@ -44,6 +44,8 @@ export function stdioServer(name: string, script: string, args: string[] = []): 
     callTimeoutMs: 60_000,
     enabledTools: undefined,
     disabledTools: undefined,
+    trusted: false,
+    alwaysLoad: false,
     source: { file: '<bench>', scope: 'explicit', format: 'tack' },
   };
 }

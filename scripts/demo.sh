@@ -32,3 +32,7 @@ node -e "const D=require('better-sqlite3');const d=new D(process.argv[1]);d.exec
 step "knowledge run -b test/fixtures/okf/shop computations/average-order-value -p year=2026 --sqlite shop.db   # attested, stale"
 tack knowledge run -b test/fixtures/okf/shop computations/average-order-value -p year=2026 --sqlite "$db"
 rm -rf "$(dirname "$db")"
+step 'context   # what the next turn would send, part by part'
+tack context
+step 'tools search "find notes about a release"   # tool search over every example server, with scores'
+tack tools search "find notes about a release"

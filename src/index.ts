@@ -3,6 +3,46 @@
  * so the public surface is a deliberate choice.
  */
 
+export { type RunningAgent, type StartAgentOptions, startAgent } from './agent/agent.js';
+export {
+  APPROVE_MODES,
+  type ApprovalAnswer,
+  ApprovalGate,
+  type ApprovalRequest,
+  type ApproveMode,
+  type Approver,
+} from './agent/approval.js';
+export { HARNESS_RULES } from './agent/context.js';
+export type { AgentEvent, EndReason, Usage } from './agent/events.js';
+export { type Guidelines, type GuidelinesLayer, loadGuidelines } from './agent/guidelines.js';
+export { type HookResult, type HooksConfig, runHooks } from './agent/hooks.js';
+export {
+  type AgentInteraction,
+  type ElicitationAnswer,
+  type ElicitationQuestion,
+  INTERACTIVE_CAPABILITIES,
+  interactionHandlers,
+  type SamplingRequest,
+} from './agent/interaction.js';
+export { type ResolvedModel, resolveModel } from './agent/model.js';
+export { costOf, DEFAULT_PRICES, type Price, priceOf } from './agent/prices.js';
+export { type SanitizedSchema, sanitizeSchema } from './agent/schema.js';
+export {
+  type AgentOptions,
+  AgentSession,
+  DEFAULT_LIMITS,
+  type Limits,
+  type RunResult,
+} from './agent/session.js';
+export { DeferredTools, type ToolSearchMode, type ToolSearchOptions } from './agent/tool-search.js';
+export { type AgentTool, mcpAgentTools, nativeAgentTools } from './agent/toolset.js';
+export {
+  openForResume,
+  type ResumeState,
+  readTranscript,
+  resumeState,
+  Transcript,
+} from './agent/transcript.js';
 export { configJsonSchema } from './config/json-schema.js';
 export type {
   ConfigSource,
@@ -113,6 +153,22 @@ export {
 export { type HostEvent, type HostOptions, McpHost, TACK_CLIENT_INFO } from './mcp/host.js';
 export { assignToolNames, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from './mcp/names.js';
 export { DEFAULT_MAX_MESSAGE_BYTES, type TransportKind } from './mcp/transport.js';
+export {
+  compareRetrieval,
+  contextCost,
+  evaluate,
+  loadQueriesFile,
+  loadToolsFile,
+  type RetrievalMetrics,
+  type RetrievalQuery,
+} from './search/bench.js';
+export { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from './search/meta-tools.js';
+export {
+  BaselineToolIndex,
+  type SearchableTool,
+  type ToolHit,
+  ToolSearchIndex,
+} from './search/tool-index.js';
 export { type DocsServerOptions, type RunningDocsServer, startDocsServer } from './servers/docs/start.js';
 export { type GatewayServeOptions, type RunningGateway, startGateway } from './servers/gateway/start.js';
 export { KNOWLEDGE_SERVER, knowledgeServerConfig } from './servers/knowledge/entry.js';

@@ -17,9 +17,37 @@ const ALLOWED: Record<string, readonly string[]> = {
   tokens: ['mcp'],
   tools: ['errors'],
   skills: ['errors', 'util', 'config', 'mcp', 'tools'],
+  // Tool search ranks definitions it is handed; it knows nothing of hosts or tokenizers.
+  search: ['errors', 'util'],
   // Knowledge reads bundles and queries databases; it needs no MCP connection.
   knowledge: ['errors', 'util', 'tools'],
-  servers: ['errors', 'version', 'util', 'config', 'store', 'mcp', 'tokens', 'tools', 'skills', 'knowledge'],
+  servers: [
+    'errors',
+    'version',
+    'util',
+    'config',
+    'store',
+    'mcp',
+    'tokens',
+    'tools',
+    'skills',
+    'knowledge',
+    'search',
+  ],
+  // The harness: everything a session needs, nothing of serving or the CLI.
+  agent: [
+    'errors',
+    'version',
+    'util',
+    'config',
+    'store',
+    'mcp',
+    'tokens',
+    'tools',
+    'skills',
+    'knowledge',
+    'search',
+  ],
   index: [
     'errors',
     'version',
@@ -31,6 +59,8 @@ const ALLOWED: Record<string, readonly string[]> = {
     'tools',
     'skills',
     'knowledge',
+    'search',
+    'agent',
     'servers',
   ],
   cli: [
@@ -44,6 +74,8 @@ const ALLOWED: Record<string, readonly string[]> = {
     'tools',
     'skills',
     'knowledge',
+    'search',
+    'agent',
     'servers',
   ],
 };

@@ -1,7 +1,15 @@
 import { Command, CommanderError } from 'commander';
 import { TackError } from '../errors.js';
 import { VERSION } from '../version.js';
+import {
+  type AgentCliOptions,
+  chatCommand,
+  contextCommand,
+  evalCommand,
+  runCommand,
+} from './commands/agent.js';
 import { auditCommand } from './commands/audit.js';
+import { benchToolSearchCommand } from './commands/bench.js';
 import { callCommand } from './commands/call.js';
 import {
   type KnowledgeOptions,
@@ -30,7 +38,7 @@ import {
   skillsShowCommand,
   skillsValidateCommand,
 } from './commands/skills.js';
-import { toolsCommand } from './commands/tools.js';
+import { toolsCommand, toolsSearchCommand } from './commands/tools.js';
 import { reportError } from './output.js';
 
 interface CliOptions {
@@ -74,9 +82,24 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
   program
     .command('tools')
-    .description('list the tools the model sees, with the token cost of each definition')
+    .description(
+      'list the tools the model sees, with the token cost of each definition; `tools search <query>` ranks them',
+    )
+    .argument('[search]', '`search`, to rank the tools for a query')
+    .argument('[query]', 'what the tool should do')
     .option('--server <name>', 'only this server')
-    .action(action((_, options) => toolsCommand(options)));
+    .option('-k <n>', 'with search: how many (default 10)')
+    .action(
+      async (sub: string | undefined, query: string | undefined, opts: { k?: string }, cmd: Command) => {
+        const options = optionsOf([cmd]);
+        if (sub === undefined) return setExitCode(await toolsCommand(options));
+        if (sub !== 'search' || !query)
+          throw new TackError('USAGE', 'expected `tack tools` or `tack tools search "<query>"`');
+        setExitCode(
+          await toolsSearchCommand(query, { ...options, ...(opts.k ? { k: positive('k', opts.k) } : {}) }),
+        );
+      },
+    );
 
   program
     .command('resources')
@@ -392,8 +415,83 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     setExitCode(await knowledgeRunCommand(id, { ...knowledgeOptions(cmd), ...opts })),
   );
 
+  const agentOptions = (cmd: Command): AgentCliOptions => {
+    const raw = cmd.optsWithGlobals<Record<string, unknown>>();
+    const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    const number = (name: string, v: unknown) => {
+      if (v === undefined) return undefined;
+      const n = Number(v);
+      if (!(n > 0))
+        throw new TackError('USAGE', `--${name} must be a positive number, got ${JSON.stringify(v)}`);
+      return n;
+    };
+    const steps = positive('max-steps', raw.maxSteps);
+    const cost = number('max-cost', raw.maxCost);
+    return {
+      ...optionsOf([cmd]),
+      ...(text(raw.model) ? { model: text(raw.model) } : {}),
+      ...(text(raw.approve) ? { approve: text(raw.approve) } : {}),
+      ...(steps ? { maxSteps: steps } : {}),
+      ...(cost ? { maxCost: cost } : {}),
+      ...(text(raw.resume) ? { resume: text(raw.resume) } : {}),
+      trustProject: raw.trustProject === true,
+    };
+  };
+  const withAgentOptions = (cmd: Command) =>
+    cmd
+      .option(
+        '--model <provider:id>',
+        'anthropic:<id>, openai:<id> or openai-compatible:<id> (default: agent.model)',
+      )
+      .option('--approve <mode>', 'ask | auto-read-only | never: calls that need approval (default ask)')
+      .option('--max-steps <n>', 'model calls per run (default 50)')
+      .option('--max-cost <usd>', 'stop past this cost in US dollars')
+      .option('--trust-project', "load the project's skills (.agents/skills, .claude/skills)");
+  withAgentOptions(
+    program
+      .command('run')
+      .description(
+        'run a task headless: the answer streams to stdout; exit 0 done, 3 a limit, 1 an error, 130 interrupted',
+      )
+      .argument('[task]', 'what to do (with --resume: optional, default "continue")')
+      .option('--resume <session>', 'continue a session (its id, or the last part of it)'),
+  ).action(async (task: string | undefined, _opts: unknown, cmd: Command) =>
+    setExitCode(await runCommand(task, agentOptions(cmd))),
+  );
+  withAgentOptions(
+    program
+      .command('chat')
+      .description('talk with the agent in the terminal: /tools /skills /cost /compact /exit')
+      .option('--resume <session>', 'continue a session'),
+  ).action(async (_opts: unknown, cmd: Command) => setExitCode(await chatCommand(agentOptions(cmd))));
+  withAgentOptions(
+    program.command('context').description('what the next turn would send, part by part, with token counts'),
+  ).action(async (_opts: unknown, cmd: Command) => setExitCode(await contextCommand(agentOptions(cmd))));
+  withAgentOptions(
+    program
+      .command('eval')
+      .description('run a prompt set with the current guidelines; outputs recorded with the guidelines hash')
+      .argument('<prompts.jsonl>', 'one {"id", "prompt", "expect"?} per line'),
+  ).action(async (file: string, _opts: unknown, cmd: Command) =>
+    setExitCode(await evalCommand(file, agentOptions(cmd))),
+  );
+
+  const bench = program.command('bench').description('offline benchmarks on your own data');
+  bench
+    .command('tool-search')
+    .description(
+      'retrieval quality (Hit@k, Recall@k, MRR) of tack vs plain BM25, and tool-definition tokens inline vs deferred',
+    )
+    .requiredOption('--tools <tools.json>', 'an array of {server, name, description, inputSchema?, title?}')
+    .requiredOption('--queries <queries.jsonl>', 'one {query, gold: ["server/tool", ...]} per line')
+    .option('--k <list>', 'cut-offs, e.g. 1,5,10 (default)')
+    .action(async (opts: { tools: string; queries: string; k?: string }, cmd: Command) =>
+      setExitCode(await benchToolSearchCommand({ ...optionsOf([cmd]), ...opts })),
+    );
+
   for (const command of program.commands) command.exitOverride();
   for (const command of skills.commands) command.exitOverride();
+  for (const command of bench.commands) command.exitOverride();
   for (const command of knowledge.commands) command.exitOverride();
   return program;
 }

@@ -53,7 +53,10 @@ export function reportError(error: unknown): number {
     for (const line of error.details) process.stderr.write(`  ${line}\n`);
     if (error.hint) process.stderr.write(`hint: ${error.hint}\n`);
     if (error.code === 'REQUEST_ABORTED') return 130; // the shell's convention for Ctrl-C
-    return error.code === 'USAGE' || error.code === 'UNKNOWN_SERVER' || error.code.startsWith('CONFIG_')
+    return error.code === 'USAGE' ||
+      error.code === 'UNKNOWN_SERVER' ||
+      error.code === 'MODEL_UNAVAILABLE' ||
+      error.code.startsWith('CONFIG_')
       ? 2
       : 1;
   }

@@ -5,9 +5,11 @@ import { TackError } from '../errors.js';
 import { type ExpandResult, expandVars } from './expand.js';
 import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
 import {
+  AgentSchema,
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_STARTUP_TIMEOUT_MS,
   entrySchemaFor,
+  HOOK_EVENTS,
   type HttpServerEntry,
   KnowledgeSchema,
   knownKeys,
@@ -30,6 +32,10 @@ interface ServerConfigBase {
   startupTimeoutMs: number;
   callTimeoutMs: number;
   enabledTools: string[] | undefined;
+  /** Its annotations are believed: a tool hinted read-only runs without approval. */
+  trusted: boolean;
+  /** Tools sent every step even when the agent defers definitions: all (true) or these names. */
+  alwaysLoad: boolean | string[];
   disabledTools: string[] | undefined;
   source: ConfigSource;
 }
@@ -71,12 +77,16 @@ export interface TackConfig {
   skillFolders: string[];
   /** Knowledge bundles (more local file's first) and computation runtimes (merged per runtime, more local wins). */
   knowledge: KnowledgeConfig;
+  /** The harness settings, merged key by key (the more local file winning); hooks and prices are combined. */
+  agent: AgentConfig;
   /** Files that were read, lowest precedence first. */
   sources: ConfigSource[];
   warnings: ConfigWarning[];
   projectRoot: string;
   paths: TackPaths;
 }
+
+export type AgentConfig = z.infer<typeof AgentSchema>;
 
 export interface KnowledgeConfig {
   bundles: Array<{ path: string; name?: string }>;
@@ -118,6 +128,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   let serve: ServeConfig = {};
   let skillFolders: string[] = [];
   const knowledge: KnowledgeConfig = { bundles: [], runtimes: {} };
+  let agent: AgentConfig = {};
 
   for (const { required, ...source } of candidates) {
     const text = readConfigText(source.file, required);
@@ -128,6 +139,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     warnings.push(...parsed.warnings);
     if (parsed.serve) serve = { ...serve, ...parsed.serve };
     skillFolders = [...parsed.skillFolders, ...skillFolders];
+    if (parsed.agent) agent = mergeAgent(agent, parsed.agent);
     if (parsed.knowledge) {
       knowledge.bundles = [...parsed.knowledge.bundles, ...knowledge.bundles];
       knowledge.runtimes = { ...knowledge.runtimes, ...parsed.knowledge.runtimes };
@@ -152,6 +164,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     serve,
     skillFolders,
     knowledge,
+    agent,
     sources,
     warnings,
     projectRoot,
@@ -191,6 +204,7 @@ interface ParsedFile {
   serve: ServeConfig | undefined;
   skillFolders: string[];
   knowledge?: KnowledgeConfig;
+  agent?: AgentConfig;
   issues: ConfigWarning[];
   warnings: ConfigWarning[];
 }
@@ -228,6 +242,16 @@ export function parseConfigText(
   if (source.format === 'tack' && root.serve !== undefined) result.serve = parseServe(root.serve, env, issue);
   if (source.format === 'tack' && root.skills !== undefined) {
     result.skillFolders = parseFolders('skills', root.skills, source.file, env, issue);
+  }
+  if (source.format === 'tack' && root.agent !== undefined) {
+    const parsed = AgentSchema.safeParse(root.agent);
+    if (parsed.success) result.agent = parsed.data;
+    else
+      for (const zi of parsed.error.issues)
+        issue(
+          jsonPath(['agent', ...zi.path.map(pathKey)]),
+          zodMessage(zi, isRecord(root.agent) ? root.agent : {}),
+        );
   }
   if (source.format === 'tack' && root.knowledge !== undefined) {
     result.knowledge = parseKnowledge(root.knowledge, source.file, env, issue);
@@ -316,6 +340,8 @@ function resolveEntry(
     callTimeoutMs: data.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
     enabledTools: data.enabledTools,
     disabledTools: data.disabledTools,
+    trusted: data.trusted === true,
+    alwaysLoad: data.alwaysLoad ?? false,
     source,
   };
   if (transport === 'stdio') {
@@ -376,6 +402,21 @@ function filePath(
   const home = env.HOME ?? '';
   const path = expanded === '~' || expanded.startsWith('~/') ? join(home, expanded.slice(1)) : expanded;
   return resolve(dirname(file), path);
+}
+
+/** `later` wins key by key; hook lists and price tables are combined (user hooks run, and so do the project's). */
+function mergeAgent(earlier: AgentConfig, later: AgentConfig): AgentConfig {
+  const merged: AgentConfig = { ...earlier, ...later };
+  if (earlier.prices || later.prices) merged.prices = { ...earlier.prices, ...later.prices };
+  if (earlier.hooks || later.hooks) {
+    const hooks: NonNullable<AgentConfig['hooks']> = {};
+    for (const event of HOOK_EVENTS) {
+      const list = [...(earlier.hooks?.[event] ?? []), ...(later.hooks?.[event] ?? [])];
+      if (list.length > 0) hooks[event] = list;
+    }
+    merged.hooks = hooks;
+  }
+  return merged;
 }
 
 function parseKnowledge(

@@ -31,6 +31,18 @@ const lifecycleFields = {
     .describe(
       `How long one request may run without a progress notification (default ${DEFAULT_CALL_TIMEOUT_MS} ms).`,
     ),
+  alwaysLoad: z
+    .union([z.boolean(), z.array(z.string())])
+    .optional()
+    .describe(
+      "When the agent defers tool definitions (tool search), still send these every step: true for all of this server's tools, or a list of tool names.",
+    ),
+  trusted: z
+    .boolean()
+    .optional()
+    .describe(
+      "Trust this server's annotations: its tools hinted read-only run without asking. Default false: hints from a server are claims, not facts.",
+    ),
   enabledTools: z
     .array(z.string())
     .optional()
@@ -112,6 +124,12 @@ export const ServeSchema = z
       .describe(
         'tack serve: prefix tool and prompt names with <server>__ and resource URIs with tack://<server>/ (default true). false serves upstream names unchanged (on a clash the first server in configuration order wins).',
       ),
+    toolSearch: z
+      .enum(['auto', 'on', 'off'])
+      .optional()
+      .describe(
+        'tack serve: offer search_tools + call_tool instead of every upstream tool (on; auto past 40 tools; default off), for hosts that load all definitions eagerly.',
+      ),
   })
   .strict()
   .describe('How tack serves MCP over HTTP.');
@@ -174,12 +192,139 @@ export const KnowledgeSchema = z
     'Open Knowledge Format bundles served to the model, and the databases their computations run on.',
   );
 
+export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'SessionStart', 'Stop'] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
+/** Node fires timers above 2^31-1 ms at once. */
+
+export const HookEntrySchema = z
+  .object({
+    matcher: z
+      .string()
+      .refine(isValidMatcher, { message: 'not a valid regular expression' })
+      .optional()
+      .describe(
+        'Regular expression matched against the whole model-visible tool name (`mcp__github__.*`); absent, empty or `*` matches every tool. On SessionStart it is matched against the source (`startup`, `resume`); Stop ignores it.',
+      ),
+    command: z
+      .string()
+      .min(1)
+      .describe(
+        'Shell line run with `sh -c` in the working directory; the event arrives as JSON on stdin. $TACK_PROJECT_DIR (and $CLAUDE_PROJECT_DIR) hold the project root.',
+      ),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_TIMEOUT_MS)
+      .optional()
+      .describe(
+        `How long the command may run before its process group is killed (default ${DEFAULT_HOOK_TIMEOUT_MS} ms).`,
+      ),
+  })
+  .strict();
+
+const hookList = z.array(HookEntrySchema);
+
+export const HooksSchema = z
+  .object({
+    PreToolUse: hookList
+      .optional()
+      .describe(
+        'Before a tool call: exit 2 or {"decision":"block"} / permissionDecision "deny" blocks it; "ask" asks the user.',
+      ),
+    PostToolUse: hookList
+      .optional()
+      .describe('After a tool call, with tool_response; may add additionalContext for the model.'),
+    SessionStart: hookList
+      .optional()
+      .describe('When a session starts or resumes; additionalContext (or plain stdout) goes to the model.'),
+    Stop: hookList.optional().describe('When the model has finished answering.'),
+  })
+  .strict()
+  .describe('Commands run around tool calls and at session start and stop (Claude Code hook semantics).');
+
+export type HookEntry = z.infer<typeof HookEntrySchema>;
+export type HooksConfig = z.infer<typeof HooksSchema>;
+
+/** A hook matcher: a regular expression, or `*` for every tool. */
+function isValidMatcher(matcher: string): boolean {
+  if (matcher === '' || matcher === '*') return true;
+  try {
+    new RegExp(matcher);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const priceSchema = z
+  .object({
+    input: z.number().nonnegative().describe('USD per million input tokens'),
+    output: z.number().nonnegative().describe('USD per million output tokens'),
+    cachedInput: z.number().nonnegative().optional().describe('USD per million cached input tokens'),
+  })
+  .strict();
+
+export const AgentSchema = z
+  .object({
+    model: z
+      .string()
+      .regex(/^(anthropic|openai|openai-compatible):.+/)
+      .optional()
+      .describe(
+        'Default model: anthropic:<id>, openai:<id> or openai-compatible:<id> (with OPENAI_BASE_URL).',
+      ),
+    approve: z
+      .enum(['ask', 'auto-read-only', 'never'])
+      .optional()
+      .describe('How calls needing approval are decided (default ask; ask without a terminal denies).'),
+    maxSteps: z.number().int().positive().optional().describe('Model calls per run (default 50).'),
+    maxInputTokens: z.number().int().positive().optional(),
+    maxOutputTokens: z.number().int().positive().optional(),
+    maxCostUsd: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Stop a session past this cost (USD, from agent.prices).'),
+    wallTimeSeconds: z.number().positive().optional().describe('Stop a run after this long.'),
+    contextWindow: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("The model's context window in tokens (default 200000): compaction starts at 80 %."),
+    outputCapTokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Tool output the model gets at most (default 25000 tokens); the rest is saved to a file.'),
+    prices: z
+      .record(z.string(), priceSchema)
+      .optional()
+      .describe(
+        'USD per million tokens by model id (without provider), added to and overriding the built-in table.',
+      ),
+    hooks: HooksSchema.optional(),
+    toolSearch: z
+      .enum(['auto', 'on', 'off'])
+      .optional()
+      .describe(
+        'Deferred tool loading: auto (default) sends search_tools and call_tool instead of every MCP tool when the definitions pass 10 % of the context window or 40 tools; on always; off never.',
+      ),
+  })
+  .strict()
+  .describe('The agent harness: tack run, tack chat.');
+
 export const TackConfigFileSchema = z
   .object({
     $schema: z.string().optional(),
     serve: ServeSchema.optional(),
     skills: SkillFoldersSchema.optional(),
     knowledge: KnowledgeSchema.optional(),
+    agent: AgentSchema.optional(),
     mcpServers: z
       .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)
       .optional()

@@ -4,7 +4,7 @@ import { basename, join, resolve } from 'node:path';
 import { TackError } from '../errors.js';
 import { type Concept, parseConcept } from './concept.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
-import { bodyLinks } from './links.js';
+import { scanBody } from './links.js';
 import { existsOutside, isUrl, looksLikePath, type PathLookup, resolveInBundle } from './paths.js';
 import {
   INDEX_FILE,
@@ -141,19 +141,19 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
     if (file === INDEX_FILE) {
       const { index, issues: found } = parseIndexFile(path, text);
       indexes.set(path.slice(0, -INDEX_FILE.length).replace(/\/$/, ''), index);
-      issues.push(...found);
+      append(issues, found);
     } else if (file === LOG_FILE) {
       const { log, issues: found } = parseLogFile(path, text);
       logs.set(path, log);
-      issues.push(...found);
+      append(issues, found);
     } else {
       const { concept, issues: found } = parseConcept(path, text);
       if (concept) concepts.set(concept.id, concept);
-      issues.push(...found);
+      append(issues, found);
     }
   });
   const edges: Edge[] = [];
-  for (const concept of concepts.values()) edges.push(...conceptEdges(dir, concept, issues, lookup));
+  for (const concept of concepts.values()) append(edges, conceptEdges(dir, concept, issues, lookup));
   for (const index of indexes.values()) checkIndexLinks(dir, index, issues, lookup);
   return new KnowledgeBundle(
     options.name ?? basename(dir),
@@ -207,12 +207,17 @@ function readAll(root: string, files: readonly string[]): string[] {
 function conceptEdges(root: string, concept: Concept, issues: KnowledgeIssue[], lookup: PathLookup): Edge[] {
   const sink = new IssueSink(concept.path);
   const edges: Edge[] = [];
+  const broken = new Set<string>();
   const follow = (target: string, kind: EdgeKind, line: number | undefined) => {
     if (isUrl(target) || target.startsWith('#')) return;
     const found = resolveInBundle(root, concept.path, target, lookup);
     if (!found) {
       // A source kept outside the bundle (the docs a generated concept came from) is provenance, not a broken link.
       if (kind === 'source' && existsOutside(root, concept.path, target)) return;
+      // Once per target and kind: a file repeating one dead link a million times is one finding, not a million.
+      const key = `${kind}\u0000${target}`;
+      if (broken.has(key)) return;
+      broken.add(key);
       sink.warn(
         'broken-link',
         `${kind === 'link' ? 'link' : `\`${kind}\``} "${target}" is not in the bundle`,
@@ -230,7 +235,8 @@ function conceptEdges(root: string, concept: Concept, issues: KnowledgeIssue[], 
       target,
     });
   };
-  for (const link of bodyLinks(concept.body)) follow(link.target, 'link', concept.bodyLine + link.line - 1);
+  const { links, footnotes } = scanBody(concept.body);
+  for (const link of links) follow(link.target, 'link', concept.bodyLine + link.line - 1);
   const line = (key: string) => concept.keyLines.get(key);
   if (concept.resource && looksLikePath(concept.resource) && /[/.]/.test(concept.resource))
     follow(concept.resource, 'resource', line('resource'));
@@ -245,13 +251,13 @@ function conceptEdges(root: string, concept: Concept, issues: KnowledgeIssue[], 
   if (contract?.attester?.resource) follow(contract.attester.resource, 'attester', line('attester'));
   // Footnote labels join into sources[].id (§5.1); a label with no source is attribution that leads nowhere.
   const ids = new Set(concept.sources.map((s) => s.id).filter(Boolean));
-  for (const match of concept.body.matchAll(/\[\^([^\]\s]+)\](?!:)/g)) {
-    if (!ids.has(match[1]!) && concept.sources.length > 0) {
-      sink.warn('footnote-source', `footnote [^${match[1]}] names no sources[].id`, concept.bodyLine);
-      ids.add(match[1]!);
+  if (concept.sources.length > 0)
+    for (const { label, line: at } of footnotes) {
+      if (ids.has(label)) continue;
+      sink.warn('footnote-source', `footnote [^${label}] names no sources[].id`, concept.bodyLine + at - 1);
+      ids.add(label);
     }
-  }
-  issues.push(...sink.issues);
+  append(issues, sink.issues);
   return edges;
 }
 
@@ -262,7 +268,12 @@ function checkIndexLinks(root: string, index: IndexFile, issues: KnowledgeIssue[
     if (!resolveInBundle(root, index.path, entry.target, lookup))
       sink.warn('broken-link', `index entry "${entry.title}" points at "${entry.target}", not in the bundle`);
   }
-  issues.push(...sink.issues);
+  append(issues, sink.issues);
+}
+
+/** `target.push(...items)` without spreading: a spread of a few hundred thousand items overflows the stack. */
+function append<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
 }
 
 function basenameOf(path: string): string {

@@ -1,5 +1,6 @@
 import type { Concept } from './concept.js';
 import type { IssueSink } from './issues.js';
+import { atxHeading } from './links.js';
 
 /** A typed, named hole the model may fill (§10.2); binding semantics follow `runtime`. */
 export interface ComputationParameter {
@@ -68,6 +69,12 @@ export function readComputationContract(concept: Concept, sink: IssueSink): Comp
 
   if (typeof data.computation === 'string' && data.computation.trim() !== '')
     contract.file = data.computation.trim();
+  else if (data.computation !== undefined && data.computation !== null)
+    sink.warn(
+      'field-shape',
+      '`computation` should be a path to the file holding the computation',
+      line('computation'),
+    );
   const inline = computationBlock(concept.body, concept.bodyLine);
   if (inline && !contract.file) contract.inline = inline;
   if (inline && contract.file)
@@ -83,16 +90,26 @@ export function readComputationContract(concept: Concept, sink: IssueSink): Comp
       concept.bodyLine,
     );
 
+  const shape = (key: string, expected: string) =>
+    sink.warn('field-shape', `\`${key}\` should be ${expected}`, line(key.split('.')[0]!));
   const executor = mapping(data.executor);
   if (executor) {
+    const receipt = executor.receipt;
+    if (receipt !== undefined && !(Array.isArray(receipt) && receipt.every((r) => typeof r === 'string')))
+      shape(
+        'executor.receipt',
+        'a list of the field names a run returns, such as [job_id, executed_sql, result]',
+      );
     contract.executor = {
       ...(typeof executor.resource === 'string' ? { resource: executor.resource } : {}),
-      receipt: Array.isArray(executor.receipt) ? executor.receipt.filter((r) => typeof r === 'string') : [],
+      receipt: Array.isArray(receipt) ? receipt.filter((r) => typeof r === 'string') : [],
     };
-  }
+  } else if (data.executor !== undefined && data.executor !== null)
+    shape('executor', 'a mapping { resource, receipt }');
   const attester = mapping(data.attester);
   if (attester)
     contract.attester = typeof attester.resource === 'string' ? { resource: attester.resource } : {};
+  else if (data.attester !== undefined && data.attester !== null) shape('attester', 'a mapping { resource }');
   return contract;
 }
 
@@ -138,12 +155,12 @@ export function computationBlock(
       if (new RegExp(`^ {0,3}${fence[0]}{${fence.length},}\\s*$`).test(text)) fence = undefined;
       continue;
     }
-    const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(text);
+    const heading = atxHeading(text);
     if (heading) {
-      if (inSection && heading[1]!.length <= level) return undefined;
-      if (heading[2]!.toLowerCase() === 'computation') {
+      if (inSection && heading.level <= level) return undefined;
+      if (heading.text.toLowerCase() === 'computation') {
         inSection = true;
-        level = heading[1]!.length;
+        level = heading.level;
       }
       continue;
     }

@@ -1,5 +1,5 @@
-import { parseFrontMatter } from '../util/front-matter.js';
 import { type ComputationContract, readComputationContract } from './computation.js';
+import { readFrontMatter } from './front-matter.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
 import { parseTimeValue, type TimeValue } from './time.js';
 import { actorKind, type TrustTier, trustTier } from './trust.js';
@@ -81,7 +81,7 @@ export function lastVerified(concept: Pick<Concept, 'verified'>): TimeValue | un
 
 export function parseConcept(path: string, text: string): ParsedConcept {
   const sink = new IssueSink(path);
-  const fm = parseFrontMatter(text, { fastPath: false });
+  const fm = readFrontMatter(text);
   if (!fm.present) {
     sink.error(
       'front-matter-missing',
@@ -95,7 +95,16 @@ export function parseConcept(path: string, text: string): ParsedConcept {
   }
   const data = fm.data;
   const line = (key: string) => fm.keyLines.get(key);
-  const type = typeof data.type === 'string' ? data.type.trim() : '';
+  // A number or boolean is a non-empty type all the same (§11 asks for no more); it is read as its text.
+  const rawType = data.type;
+  const type =
+    typeof rawType === 'string'
+      ? rawType.trim()
+      : typeof rawType === 'number' || typeof rawType === 'boolean'
+        ? String(rawType)
+        : '';
+  if (type !== '' && typeof rawType !== 'string')
+    sink.warn('field-shape', `\`type\` should be a string; read as "${type}"`, line('type'));
   if (type === '') {
     sink.error(
       'type-missing',
@@ -141,7 +150,9 @@ export function parseConcept(path: string, text: string): ParsedConcept {
 
   const tags = readTags(data.tags, sink, line('tags'));
   const generated =
-    data.generated === undefined ? undefined : actor(data.generated, 'generated', line('generated'));
+    data.generated === undefined || data.generated === null
+      ? undefined
+      : actor(data.generated, 'generated', line('generated'));
   const verifiedRaw = data.verified;
   const verified: Actor[] = [];
   if (verifiedRaw !== undefined && verifiedRaw !== null) {
@@ -152,10 +163,19 @@ export function parseConcept(path: string, text: string): ParsedConcept {
     });
   }
   let status: ConceptStatus = 'stable';
-  const rawStatus = str('status');
+  const rawStatus = str('status')?.trim();
   if (rawStatus !== undefined) {
-    if ((STATUSES as readonly string[]).includes(rawStatus)) status = rawStatus as ConceptStatus;
-    else
+    const known = STATUSES.find((s) => s === rawStatus.toLowerCase());
+    if (known) {
+      status = known;
+      // `Deprecated` read as stable would present retired content as current.
+      if (known !== rawStatus)
+        sink.warn(
+          'status-unknown',
+          `\`status\` "${rawStatus}" should be lower case; read as ${known}`,
+          line('status'),
+        );
+    } else
       sink.warn(
         'status-unknown',
         `\`status\` "${rawStatus}" is not one of ${STATUSES.join(', ')}; read as stable`,

@@ -2,9 +2,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Document, isMap, isScalar, isSeq, visit } from 'yaml';
 import { TackError } from '../errors.js';
-import { parseFrontMatter } from '../util/front-matter.js';
 import type { Actor, Concept } from './concept.js';
-import { okfNow } from './time.js';
+import { readFrontMatter } from './front-matter.js';
+import { okfNow, parseTimeValue } from './time.js';
 import { actorKind } from './trust.js';
 
 /**
@@ -18,7 +18,7 @@ export function setFrontMatter(text: string, updates: Readonly<Record<string, un
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const bom = text.startsWith('\uFEFF') ? '\uFEFF' : '';
   const lines = text.slice(bom.length).split(/\r?\n/);
-  const fm = parseFrontMatter(text, { fastPath: false });
+  const fm = readFrontMatter(text);
   if (!fm.present || fm.problems.length > 0)
     throw new TackError('KNOWLEDGE_BUNDLE', 'the file has no readable front matter to change', {
       hint: 'tack knowledge lint shows what is wrong with it.',
@@ -84,11 +84,21 @@ export async function recordVerification(
     throw new TackError('USAGE', `"${event.by}" is not an actor that can verify`, {
       hint: 'Use human:<id> for a person, process:<id> for an automated check, or <tool>/<version>.',
     });
+  const at = event.at?.trim() ?? okfNow();
+  const form = parseTimeValue(at)?.form;
+  // A verification time the loader could not read would make "how recently" (§5.2) unanswerable.
+  if (form !== 'datetime' && form !== 'date')
+    throw new TackError('USAGE', `"${event.at}" is not a time a verification can carry`, {
+      hint:
+        form === 'datetime-without-offset'
+          ? 'Add the UTC offset, e.g. 2026-11-30T10:00:00Z.'
+          : 'Use an ISO 8601 datetime with its offset, e.g. 2026-11-30T10:00:00Z (or a bare date, 2026-11-30).',
+    });
   const file = join(root, concept.path);
   const text = await readFile(file, 'utf8');
-  const current = parseFrontMatter(text, { fastPath: false }).data.verified;
+  const current = readFrontMatter(text).data.verified;
   const list = current === undefined || current === null ? [] : Array.isArray(current) ? current : [current];
-  const next = [...list, { by: event.by, at: event.at ?? okfNow() }];
+  const next = [...list, { by: event.by, at }];
   await writeFile(file, setFrontMatter(text, { verified: next }));
   return next.map((v) => v as Actor);
 }

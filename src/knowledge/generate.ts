@@ -5,10 +5,11 @@ import { pathToFileURL } from 'node:url';
 import { Document, isCollection } from 'yaml';
 import { TackError } from '../errors.js';
 import { isDocFile, isSkippedDir } from '../util/doc-files.js';
-import { parseFrontMatter } from '../util/front-matter.js';
 import { loadBundle } from './bundle.js';
+import { readFrontMatter } from './front-matter.js';
 import { writeIndexes } from './index-file.js';
-import { isUrl } from './paths.js';
+import { atxHeading, bodyLinks, codeLines } from './links.js';
+import { encodePath, isUrl } from './paths.js';
 import { INDEX_FILE } from './reserved.js';
 import { okfNow } from './time.js';
 
@@ -50,6 +51,8 @@ export interface GenerateResult {
 /** Files read or written at once: enough to keep the disk busy, few enough to stay under the open-file limit. */
 const FILE_CONCURRENCY = 64;
 const MAX_DESCRIPTION = 200;
+/** How much of a title or first paragraph is read to make a title or description of. */
+const MAX_SCAN = 4000;
 const MDX_LINE = /^(import|export)\s/;
 
 interface SourceDoc {
@@ -232,7 +235,7 @@ interface RenderContext {
 }
 
 function renderConcept(doc: SourceDoc, ctx: RenderContext): string {
-  const matter = parseFrontMatter(doc.source);
+  const matter = readFrontMatter(doc.source);
   const data = matter.problems.length === 0 ? matter.data : {};
   // A closed front matter block that is not valid YAML is dropped as well: it is still the document's
   // metadata, not its content.
@@ -305,66 +308,57 @@ function mapLink(target: string, doc: SourceDoc, ctx: RenderContext): string | u
     mapped = relativeFrom(join(ctx.out, ...conceptFolder.split('/')), file);
   }
   if (mapped === path) return undefined;
-  const encoded = mapped.startsWith('file:') ? mapped : encodeURI(mapped);
+  const encoded = mapped.startsWith('file:') ? mapped : encodePath(mapped);
   return `${encoded}${suffix}`;
 }
 
 /**
- * Rewrites link targets outside code (fences and inline code spans) and, for MDX, drops the import/export
- * lines, which mean nothing outside the docs site's build.
+ * Rewrites link targets (bodyLinks: inline links, images, reference definitions, outside code) and, for MDX,
+ * drops the import/export lines outside code, which mean nothing outside the docs site's build.
  */
 function rewriteBody(body: string, mdx: boolean, map: (target: string) => string | undefined): string {
-  let fence: string | undefined;
-  const lines: string[] = [];
-  for (const raw of body.split('\n')) {
-    const open = /^ {0,3}(`{3,}|~{3,})/.exec(raw);
-    if (fence !== undefined) {
-      if (open && open[1]![0] === fence[0] && open[1]!.length >= fence.length && raw.trim() === open[1])
-        fence = undefined;
-      lines.push(raw);
-      continue;
-    }
-    if (open) {
-      fence = open[1]!;
-      lines.push(raw);
-      continue;
-    }
-    if (mdx && MDX_LINE.test(raw)) continue;
-    const reference = /^( {0,3}\[[^\]^][^\]]*\]:\s*<?)(\S+?)(>?(?:\s+.*)?)$/.exec(raw);
-    if (reference) {
-      lines.push(`${reference[1]}${map(reference[2]!) ?? reference[2]}${reference[3]}`);
-      continue;
-    }
-    lines.push(
-      raw
-        .split(/(`[^`]*`)/)
-        .map((part, i) =>
-          i % 2 === 1
-            ? part
-            : part.replace(/(\]\(\s*<?)([^)\s>]+)/g, (m, head: string, t: string) => {
-                const to = map(t);
-                return to === undefined ? m : `${head}${to}`;
-              }),
-        )
-        .join(''),
-    );
+  const parts: string[] = [];
+  let at = 0;
+  for (const link of bodyLinks(body)) {
+    const to = map(link.target);
+    if (to === undefined) continue;
+    parts.push(body.slice(at, link.start), to);
+    at = link.end;
   }
-  return lines.join('\n');
+  parts.push(body.slice(at));
+  const rewritten = parts.join('');
+  if (!mdx) return rewritten;
+  // Targets hold no line breaks, so the lines of the rewritten body are the lines of the original.
+  const code = codeLines(body);
+  return rewritten
+    .split('\n')
+    .filter((line, i) => code[i] || !MDX_LINE.test(line))
+    .join('\n');
 }
 
-/** The text of the first heading (any level, as the docs server takes it), outside code. */
+/** The text of the first heading with text (any level, as the docs server takes it), outside code. */
 function firstHeading(body: string): string | undefined {
-  return /^#{1,6}\s+(.+?)\s*#*\s*$/m.exec(withoutFences(body))?.[1];
+  const code = codeLines(body);
+  const lines = body.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const text = code[i] ? undefined : atxHeading(lines[i]!)?.text;
+    if (text) return text;
+  }
+  return undefined;
 }
 
-function withoutFences(body: string): string {
-  return body.replace(/^(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, '');
+/** The body with its code lines (fenced and indented) blanked. */
+function withoutCode(body: string): string {
+  const code = codeLines(body);
+  return body
+    .split('\n')
+    .map((line, i) => (code[i] ? '' : line))
+    .join('\n');
 }
 
 /** The first sentence of the first prose paragraph, as plain text on one line, at most ~200 characters. */
 function firstSentence(body: string): string {
-  const blocks = withoutFences(body)
-    .replace(/<!--[\s\S]*?-->/g, '')
+  const blocks = withoutComments(withoutCode(body))
     .split(/\n\s*\n/)
     .map((block) => block.replace(/^\n+/, ''));
   const prose = blocks.find((block) => {
@@ -381,8 +375,11 @@ function firstSentence(body: string): string {
     return !/^\s*(=+|-+)\s*$/.test(second);
   });
   if (!prose) return '';
+  // The first sentence is wanted, at most MAX_DESCRIPTION long: bounding the text first keeps the replacements
+  // below (each can take time quadratic in a hostile paragraph) cheap.
   const plain = oneLine(
     prose
+      .slice(0, MAX_SCAN)
       .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
       .replace(/\[\^[^\]]+\]/g, '')
       .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
@@ -407,9 +404,30 @@ function sentenceEnd(text: string): number {
   return -1;
 }
 
-/** A heading as a title: link syntax reduced to its text, a `{#custom-id}` anchor dropped. */
+/**
+ * A heading as a title: on one line, link syntax reduced to its text, a `{#custom-id}` anchor dropped. The
+ * anchor is cut by hand and the text bounded first: the regexes this replaces were quadratic in a long title.
+ */
 function cleanTitle(title: string): string {
-  return oneLine(title.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/\s*\{#[^}]*\}\s*$/, ''));
+  let text = oneLine(title).slice(0, MAX_SCAN);
+  if (text.endsWith('}')) {
+    const open = text.lastIndexOf('{#');
+    if (open !== -1 && !text.slice(open, -1).includes('}')) text = text.slice(0, open);
+  }
+  return oneLine(text.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1'));
+}
+
+/** `<!-- ... -->` comments removed (an unclosed one runs to the end), in one pass. */
+function withoutComments(text: string): string {
+  const parts: string[] = [];
+  let at = 0;
+  for (let open = text.indexOf('<!--'); open !== -1; open = text.indexOf('<!--', at)) {
+    parts.push(text.slice(at, open));
+    const close = text.indexOf('-->', open + 4);
+    at = close === -1 ? text.length : close + 3;
+  }
+  parts.push(text.slice(at));
+  return parts.join('');
 }
 
 function oneLine(value: string): string {

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KnowledgeBundle } from './bundle.js';
 import type { Concept } from './concept.js';
+import { encodePath } from './paths.js';
 import { INDEX_FILE } from './reserved.js';
 
 /**
@@ -75,7 +76,7 @@ export async function writeIndexes(bundle: KnowledgeBundle): Promise<string[]> {
 function entry(title: string, target: string, description: string | undefined): string {
   const safe = title.replace(/[[\]]/g, '');
   const oneLine = description?.replace(/\s+/g, ' ').trim();
-  return `* [${safe}](${encodeURI(target)})${oneLine ? ` - ${oneLine}` : ''}`;
+  return `* [${safe}](${encodePath(target)})${oneLine ? ` - ${oneLine}` : ''}`;
 }
 
 function rootVersion(bundle: KnowledgeBundle): string | undefined {

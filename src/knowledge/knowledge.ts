@@ -86,26 +86,46 @@ export class KnowledgeBase {
     return n;
   }
 
-  /** Finds a concept by `okf://b/id`, `b/id` or a bare id; unknown or ambiguous ids say what to use instead. */
+  /**
+   * Finds a concept by `okf://b/id`, `b/id` or a bare id; unknown or ambiguous ids say what to use instead. A URI
+   * may be %-encoded (as conceptUri writes it, and as an MCP client's URL parser leaves it) or written raw.
+   */
   resolve(ref: string): { bundle: KnowledgeBundle; concept: Concept } {
-    const text = ref.trim().replace(/^okf:\/\//, '');
-    const slash = text.indexOf('/');
-    if (slash > 0) {
-      const bundle = this.#bundles.get(text.slice(0, slash));
-      const concept = bundle?.get(text.slice(slash + 1));
-      if (bundle && concept) return { bundle, concept };
+    const trimmed = ref.trim();
+    const isUri = /^okf:\/\//i.test(trimmed);
+    const written = trimmed.replace(/^okf:\/\//i, '');
+    const forms = [...new Set([decodeUri(written), written])];
+    let named: { bundle: KnowledgeBundle; id: string } | undefined;
+    for (const text of forms) {
+      const slash = text.indexOf('/');
+      const bundle = slash > 0 ? this.#bundles.get(text.slice(0, slash)) : undefined;
+      if (!bundle) continue;
+      const id = text.slice(slash + 1);
+      const concept = bundle.get(id);
+      if (concept) return { bundle, concept };
+      named ??= { bundle, id };
     }
-    const matches = this.bundles.flatMap((bundle) => {
-      const concept = bundle.get(text);
-      return concept ? [{ bundle, concept }] : [];
-    });
-    if (matches.length === 1) return matches[0]!;
-    if (matches.length > 1)
-      throw new TackError('UNKNOWN_CONCEPT', `"${ref}" is in ${matches.length} bundles`, {
-        hint: `Name one: ${matches.map((m) => conceptUri(m.bundle.name, m.concept.id)).join(', ')}`,
+    for (const text of forms) {
+      const matches = this.bundles.flatMap((bundle) => {
+        const concept = bundle.get(text);
+        return concept ? [{ bundle, concept }] : [];
       });
-    if (this.#bundles.size === 1) this.bundles[0]!.require(text);
-    const tail = normalizeId(text).split('/').pop()!.toLowerCase();
+      if (matches.length === 1) return matches[0]!;
+      if (matches.length > 1)
+        throw new TackError('UNKNOWN_CONCEPT', `"${ref}" is in ${matches.length} bundles`, {
+          hint: `Name one: ${matches.map((m) => conceptUri(m.bundle.name, m.concept.id)).join(', ')}`,
+        });
+    }
+    // The bundle is named: say what that bundle lacks, not that the whole "bundle/id" text is unknown.
+    if (named) named.bundle.require(named.id);
+    if (isUri)
+      throw new TackError(
+        'UNKNOWN_CONCEPT',
+        `no knowledge bundle is named "${forms[0]!.split('/')[0]}" (in ${ref})`,
+        { hint: `The bundles: ${this.bundles.map((b) => b.name).join(', ') || 'none'}.` },
+      );
+    if (this.#bundles.size === 1) this.bundles[0]!.require(forms[0]!);
+    const tail = normalizeId(forms[0]!).split('/').pop()!.toLowerCase();
     const near = this.bundles
       .flatMap((b) =>
         [...b.concepts.keys()]
@@ -165,6 +185,15 @@ export class KnowledgeBase {
     index.addAll(docs);
     this.#index = index;
     return index;
+  }
+}
+
+/** %-escapes decoded; text that is not valid %-encoding (an id with a literal `%`) stays as written. */
+function decodeUri(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 

@@ -44,7 +44,7 @@ export function resolveInBundle(
       ];
   for (const [candidate, via] of candidates) {
     const path = candidate.replace(/\/+$/, '').replace(/^\.$/, '');
-    if (path.startsWith('..')) continue;
+    if (path === '..' || path.startsWith('../')) continue;
     const kind = lookup(path);
     if (kind) return { path, via, kind };
   }
@@ -60,6 +60,11 @@ function decodeTarget(target: string): string | undefined {
   } catch {
     return bare;
   }
+}
+
+/** A `/`-separated path with each segment %-encoded: a link or URI that names exactly that path. */
+export function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
 }
 
 /** What a bundle-relative path is: a file, a folder, or nothing in the bundle. */

@@ -1,10 +1,15 @@
 import type { KnowledgeBundle } from './bundle.js';
 import { type Concept, isStale, lastVerified } from './concept.js';
+import { encodePath } from './paths.js';
 import type { TimeValue } from './time.js';
 
-/** `okf://<bundle>/<concept-id>`: how a concept is named to the model and as an MCP resource. */
+/**
+ * `okf://<bundle>/<concept-id>`: how a concept is named to the model and as an MCP resource. Each part is
+ * %-encoded, so an id with spaces, `?`, `#` or non-ASCII letters is still one valid URI that names it
+ * (KnowledgeBase.resolve decodes it); plain ids read as they are.
+ */
 export function conceptUri(bundle: string, id: string): string {
-  return `okf://${bundle}/${id}`;
+  return `okf://${encodeURIComponent(bundle)}/${encodePath(id)}`;
 }
 
 /** A time value with the form it was written in, so a bare date is not mistaken for an instant. */

@@ -1,6 +1,7 @@
-import { parseFrontMatter } from '../util/front-matter.js';
+import { readFrontMatter } from './front-matter.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
-import { bodyLinks } from './links.js';
+import { atxHeading, bodyLinks, codeLines } from './links.js';
+import { parseTimeValue } from './time.js';
 
 export const INDEX_FILE = 'index.md';
 export const LOG_FILE = 'log.md';
@@ -43,7 +44,7 @@ const ENTRY = /^\s*[*+-]\s+\[([^\]]*)\]\(([^)\s]+)\)\s*(?:[-–—:]\s*(.*))?$/;
  */
 export function parseIndexFile(path: string, text: string): { index: IndexFile; issues: KnowledgeIssue[] } {
   const sink = new IssueSink(path);
-  const fm = parseFrontMatter(text, { fastPath: false });
+  const fm = readFrontMatter(text);
   const index: IndexFile = { path, entries: [] };
   const isRoot = path === INDEX_FILE;
   if (fm.present) {
@@ -61,11 +62,13 @@ export function parseIndexFile(path: string, text: string): { index: IndexFile; 
     if (isRoot && fm.data.okf_version !== undefined) index.okfVersion = String(fm.data.okf_version);
   }
   let section = '';
+  const code = codeLines(fm.body);
   fm.body.split('\n').forEach((raw, i) => {
     const line = fm.bodyLine + i;
-    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(raw);
+    if (code[i]) return;
+    const heading = atxHeading(raw);
     if (heading) {
-      section = heading[1]!;
+      section = heading.text;
       return;
     }
     if (raw.trim() === '') return;
@@ -92,9 +95,15 @@ export function parseIndexFile(path: string, text: string): { index: IndexFile; 
  */
 export function parseLogFile(path: string, text: string): { log: LogFile; issues: KnowledgeIssue[] } {
   const sink = new IssueSink(path);
-  const fm = parseFrontMatter(text, { fastPath: false });
+  const fm = readFrontMatter(text);
   if (fm.present) {
-    for (const p of fm.problems) sink.error('log-front-matter', p.message, p.line);
+    // §9 defines a log by its `## YYYY-MM-DD` headings; front matter, readable or not, is no part of it.
+    for (const p of fm.problems)
+      sink.warn(
+        'log-front-matter',
+        `log.md front matter that cannot be read is ignored: ${p.message}`,
+        p.line,
+      );
     if (fm.problems.length === 0)
       sink.warn(
         'log-front-matter',
@@ -104,12 +113,14 @@ export function parseLogFile(path: string, text: string): { log: LogFile; issues
   }
   const log: LogFile = { path, entries: [] };
   let current: LogEntry | undefined;
+  const code = codeLines(fm.body);
   fm.body.split('\n').forEach((raw, i) => {
     const line = fm.bodyLine + i;
-    const h2 = /^##\s+(.*?)\s*#*\s*$/.exec(raw);
-    if (h2 && !raw.startsWith('###')) {
-      const date = h2[1]!;
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) {
+    if (code[i]) return;
+    const h2 = atxHeading(raw);
+    if (h2?.level === 2 && h2.text !== '') {
+      const date = h2.text;
+      if (parseTimeValue(date)?.form !== 'date') {
         sink.error('log-date', `log heading "${date}" must be an ISO 8601 date, YYYY-MM-DD (§9)`, line);
         current = undefined;
         return;

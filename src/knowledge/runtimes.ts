@@ -5,8 +5,9 @@ import { type ComputationExecutor, ReceiptLog } from './attest/executors.js';
 import { type ComputationOutcome, formatOutcome, runComputation } from './attest/run.js';
 import { sqliteExecutor } from './attest/sqlite.js';
 import type { KnowledgeBase } from './knowledge.js';
+import { RUN_COMPUTATION } from './tools.js';
 
-export const RUN_COMPUTATION = 'run_computation';
+export { RUN_COMPUTATION } from './tools.js';
 
 /** Where computations run, by runtime: the `knowledge.runtimes` block of tack.json, or the CLI's flags. */
 export interface RuntimeSettings {
@@ -75,26 +76,47 @@ export function computationTool(
       const values = input.parameters ?? {};
       if (typeof values !== 'object' || values === null || Array.isArray(values))
         throw new ToolInputError(`${RUN_COMPUTATION}: "parameters" must be an object of values by name`);
-      const { bundle, concept } = base.resolve(arg('id'));
-      if (!concept.computation)
-        throw new TackError(
-          'COMPUTATION_INPUT',
-          `${concept.id} is a ${concept.type}, not an Attested Computation`,
-          {
-            hint: 'search_knowledge with type "Attested Computation" finds the computations.',
-          },
-        );
-      const outcome = await runComputation({
-        bundleRoot: bundle.root,
-        concept,
-        values: values as Record<string, unknown>,
-        executors: runtimes.executors,
-        log: runtimes.log,
-        ...(runtimes.attesters ? { attesters: runtimes.attesters } : {}),
-        now: (options.now ?? Date.now)(),
-      });
+      const outcome = await runNamedComputation(
+        base,
+        runtimes,
+        arg('id'),
+        values as Record<string, unknown>,
+        (options.now ?? Date.now)(),
+      );
       options.onOutcome?.(outcome);
       return { text: formatOutcome(outcome), ...(outcome.status === 'refused' ? { isError: true } : {}) };
     },
   );
+}
+
+/**
+ * Runs the Attested Computation `id` names (any form KnowledgeBase.resolve reads) on the configured runtimes:
+ * what run_computation and `tack knowledge run` both do. Throws TackError for what could not run at all; a run
+ * that does not attest comes back `refused`.
+ */
+export async function runNamedComputation(
+  base: KnowledgeBase,
+  runtimes: ComputationRuntimes,
+  id: string,
+  values: Record<string, unknown>,
+  now: number = Date.now(),
+): Promise<ComputationOutcome> {
+  const { bundle, concept } = base.resolve(id);
+  if (!concept.computation)
+    throw new TackError(
+      'COMPUTATION_INPUT',
+      `${concept.id} is a ${concept.type}, not an Attested Computation`,
+      {
+        hint: 'search_knowledge with type "Attested Computation" finds the computations.',
+      },
+    );
+  return runComputation({
+    bundleRoot: bundle.root,
+    concept,
+    values,
+    executors: runtimes.executors,
+    log: runtimes.log,
+    ...(runtimes.attesters ? { attesters: runtimes.attesters } : {}),
+    now,
+  });
 }

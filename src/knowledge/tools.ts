@@ -5,6 +5,7 @@ import { isTrustTier, TRUST_TIERS } from './trust.js';
 
 export const SEARCH_KNOWLEDGE = 'search_knowledge';
 export const READ_CONCEPT = 'read_concept';
+export const RUN_COMPUTATION = 'run_computation';
 
 export interface KnowledgeToolsOptions {
   /** The clock staleness is judged by (default Date.now). */

@@ -28,6 +28,24 @@ const MIGRATIONS: readonly string[] = [
      detail TEXT
    );
    CREATE INDEX audit_at ON audit (at)`,
+  `CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     parent_id TEXT,
+     started_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     cwd TEXT NOT NULL,
+     model TEXT NOT NULL,
+     title TEXT,
+     status TEXT NOT NULL,
+     file TEXT NOT NULL,
+     guidelines_hash TEXT,
+     steps INTEGER NOT NULL DEFAULT 0,
+     input_tokens INTEGER NOT NULL DEFAULT 0,
+     output_tokens INTEGER NOT NULL DEFAULT 0,
+     cost_usd REAL NOT NULL DEFAULT 0
+   );
+   CREATE INDEX sessions_started_at ON sessions (started_at);
+   CREATE INDEX sessions_cwd_started_at ON sessions (cwd, started_at)`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

@@ -1,17 +1,20 @@
 import { AuditLog } from './audit.js';
 import { type Db, openDatabase } from './database.js';
 import { EraCache } from './era-cache.js';
+import { SessionIndex } from './sessions.js';
 
 /** tack's SQLite store and its repositories, opened once per process and shared by whoever needs them. */
 export class TackStore {
   readonly db: Db;
   readonly eraCache: EraCache;
   readonly audit: AuditLog;
+  readonly sessions: SessionIndex;
 
   constructor(db: Db) {
     this.db = db;
     this.eraCache = new EraCache(db);
     this.audit = new AuditLog(db);
+    this.sessions = new SessionIndex(db);
   }
 
   /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */

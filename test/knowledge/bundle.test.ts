@@ -145,6 +145,13 @@ describe('the three real bundles', () => {
     expect(after.verified.map((v) => v.by)).toEqual(['process:nightly', 'human:ana']);
     expect(after.trust).toBe('human-reviewed');
     await expect(recordVerification(dir, after, { by: 'team:finance' })).rejects.toThrow(/not an actor/);
+    // A time the loader could not read back is refused before anything is written.
+    const before = readFileSync(join(dir, 'm.md'), 'utf8');
+    for (const at of ['yesterday', '2026-02-30T10:00:00Z', '2026-11-30T10:00:00'])
+      await expect(recordVerification(dir, after, { by: 'human:ana', at }), at).rejects.toMatchObject({
+        code: 'USAGE',
+      });
+    expect(readFileSync(join(dir, 'm.md'), 'utf8')).toBe(before);
   });
 });
 
@@ -270,6 +277,148 @@ describe('fields', () => {
     expect(
       computationBlock('```sql\nSELECT 0\n```\n# Computation\nno code here\n# Other\n    SELECT 2\n'),
     ).toBeUndefined();
+  });
+});
+
+describe('odd and hostile input', () => {
+  it('reads odd YAML shapes without failing, each problem a warning that names the file and field', async () => {
+    const dir = write(temp(), {
+      'type-number.md': '---\ntype: 123\n---\n',
+      'tags-number.md': '---\ntype: T\ntags: 5\n---\n',
+      'verified-empty.md': '---\ntype: T\nverified: []\n---\n',
+      'verified-null.md': '---\ntype: T\nverified: null\ngenerated:\n---\n',
+      'verified-string.md': '---\ntype: T\nverified: human:ana\n---\n',
+      'nested.md': `---\ntype: T\nextra: ${'['.repeat(3000)}${']'.repeat(3000)}\n---\n`,
+      'tagged.md': '---\ntype: T\nstale_after: !!timestamp 2026-09-01\n---\n',
+      'status.md': '---\ntype: T\nstatus: Deprecated\n---\n',
+      'type-list.md': '---\ntype: [a, b]\n---\n',
+      'contract.md':
+        '---\ntype: Attested Computation\nruntime: sqlite\ncomputation: 5\nexecutor: [x]\nattester: x.py\n---\n# Computation\n    SELECT 1\n',
+      'receipt.md':
+        '---\ntype: Attested Computation\nruntime: sqlite\nexecutor: { receipt: job_id }\n---\n# Computation\n    SELECT 1\n',
+    });
+    const bundle = await loadBundle(dir);
+    const found = (file: string) =>
+      bundle.issues.filter((i) => i.file === file).map((i) => `${i.severity} ${i.code}`);
+    // A number is a non-empty type (§11): read as its text, with a warning.
+    expect(bundle.require('type-number').type).toBe('123');
+    expect(found('type-number.md')).toEqual(['warning field-shape']);
+    expect(found('type-list.md')).toEqual(['error type-missing']);
+    expect(bundle.require('tags-number').tags).toEqual([]);
+    expect(found('tags-number.md')).toEqual(['warning field-shape']);
+    for (const id of ['verified-empty', 'verified-null', 'verified-string'])
+      expect(bundle.require(id).trust, id).toBe('unverified');
+    expect(found('verified-null.md')).toEqual([]);
+    expect(found('verified-string.md')).toEqual(['warning field-shape']);
+    expect(found('nested.md')).toEqual(['error front-matter-invalid']);
+    // An explicit YAML timestamp still reads as the instant it names, not as Date#toString text.
+    expect(bundle.require('tagged').staleAfter).toEqual({
+      raw: '2026-09-01T00:00:00Z',
+      form: 'datetime',
+      instant: Date.UTC(2026, 8, 1),
+    });
+    // `Deprecated` read as stable would show retired content as current.
+    expect(bundle.require('status').status).toBe('deprecated');
+    expect(found('status.md')).toEqual(['warning status-unknown']);
+    // A contract field of the wrong shape is named, not silently dropped.
+    expect(bundle.issues.filter((i) => i.file === 'contract.md').map((i) => i.message)).toEqual([
+      expect.stringMatching(/^`computation` should be a path/),
+      expect.stringMatching(/^`executor` should be a mapping/),
+      expect.stringMatching(/^`attester` should be a mapping/),
+    ]);
+    expect(found('receipt.md')).toEqual(['warning field-shape']);
+  });
+
+  it('survives an alias bomb, a file with a million links and a line built to make a regex backtrack', async () => {
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]',
+    ].join('\n');
+    const dir = write(temp(), {
+      'ok.md': '---\ntype: T\n---\n',
+      'bomb.md': `---\ntype: T\n${bomb}\n---\n`,
+      'many.md': `---\ntype: T\n---\n${'[x](missing.md) '.repeat(200_000)}\n`,
+      'line.md': `---\ntype: T\n---\n${'[a]('.repeat(60_000)}\n${'!['.repeat(60_000)}\n`,
+      'log.md': `---\n${bomb}\n---\n## 2026-01-01\n`,
+      'sub/log.md': '---\n: not yaml: [\n---\n## 2026-01-01\n',
+      // Headings with a long run of spaces: the heading pattern once backtracked cubically on these.
+      'spaced/index.md': `# Things${' '.repeat(20_000)}x\n\n* [Calc](calc.md) - c\n`,
+      'spaced/log.md': `## 2026-01-01${' '.repeat(20_000)}#\n* x\n`,
+      'spaced/calc.md': `---\ntype: Attested Computation\nruntime: sqlite\n---\n# Computation${' '.repeat(20_000)}#\n\n    SELECT 1\n`,
+    });
+    // The cubic heading pattern took hours on these: a regression runs past the test's timeout.
+    const bundle = await loadBundle(dir);
+    expect([...bundle.concepts.keys()].sort()).toEqual(['line', 'many', 'ok', 'spaced/calc']);
+    expect(bundle.require('spaced/calc').computation?.inline?.text).toBe('SELECT 1');
+    expect(bundle.logs.get('spaced/log.md')?.entries.map((e) => e.date)).toEqual(['2026-01-01']);
+    expect(bundle.indexes.get('spaced')?.entries[0]?.section).toBe(`Things${' '.repeat(20_000)}x`);
+    expect(bundle.issues.filter((i) => i.file === 'bomb.md')).toEqual([
+      expect.objectContaining({ severity: 'error', code: 'front-matter-invalid', line: 1 }),
+    ]);
+    expect(bundle.issues.filter((i) => i.file === 'bomb.md')[0]!.message).toMatch(/alias/i);
+    // A log's front matter is ignored whether or not it reads: a warning, not a conformance error.
+    const logIssues = bundle.issues.filter((i) => i.file.endsWith('log.md'));
+    expect(new Set(logIssues.map((i) => `${i.file} ${i.severity} ${i.code}`))).toEqual(
+      new Set(['log.md warning log-front-matter', 'sub/log.md warning log-front-matter']),
+    );
+    expect(bundle.errors).toBe(1);
+    // One dead link written 200,000 times is one finding.
+    expect(bundle.issues.filter((i) => i.file === 'many.md').map((i) => i.code)).toEqual(['broken-link']);
+  });
+
+  it('takes nothing in code for a link or a footnote, and follows what CommonMark calls a link', async () => {
+    const dir = write(temp(), {
+      'my folder/a concept.md': '---\ntype: T\n---\n',
+      '..dots.md': '---\ntype: T\n---\n',
+      'a.md': [
+        '---',
+        'type: T',
+        'sources: [{ id: s1, resource: https://example.com }]',
+        '---',
+        'Uses [the concept](<my folder/a concept.md> "title") and [dots](/..dots.md).[^s1]',
+        '',
+        '```md',
+        'An example: [x](nowhere.md)[^not-a-source]',
+        '```',
+        '',
+        '    [indented](nowhere-either.md)',
+        '',
+        'Inline `[y](nor-here.md)` and ``[^nor-this]``.',
+      ].join('\n'),
+    });
+    const bundle = await loadBundle(dir);
+    expect(bundle.issues.filter((i) => i.file === 'a.md')).toEqual([]);
+    expect(bundle.outlinks('a').map((e) => e.to)).toEqual(['my folder/a concept', '..dots']);
+  });
+
+  it('writes index entries that lead to files whose names hold ?, # or spaces', async () => {
+    const dir = write(temp(), {
+      'a/q?x.md': '---\ntype: T\n---\n',
+      'a/no #1.md': '---\ntype: T\n---\n',
+    });
+    await writeIndexes(await loadBundle(dir));
+    expect(readFileSync(join(dir, 'a/index.md'), 'utf8')).toContain('* [no #1](no%20%231.md)');
+    const again = await loadBundle(dir);
+    expect(again.issues).toEqual([]);
+  });
+
+  it('reads impossible calendar days as invalid, in datetimes and log headings too', async () => {
+    expect(parseTimeValue('2026-02-30T00:00:00Z')).toMatchObject({ form: 'invalid' });
+    expect(parseTimeValue('2026-09-01T24:00:00Z')).toMatchObject({ form: 'invalid' });
+    expect(parseTimeValue('2028-02-29T12:00:00-05:30')).toEqual({
+      raw: '2028-02-29T12:00:00-05:30',
+      form: 'datetime',
+      instant: Date.UTC(2028, 1, 29, 17, 30),
+    });
+    const dir = write(temp(), {
+      'log.md': '# Log\n\n## 2026-02-30\n* x\n\n```md\n## not a heading\n```\n',
+      'sub/index.md': '# Things\n\n* [A](a.md) - a\n\n```md\n* not an entry\n```\n',
+      'sub/a.md': '---\ntype: T\n---\n',
+    });
+    const bundle = await loadBundle(dir);
+    expect(bundle.issues.map((i) => `${i.file}:${i.line} ${i.code}`)).toEqual(['log.md:3 log-date']);
   });
 });
 

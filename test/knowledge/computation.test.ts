@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -126,6 +126,17 @@ describe('canonicalSql', () => {
     expect(canonicalSql("select x'0A'")).not.toBe(canonicalSql("select x '0A'"));
     expect(canonicalSql('select @Year')).not.toBe(canonicalSql('select @year'));
     expect(canonicalSql('select a - -1')).not.toBe(canonicalSql('select a --1'));
+  });
+
+  it('takes only the whitespace SQL servers skip for whitespace', () => {
+    // PostgreSQL and SQLite read a no-break space (and other non-ASCII spaces) as part of an identifier.
+    for (const space of ['\u00a0', '\u2028', '\u3000', '\ufeff'])
+      expect(canonicalSql(`select a,${space}b from t`), JSON.stringify(space)).not.toBe(
+        canonicalSql('select a, b from t'),
+      );
+    expect(canonicalSql('select\ta\r\nfrom\x0bt\x0c')).toBe('SELECT A FROM T');
+    // A comment ended by CRLF is no different from one ended by LF.
+    expect(canonicalSql('select a -- note\r\nfrom t')).toBe('SELECT A FROM T');
   });
 
   it('names the first differing token', () => {
@@ -640,6 +651,68 @@ describe('attested computations on PostgreSQL', () => {
         }),
       ).reason,
     ).toMatch(/ran on runtime "postgres", but the computation's runtime is "sqlite"/);
+  });
+
+  it('runs a computation file written on Windows: a byte order mark and CRLF line ends', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tack-okf-'));
+    try {
+      cpSync(BUNDLE, dir, { recursive: true });
+      const file = join(dir, 'references', 'computations', 'revenue-year.pg.sql');
+      writeFileSync(file, `\uFEFF${readFileSync(file, 'utf8').replace(/\n/g, '\r\n')}`);
+      const outcome = attested(
+        await runComputation({
+          bundleRoot: dir,
+          concept: revenue,
+          values: { year: 2026 },
+          executors: [postgres],
+        }),
+      );
+      expect(outcome.receipt.result).toEqual([
+        decimal(sumCents(eurInYear(2026))),
+        String(eurInYear(2026).length),
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses SQL whose comments PostgreSQL reads differently from the attester, hiding or adding code', async () => {
+    const good = attested(await run(revenue, { year: 2026 })).receipt;
+    const sanctioned = good.executed_sql;
+    // PostgreSQL nests block comments (this hides the currency filter) and ends a line comment at a lone
+    // carriage return (this adds `OR TRUE`); read the way SQLite reads comments, both look like the sanctioned SQL.
+    const forgeries = [
+      sanctioned.replace("AND o.currency = 'EUR'", "/* /* */ AND o.currency = 'EUR' -- */\n"),
+      sanctioned.replace("AND o.currency = 'EUR'", "AND o.currency = 'EUR' -- \r OR TRUE\n"),
+    ];
+    const client = new pg.Client(server.connectionString);
+    await client.connect();
+    try {
+      for (const [i, executed] of forgeries.entries()) {
+        // The forged text really computes another figure on the server...
+        const ran = await client.query<unknown[]>({ text: executed, values: [2026], rowMode: 'array' });
+        expect(ran.rows[0]?.[0], `forgery ${i}`).not.toBe((good.result as string[])[0]);
+        // ...so a receipt recording it must not attest, whoever produced it.
+        const forged = { ...copy(good), job_id: `postgres:forged:${i}`, executed_sql: executed };
+        const forgedLog = new ReceiptLog();
+        forgedLog.record(forged);
+        const outcome = refused(
+          await attest({
+            bundleRoot: BUNDLE,
+            concept: revenue,
+            receipt: forged,
+            values: { year: 2026 },
+            log: forgedLog,
+          }),
+        );
+        expect(outcome.reason, `forgery ${i}`).toMatch(/comment/);
+      }
+    } finally {
+      await client.end();
+    }
+    // The executor refuses to run such text at all.
+    const nested = rewriting(postgres, (sql) => sql.replace('FROM orders', 'FROM /* /* */ orders'));
+    await expect(run(revenue, { year: 2026 }, nested)).rejects.toMatchObject({ code: 'COMPUTATION_FAILED' });
   });
 
   it('binds a string parameter as a value and lets nothing write', async () => {

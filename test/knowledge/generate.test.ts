@@ -258,6 +258,29 @@ describe('generateBundle', () => {
     expect((await loadBundle(out)).require('a').sources[0]!.resource).toBe('../a.md');
   });
 
+  it('reads hostile documents quickly and safely: long runs, unclosed syntax, an alias bomb', async () => {
+    using project = tempProject();
+    const from = join(project.dir, 'docs');
+    const run = (unit: string) => unit.repeat(Math.ceil(100_000 / unit.length));
+    writeDocs(from, {
+      'long.md': `---\ntitle: x${' '.repeat(100_000)}y\n---\nBody.\n`,
+      'heading.md': `# a${' '.repeat(100_000)}b {#${run('{#')}\n\n${run('[')}\n`,
+      'brackets.md': `# [${run('[')}](x) {#${run('x')}}\n\n${run('**a')} and ${run('<!--')}\n`,
+      'csharp.md': '# Notes on C#\n\nText.\n',
+      'bomb.md': `---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n---\n# Bomb\n`,
+    });
+    const out = join(project.dir, 'kb');
+    // No time bound (timing belongs in bench/): a quadratic regression on these inputs runs past the test's
+    // own timeout instead.
+    await generateBundle({ from, out, now: NOW });
+    const bundle = await loadBundle(out);
+    expect(bundle.errors).toBe(0);
+    expect(bundle.require('long').title).toBe('x y');
+    expect(bundle.require('bomb').title).toBe('Bomb');
+    // A closing run of #s needs a space before it: this heading is about C#.
+    expect(bundle.require('csharp').title).toBe('Notes on C#');
+  });
+
   it('says so when the folder has no documents or is not a folder', async () => {
     using project = tempProject();
     const from = join(project.dir, 'docs');

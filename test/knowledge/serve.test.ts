@@ -1,11 +1,15 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/knowledge/bundle.js';
+import { KnowledgeBase } from '../../src/knowledge/knowledge.js';
+import { knowledgeTools } from '../../src/knowledge/tools.js';
 import { startGateway } from '../../src/servers/gateway/start.js';
+import { knowledgeServerFactory } from '../../src/servers/knowledge/server.js';
 import { BIN, tack } from '../helpers/cli.js';
 import { REPO, tempProject } from '../helpers/project.js';
 
@@ -51,6 +55,7 @@ describe('tack serve-knowledge', () => {
       /^acme: 9 concepts \(8 human-reviewed, 1 unverified; 1 deprecated\)/m,
     );
     expect(client.getInstructions()).toMatch(/^shop: 9 concepts/m);
+    expect(client.getInstructions()).toContain('call run_computation with its parameter values');
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name)).toEqual(['search_knowledge', 'read_concept', 'run_computation']);
 
@@ -125,6 +130,48 @@ describe('tack serve-knowledge', () => {
   });
 });
 
+describe('okf:// resources', () => {
+  it('names concepts whose ids or bundle names hold spaces, unicode, ? or % so that a client can read them back', async () => {
+    const root = join(temp(), 'my kb');
+    const files: Record<string, string> = {
+      'my folder/a concept.md': 'spaces',
+      'café.md': 'unicode',
+      'q?x.md': 'question mark',
+      'percent%20.md': 'a literal percent',
+    };
+    for (const [path, body] of Object.entries(files)) {
+      const file = join(root, path);
+      mkdirSync(join(file, '..'), { recursive: true });
+      writeFileSync(file, `---\ntype: Note\ntitle: ${body}\n---\n${body}\n`);
+    }
+    const base = new KnowledgeBase([await loadBundle(root)]);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await knowledgeServerFactory(base, knowledgeTools(base))().connect(serverSide);
+    const client = new Client({ name: 'other-host', version: '1.0.0' });
+    await client.connect(clientSide);
+    cleanups.push(() => client.close());
+
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual([
+      'okf://my%20kb/caf%C3%A9',
+      'okf://my%20kb/my%20folder/a%20concept',
+      'okf://my%20kb/percent%2520',
+      'okf://my%20kb/q%3Fx',
+    ]);
+    for (const { uri, title } of resources) {
+      const read = await client.readResource({ uri });
+      expect((read.contents[0] as { text: string }).text, uri).toContain(`\n---\n${title}\n`);
+    }
+    // The model may write an id raw or %-encoded; both name the concept.
+    for (const id of ['okf://my kb/my folder/a concept', 'my%20kb/caf%C3%A9', 'café', 'percent%20']) {
+      const read = await client.callTool({ name: 'read_concept', arguments: { id } });
+      expect(read.isError, id).toBeFalsy();
+    }
+    const missing = await client.callTool({ name: 'read_concept', arguments: { id: 'okf://my%20kb/nope' } });
+    expect(text(missing)).toContain('bundle my kb has no concept "nope"');
+  });
+});
+
 describe('tack knowledge', () => {
   it('lint exits 0 on a conformant bundle and 1 with every error named, --json included', async () => {
     const ok = await tack(['knowledge', 'lint', ACME], { cwd: REPO });
@@ -150,6 +197,60 @@ describe('tack knowledge', () => {
         line: 1,
       }),
     );
+  });
+
+  it('run prints an attested value, withholds a refused one in every output, and keeps error hints', async () => {
+    const db = shopDatabase();
+    const kb = join(temp(), 'shop');
+    cpSync(SHOP, kb, { recursive: true });
+    const ok = await tack(
+      ['knowledge', 'run', 'computations/revenue-year-sqlite', '-b', kb, '-p', 'year=2026', '--sqlite', db],
+      { cwd: REPO },
+    );
+    expect(ok.code).toBe(0);
+    const value = /revenue = ([\d.]+)/.exec(ok.stdout)?.[1];
+    expect(value).toBeDefined();
+
+    // A contract that asks for a receipt field the executor does not return: every run is refused.
+    const file = join(kb, 'computations', 'revenue-year-sqlite.md');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(
+        'receipt: [job_id, executed_sql, result]',
+        'receipt: [job_id, compiled_sql]',
+      ),
+    );
+    for (const json of [false, true]) {
+      const refusedRun = await tack(
+        [
+          'knowledge',
+          'run',
+          'computations/revenue-year-sqlite',
+          '-b',
+          kb,
+          '-p',
+          'year=2026',
+          '--sqlite',
+          db,
+        ].concat(json ? ['--json'] : []),
+        { cwd: REPO },
+      );
+      expect(refusedRun.code).toBe(1);
+      expect(refusedRun.stdout + refusedRun.stderr).not.toContain(value!);
+      expect(refusedRun.stdout).toContain('compiled_sql');
+      if (json) {
+        const shown = JSON.parse(refusedRun.stdout) as Record<string, unknown>;
+        expect(shown.status).toBe('refused');
+        expect(Object.keys(shown).sort()).toEqual(['attester', 'concept', 'reason', 'status', 'verdict']);
+      }
+    }
+
+    const bad = await tack(
+      ['knowledge', 'run', 'computations/revenue-year-sqlite', '-b', kb, '-p', 'year=next', '--sqlite', db],
+      { cwd: REPO },
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^error: parameter "year" must be an integer.*\nhint: Pass \{"year": 2026\}/);
   });
 
   it('without a bundle says how to name one', async () => {

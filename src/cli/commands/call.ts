@@ -1,4 +1,5 @@
-import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { renderBlock } from '../../mcp/content.js';
 import { serverOfToolName } from '../../mcp/names.js';
 import { print, printJson } from '../output.js';
 import { type GlobalOptions, parseJsonObject, withHost } from '../session.js';
@@ -30,25 +31,5 @@ function printResult(result: CallToolResult): void {
   for (const block of result.content ?? []) print(renderBlock(block));
   if (result.structuredContent !== undefined) {
     print(`structuredContent:\n${JSON.stringify(result.structuredContent, null, 2)}`);
-  }
-}
-
-export function renderBlock(block: ContentBlock): string {
-  switch (block.type) {
-    case 'text':
-      return block.text;
-    case 'image':
-    case 'audio':
-      return `[${block.type} ${block.mimeType}, ${Buffer.byteLength(block.data, 'base64')} bytes]`;
-    case 'resource_link':
-      return `[resource link ${block.uri}${block.name ? ` "${block.name}"` : ''}]`;
-    case 'resource': {
-      const r = block.resource;
-      return 'text' in r
-        ? `[resource ${r.uri}]\n${r.text}`
-        : `[resource ${r.uri}, ${r.mimeType ?? 'binary'}]`;
-    }
-    default:
-      return JSON.stringify(block);
   }
 }

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { KnowledgeConfig, TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
-import type { ComputationOutcome } from '../../knowledge/attest/run.js';
+import { type ComputationOutcome, formatOutcome } from '../../knowledge/attest/run.js';
 import { type KnowledgeBundle, loadBundle } from '../../knowledge/bundle.js';
 import { isStale } from '../../knowledge/concept.js';
 import { recordVerification } from '../../knowledge/edit.js';
@@ -11,7 +11,7 @@ import { writeIndexes } from '../../knowledge/index-file.js';
 import { formatKnowledgeIssue } from '../../knowledge/issues.js';
 import { bundleSummary, KnowledgeBase } from '../../knowledge/knowledge.js';
 import { renderConcept } from '../../knowledge/render.js';
-import { computationTool, openRuntimes, type RuntimeSettings } from '../../knowledge/runtimes.js';
+import { openRuntimes, type RuntimeSettings, runNamedComputation } from '../../knowledge/runtimes.js';
 import { formatHits } from '../../knowledge/tools.js';
 import { isTrustTier, TRUST_TIERS } from '../../knowledge/trust.js';
 import { POSTGRES_URL_ENV } from '../../servers/knowledge/entry.js';
@@ -195,20 +195,20 @@ export async function knowledgeRunCommand(id: string, options: KnowledgeRunOptio
   }
   const runtimes = await openRuntimes(runtimeSettings(options, config));
   try {
-    let outcome: ComputationOutcome | undefined;
-    const tool = computationTool(base, runtimes, { onOutcome: (o) => (outcome = o) });
-    const result = await tool.execute({ id, parameters: values });
-    if (options.json && outcome) {
-      const { rejectedReceipt: _hidden, ...shown } = outcome as ComputationOutcome & {
-        rejectedReceipt?: unknown;
-      };
-      printJson(shown);
-    } else if (result.isError && !outcome) throw new TackError('COMPUTATION_FAILED', result.text);
-    else print(result.text);
-    return outcome?.status === 'attested' ? 0 : 1;
+    const outcome = await runNamedComputation(base, runtimes, id, values);
+    if (options.json) printJson(outcomeJson(outcome));
+    else print(formatOutcome(outcome));
+    return outcome.status === 'attested' ? 0 : 1;
   } finally {
     await runtimes.close();
   }
+}
+
+/** An outcome as `--json` prints it: a refused run without the receipt it kept for audit, so without its value. */
+function outcomeJson(outcome: ComputationOutcome): Omit<ComputationOutcome, 'rejectedReceipt'> {
+  if (outcome.status === 'attested') return outcome;
+  const { rejectedReceipt: _withheld, ...shown } = outcome;
+  return shown;
 }
 
 /** A command-line value as the declared type wants it: numbers and booleans parsed, everything else a string. */

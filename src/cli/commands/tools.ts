@@ -1,3 +1,4 @@
+import { ToolSearchIndex } from '../../search/tool-index.js';
 import { toolDefinitionTokens } from '../../tokens/count.js';
 import { print, printJson, table, truncate } from '../output.js';
 import { type ServerOptions, withHost } from '../session.js';
@@ -53,6 +54,49 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
       ),
     );
     print('\nTokens: each definition (name, description, input schema) counted with the Qwen3 tokenizer.');
+    return 0;
+  });
+}
+
+/** `tack tools search "<query>"`: the catalog ranked as search_tools ranks it, with scores. */
+export async function toolsSearchCommand(
+  query: string,
+  options: ServerOptions & { k?: number },
+): Promise<number> {
+  return withHost(options, options.server ? [options.server] : undefined, async (host) => {
+    const index = ToolSearchIndex.build(
+      host.catalog.tools.map((t) => ({
+        server: t.server,
+        name: t.name,
+        ...(t.definition.title ? { title: t.definition.title } : {}),
+        ...(t.definition.description ? { description: t.definition.description } : {}),
+        inputSchema: t.definition.inputSchema,
+      })),
+      {
+        serverInstructions: Object.fromEntries(
+          host
+            .servers()
+            .filter((s) => s.instructions)
+            .map((s) => [s.name, s.instructions!]),
+        ),
+      },
+    );
+    const hits = index.search(query, options.k ?? 10);
+    const rows = hits.map((h) => ({
+      name: h.tool.name,
+      server: h.tool.server,
+      score: Math.round(h.score * 1000) / 1000,
+      description: h.tool.description ?? '',
+    }));
+    if (options.json) printJson(rows);
+    else if (rows.length === 0) print(`No tool matches "${query}".`);
+    else
+      print(
+        table(
+          ['SCORE', 'TOOL', 'DESCRIPTION'],
+          rows.map((r) => [r.score.toFixed(3), r.name, truncate(r.description, 70)]),
+        ),
+      );
     return 0;
   });
 }

@@ -90,7 +90,13 @@ export const sqlEqualityAttester: ComputationAttester = {
     }
     const executed = recorded.executed_sql;
     if (typeof executed !== 'string') return fail(`job ${jobId} recorded no executed_sql`);
-    const difference = describeSqlDifference(expected, canonicalSqlTokens(executed));
+    let executedTokens: string[];
+    try {
+      executedTokens = canonicalSqlTokens(executed);
+    } catch (error) {
+      return fail(`provenance: job ${jobId} ran SQL the attester cannot compare: ${errorMessage(error)}`);
+    }
+    const difference = describeSqlDifference(expected, executedTokens);
     if (difference !== undefined)
       return fail(`provenance: job ${jobId} did not run the sanctioned computation: ${difference}`);
 

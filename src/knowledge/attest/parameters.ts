@@ -1,5 +1,6 @@
 import { TackError } from '../../errors.js';
 import type { ComputationContract, ComputationParameter } from '../computation.js';
+import { parseTimeValue } from '../time.js';
 
 /** A checked value: what the driver receives as a bind value. Optional parameters left out are `null`. */
 export type ParameterValue = string | number | boolean | null;
@@ -135,26 +136,16 @@ function accepts(type: ParameterType, value: unknown): boolean {
   }
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATETIME = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+/** RFC 3339: what the datetime type binds, stricter than what a bundle may write (no space, no bare hour offset). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
 function isCalendarDate(text: string): boolean {
-  const m = DATE.exec(text);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (mo < 1 || mo > 12 || d < 1) return false;
-  // Date.UTC rolls 2026-02-30 over into March: a real day comes back unchanged.
-  const day = new Date(Date.UTC(y, mo - 1, d));
-  return day.getUTCFullYear() === y && day.getUTCMonth() === mo - 1 && day.getUTCDate() === d;
+  const parsed = parseTimeValue(text);
+  return parsed?.form === 'date' && parsed.raw === text;
 }
 
 function isDatetimeWithOffset(text: string): boolean {
-  const m = DATETIME.exec(text);
-  if (!m || !isCalendarDate(m[1]!)) return false;
-  const [h, min, s, oh, om] = [m[2], m[3], m[4], m[5], m[6]].map((v) =>
-    v === undefined ? 0 : Number(v),
-  ) as [number, number, number, number, number];
-  return h <= 23 && min <= 59 && s <= 59 && oh <= 23 && om <= 59;
+  return RFC3339.test(text) && parseTimeValue(text)?.form === 'datetime';
 }
 
 function describe(value: unknown): string {

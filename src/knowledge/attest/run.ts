@@ -103,7 +103,8 @@ export function loadComputation(bundleRoot: string, concept: Concept): LoadedCom
     }
     let text: string;
     try {
-      text = readFileSync(join(bundleRoot, resolved.path), 'utf8');
+      // A byte order mark (Windows editors write one) is no part of the SQL: PostgreSQL would read it as a letter.
+      text = readFileSync(join(bundleRoot, resolved.path), 'utf8').replace(/^\uFEFF/, '');
     } catch (error) {
       throw new TackError(
         'COMPUTATION_FAILED',

@@ -10,9 +10,13 @@ import { TackError } from '../../errors.js';
  *
  * The tokenizer is conservative on purpose. Two texts canonicalize alike only when they have the same tokens,
  * and everything it cannot be sure is insignificant stays: string literals and quoted identifiers byte for byte,
- * operator characters as written runs (`<=` is not `< =`), parameter and variable names exactly. The one place a
- * dialect reads more as comment than this does is PostgreSQL's nested block comments: here a block comment ends
- * at its first `*\/`, so the canonical form can only show more tokens than the server runs, never hide some.
+ * operator characters as written runs (`<=` is not `< =`), parameter and variable names exactly.
+ *
+ * What it drops must be what every server drops, or a rewrite could hide code in the difference. Whitespace is
+ * the six ASCII characters PostgreSQL and SQLite skip (both read a no-break space as part of an identifier).
+ * Where the dialects disagree about a comment, the text is refused rather than guessed at: PostgreSQL nests block
+ * comments and SQLite does not (`/* /* *\/ x -- *\/` runs `x` on one and not the other), and PostgreSQL ends a
+ * line comment at a lone carriage return while SQLite reads on to the line feed.
  */
 
 export type SqlTokenKind =
@@ -40,6 +44,7 @@ export interface SqlToken {
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|?';
+const isSpace = (c: string) => c === ' ' || (c >= '\t' && c <= '\r');
 const isIdentStart = (c: string | undefined) => c !== undefined && (/[A-Za-z_]/.test(c) || c > '\u007f');
 const isIdentPart = (c: string | undefined) => c !== undefined && (/[A-Za-z0-9_$]/.test(c) || c > '\u007f');
 const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
@@ -67,20 +72,35 @@ export function tokenizeSql(sql: string): SqlToken[] {
     return n;
   };
 
+  /** Pushes a token from `i` through the identifier characters from `from`, and moves past it. */
+  const identifier = (kind: SqlTokenKind, from: number): void => {
+    let j = from;
+    while (isIdentPart(sql[j])) j++;
+    push(kind, i, j);
+    i = j;
+  };
+
   while (i < n) {
     const c = sql[i]!;
     const next = sql[i + 1];
-    if (/\s/.test(c)) {
+    if (isSpace(c)) {
       i++;
       continue;
     }
     if (c === '-' && next === '-') {
       const eol = sql.indexOf('\n', i);
-      i = eol === -1 ? n : eol + 1;
+      const end = eol === -1 ? n : eol;
+      const cr = sql.indexOf('\r', i);
+      if (cr !== -1 && cr < end && cr !== end - 1)
+        throw ambiguous('a line comment holds a carriage return that does not end the line');
+      i = end;
       continue;
     }
     if (c === '/' && next === '*') {
       const close = sql.indexOf('*/', i + 2);
+      const inner = sql.indexOf('/*', i + 2);
+      if (inner !== -1 && (close === -1 || inner < close))
+        throw ambiguous('a block comment holds another /* (PostgreSQL nests comments, SQLite does not)');
       i = close === -1 ? n : close + 2;
       continue;
     }
@@ -125,19 +145,13 @@ export function tokenizeSql(sql: string): SqlToken[] {
         continue;
       }
       if (isIdentStart(next)) {
-        let j = i + 1;
-        while (isIdentPart(sql[j])) j++;
-        push('variable', i, j);
-        i = j;
+        identifier('variable', i + 1);
         continue;
       }
     }
     if (c === '@') {
       if (next === '@' && isIdentStart(sql[i + 2])) {
-        let j = i + 2;
-        while (isIdentPart(sql[j])) j++;
-        push('variable', i, j);
-        i = j;
+        identifier('variable', i + 2);
         continue;
       }
       if (next !== undefined && /[A-Za-z_]/.test(next)) {
@@ -155,10 +169,7 @@ export function tokenizeSql(sql: string): SqlToken[] {
         continue;
       }
       if (isIdentStart(next)) {
-        let j = i + 1;
-        while (isIdentPart(sql[j])) j++;
-        push('variable', i, j);
-        i = j;
+        identifier('variable', i + 1);
         continue;
       }
       push('punctuation', i, i + 1);
@@ -174,10 +185,7 @@ export function tokenizeSql(sql: string): SqlToken[] {
       continue;
     }
     if (isIdentStart(c)) {
-      let j = i + 1;
-      while (isIdentPart(sql[j])) j++;
-      push('word', i, j);
-      i = j;
+      identifier('word', i + 1);
       continue;
     }
     if (OPERATOR_CHARS.includes(c)) {
@@ -200,6 +208,14 @@ export function tokenizeSql(sql: string): SqlToken[] {
     i++;
   }
   return tokens;
+}
+
+function ambiguous(what: string): TackError {
+  return new TackError(
+    'COMPUTATION_FAILED',
+    `the SQL cannot be compared safely: ${what}, and SQL servers disagree about where such a comment ends`,
+    { hint: 'Rewrite that comment in the computation (a plain -- line or a /* ... */ without /* inside).' },
+  );
 }
 
 /** A token as the canonical form writes it: unquoted words and numbers in ASCII upper case, the rest exact. */

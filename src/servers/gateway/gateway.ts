@@ -22,6 +22,8 @@ import { errorMessage, TackError } from '../../errors.js';
 import type { Catalog } from '../../mcp/catalog.js';
 import type { CallRound } from '../../mcp/connection.js';
 import type { McpHost } from '../../mcp/host.js';
+import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../../search/meta-tools.js';
+import { ToolSearchIndex } from '../../search/tool-index.js';
 import type { AuditLog, AuditOutcome } from '../../store/audit.js';
 import { digest } from '../../util/canonical-json.js';
 import { VERSION } from '../../version.js';
@@ -46,9 +48,21 @@ export interface GatewayOptions {
   answerTimeoutMs?: number | undefined;
   /** tack's own skills, offered through the Skills extension next to the upstreams (skills.ts). */
   skills?: GatewaySkills | undefined;
+  /**
+   * Serve `search_tools` + `call_tool` instead of the full tool list: `on`, `auto` (past 40 tools), `off`
+   * (default). For hosts that load every definition eagerly.
+   */
+  toolSearch?: 'auto' | 'on' | 'off' | undefined;
 }
 
+/** Past this many upstream tools, `toolSearch: 'auto'` serves the two meta-tools instead of the list. */
+const AUTO_SEARCH_TOOLS = 40;
+
 const INSTRUCTIONS_CAP = 400;
+
+const META_TOOLS: Tool[] = [SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION].map(
+  (d) => JSON.parse(JSON.stringify(d)) as Tool,
+);
 
 /**
  * What the gateway serves for one catalog, each part computed on first use: the host rebuilds its catalog on
@@ -62,6 +76,7 @@ interface CatalogView {
   resources?: Resource[];
   resourceTemplates?: ResourceTemplate[];
   prompts?: Prompt[];
+  search?: ToolSearchIndex;
 }
 
 /** One downstream connection (stdio, a 2025-era HTTP session) or request (2026-07-28 HTTP). */
@@ -88,8 +103,10 @@ export class Gateway {
   readonly #exchanges: Exchanges;
   readonly #answerTimeoutMs: number | undefined;
   readonly #skills: GatewaySkills | undefined;
+  readonly #toolSearch: 'auto' | 'on' | 'off';
 
   constructor(options: GatewayOptions) {
+    this.#toolSearch = options.toolSearch ?? 'off';
     this.#skills = options.skills;
     this.#host = options.host;
     this.#audit = options.audit ?? options.host.store?.audit;
@@ -117,6 +134,63 @@ export class Gateway {
   /** The names of the current catalog (cached per catalog: one build per change, not per request). */
   names(): GatewayNames {
     return this.#view().names;
+  }
+
+  /** Whether this catalog is served as search_tools + call_tool. */
+  #searching(view: CatalogView): boolean {
+    if (this.#toolSearch === 'off') return false;
+    return this.#toolSearch === 'on' || view.names.tools.size > AUTO_SEARCH_TOOLS;
+  }
+
+  #searchTools(input: Record<string, unknown> | undefined): CallToolResult {
+    const query = typeof input?.query === 'string' ? input.query.trim() : '';
+    if (!query)
+      return {
+        isError: true,
+        content: [{ type: 'text', text: 'search_tools: "query" must be a non-empty string' }],
+      };
+    const k =
+      typeof input?.k === 'number' && Number.isInteger(input.k) && input.k > 0 ? Math.min(input.k, 20) : 5;
+    const view = this.#view();
+    view.search ??= ToolSearchIndex.build(
+      [...view.names.tools].map(([name, tool]) => ({
+        server: tool.server,
+        name,
+        ...(tool.definition.title ? { title: tool.definition.title } : {}),
+        ...(tool.definition.description ? { description: tool.definition.description } : {}),
+        inputSchema: tool.definition.inputSchema,
+      })),
+      {
+        serverInstructions: Object.fromEntries(
+          this.#host
+            .servers()
+            .filter((s) => s.instructions)
+            .map((s) => [s.name, s.instructions!]),
+        ),
+      },
+    );
+    const hits = view.search.search(query, k);
+    const down = this.#host.servers().filter((s) => s.status !== 'connected' && s.status !== 'disabled');
+    const lines = hits.map(
+      (h, i) =>
+        `${i + 1}. ${h.tool.name} (server ${h.tool.server}): ${(h.tool.description ?? '').split('\n')[0]}`,
+    );
+    const text =
+      (lines.length > 0 ? `${lines.join('\n')}\nRun one with call_tool.` : `No tool matches "${query}".`) +
+      (down.length > 0
+        ? `\nNot searchable now: ${down.map((s) => `${s.name} (${s.status})`).join(', ')}.`
+        : '');
+    return {
+      content: [{ type: 'text', text }],
+      structuredContent: {
+        tools: hits.map((h) => ({
+          name: h.tool.name,
+          server: h.tool.server,
+          description: h.tool.description ?? '',
+          score: h.score,
+        })),
+      },
+    };
   }
 
   #view(): CatalogView {
@@ -181,12 +255,36 @@ export class Gateway {
 
     server.setRequestHandler('tools/list', async () => {
       const view = this.#view();
+      if (this.#searching(view)) return { tools: META_TOOLS };
       view.tools ??= [...view.names.tools].map(([name, tool]) => ({ ...tool.definition, name }));
       return { tools: view.tools };
     });
 
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const names = this.names();
+      if (this.#searching(this.#view())) {
+        if (request.params.name === SEARCH_TOOLS_DEFINITION.name)
+          return this.#searchTools(request.params.arguments);
+        if (request.params.name === CALL_TOOL_DEFINITION.name) {
+          // call_tool names the tool to run: from here on it is that call, audited and routed as one.
+          const { name, arguments: args } = (request.params.arguments ?? {}) as {
+            name?: unknown;
+            arguments?: unknown;
+          };
+          if (typeof name !== 'string' || (args !== undefined && (typeof args !== 'object' || args === null)))
+            return {
+              isError: true,
+              content: [
+                {
+                  type: 'text',
+                  text: 'call_tool expects {"name": "<a name from search_tools>", "arguments": {...}}',
+                },
+              ],
+            };
+          request.params.name = name;
+          request.params.arguments = (args ?? {}) as Record<string, unknown>;
+        }
+      }
       const key = `tools/call ${request.params.name}`;
       const entry = names.tools.get(request.params.name);
       if (!entry && !this.#exchanges.isPending(this.#state(ctx, era))) {

@@ -55,6 +55,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       namespaced: options.config.serve.namespace,
       answerTimeoutMs,
       skills,
+      toolSearch: options.config.serve.toolSearch,
     });
     served = http
       ? await serveHttp(({ era }) => gateway.createServer(era), {

@@ -33,6 +33,8 @@ export function knowledgeServerConfig(config: TackConfig): StdioServerConfig | u
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
     callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
     enabledTools: undefined,
+    trusted: true,
+    alwaysLoad: false,
     disabledTools: undefined,
     source: config.sources.at(-1) ?? {
       file: join(config.projectRoot, 'tack.json'),

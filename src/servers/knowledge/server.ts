@@ -8,7 +8,7 @@ import {
 import { TackError } from '../../errors.js';
 import type { KnowledgeBase } from '../../knowledge/knowledge.js';
 import { conceptUri, renderConcept } from '../../knowledge/render.js';
-import { READ_CONCEPT, SEARCH_KNOWLEDGE } from '../../knowledge/tools.js';
+import { READ_CONCEPT, RUN_COMPUTATION, SEARCH_KNOWLEDGE } from '../../knowledge/tools.js';
 import type { NativeTool } from '../../tools/native.js';
 import { VERSION } from '../../version.js';
 
@@ -25,10 +25,15 @@ export function knowledgeServerFactory(
   tools: readonly NativeTool[],
   now: () => number = Date.now,
 ): () => McpServer {
+  const computes = tools.some((t) => t.name === RUN_COMPUTATION);
   const instructions =
     `Curated knowledge, ${base.size} concepts in ${base.bundles.length} bundles:\n${base.summary(now())}\n\n` +
     `Call ${SEARCH_KNOWLEDGE} to find concepts on a topic, then ${READ_CONCEPT} for one. Weigh each by its trust ` +
-    'tier (unverified < machine-confirmed < human-reviewed), status and staleness, and cite its okf:// URI.';
+    'tier (unverified < machine-confirmed < human-reviewed), status and staleness, and cite its okf:// URI.' +
+    (computes
+      ? ` For a figure an Attested Computation defines, call ${RUN_COMPUTATION} with its parameter values instead ` +
+        'of writing a query: only an attested result may be reported, and a refused run has no value to report.'
+      : '');
   const compiled = tools.map((tool) => ({
     tool,
     inputSchema: fromJsonSchema<Record<string, unknown>>(tool.inputSchema as JsonSchemaType),

@@ -1,0 +1,487 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import {
+  compareRetrieval,
+  contextCost,
+  evaluate,
+  loadQueriesFile,
+  loadToolsFile,
+  type RetrievalMetrics,
+  type RetrievalQuery,
+} from '../src/search/bench.js';
+import {
+  BaselineToolIndex,
+  DEFAULT_RANKING,
+  type RankingOptions,
+  type SearchableTool,
+  ToolSearchIndex,
+} from '../src/search/tool-index.js';
+import { countTokens } from '../src/tokens/count.js';
+import { mulberry32 } from './random.js';
+import { collectGarbage, isMain, log, median, p50p99, repoRoot, round, sdkClient, tempDir } from './util.js';
+
+/**
+ * MetaTool (Huang et al. 2023, MIT; HowieHwong/MetaTool@35e81bb) as tools.json + queries.jsonl:
+ * - plugin_des.json: 199 plugins, name -> one-line description. Each becomes one tool of the server
+ *   `metatool` (MetaTool has no servers; its plugins are single-purpose), without an input schema.
+ * - all_clean_data.csv: `Query,Tool`, one row per (query, plugin); every Tool value is a plugin_des.json key
+ *   exactly as written (case and punctuation, e.g. `PDF&URLTool`). 20,614 rows, 20,550 distinct queries: a
+ *   query listed with two plugins gets both as gold.
+ * - multi_tool_query_golden.json: 497 `{query, tool: [a, b]}`, all keys of plugin_des.json.
+ */
+export const METATOOL_DIR =
+  process.env.TACK_METATOOL_DIR ?? join(repoRoot, '../shared/data/tool-retrieval/metatool');
+export const METATOOL_SERVER = 'metatool';
+
+export interface MetaTool {
+  tools: SearchableTool[];
+  single: RetrievalQuery[];
+  multi: RetrievalQuery[];
+}
+
+/** RFC 4180: quoted fields may hold commas, doubled quotes and newlines. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c !== '"') field += c;
+      else if (text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else if (c !== '\r') field += c;
+  }
+  if (field !== '' || row.length > 0) {
+    row.push(field);
+    rows.push(row);
+  }
+  return rows;
+}
+
+export function loadMetaTool(dir = METATOOL_DIR): MetaTool {
+  const descriptions = JSON.parse(readFileSync(join(dir, 'plugin_des.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+  const tools = Object.entries(descriptions).map(
+    ([name, description]): SearchableTool => ({ server: METATOOL_SERVER, name, description }),
+  );
+  const known = new Set(Object.keys(descriptions));
+  const gold = (tool: string, where: string) => {
+    if (!known.has(tool)) throw new Error(`MetaTool ${where}: ${tool} is not a plugin_des.json key`);
+    return `${METATOOL_SERVER}/${tool}`;
+  };
+
+  const [header, ...rows] = parseCsv(readFileSync(join(dir, 'all_clean_data.csv'), 'utf8'));
+  if (header?.join(',') !== 'Query,Tool')
+    throw new Error('MetaTool all_clean_data.csv: expected header Query,Tool');
+  const byQuery = new Map<string, Set<string>>();
+  rows.forEach(([query, tool], i) => {
+    if (!query || !tool) throw new Error(`MetaTool all_clean_data.csv:${i + 2}: expected Query,Tool`);
+    const set = byQuery.get(query) ?? new Set<string>();
+    set.add(gold(tool, `all_clean_data.csv:${i + 2}`));
+    byQuery.set(query, set);
+  });
+  const single = [...byQuery].map(([query, set]) => ({ query, gold: [...set] }));
+
+  const golden = JSON.parse(readFileSync(join(dir, 'multi_tool_query_golden.json'), 'utf8')) as Array<{
+    query: string;
+    tool: string[];
+  }>;
+  const multi = golden.map((q, i) => ({
+    query: q.query,
+    gold: [...new Set(q.tool.map((t) => gold(t, `multi_tool_query_golden.json[${i}]`)))],
+  }));
+  return { tools, single, multi };
+}
+
+/**
+ * TUNE (30 %) or TEST (70 %), from a hash of the query text alone: stable across runs and machines, and a
+ * query listed twice lands in one split only.
+ */
+export function splitOf(query: string): 'tune' | 'test' {
+  const bucket = createHash('sha256').update(query).digest().readUInt32BE(0) % 100;
+  return bucket < 30 ? 'tune' : 'test';
+}
+
+export function split(queries: readonly RetrievalQuery[]): Record<'tune' | 'test', RetrievalQuery[]> {
+  const result: Record<'tune' | 'test', RetrievalQuery[]> = { tune: [], test: [] };
+  for (const q of queries) result[splitOf(q.query)].push(q);
+  return result;
+}
+
+/** Writes the catalog and each split as the files `tack bench tool-search` reads. */
+export function writeMetaTool(dir: string, data: MetaTool = loadMetaTool()): Record<string, string> {
+  mkdirSync(dir, { recursive: true });
+  const files: Record<string, string> = { tools: join(dir, 'tools.json') };
+  writeFileSync(files.tools!, `${JSON.stringify(data.tools, null, 1)}\n`);
+  for (const [kind, queries] of [
+    ['single', data.single],
+    ['multi', data.multi],
+  ] as const) {
+    for (const [part, list] of Object.entries(split(queries))) {
+      const file = join(dir, `queries-${kind}-${part}.jsonl`);
+      writeFileSync(file, list.map((q) => `${JSON.stringify(q)}\n`).join(''));
+      files[`${kind}-${part}`] = file;
+    }
+  }
+  return files;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Synthetic catalogs: MetaTool's plugins as servers of several tools with realistic input schemas
+
+type Schema = Record<string, unknown>;
+
+const PARAMS: Record<string, Schema> = {
+  query: { type: 'string', description: 'Free-text search query, in the words a person would use' },
+  id: { type: 'string', description: 'Identifier of the item, as returned by a search or list call' },
+  limit: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+    default: 10,
+    description: 'Maximum number of results to return',
+  },
+  cursor: { type: 'string', description: 'Opaque pagination cursor from the previous response' },
+  language: { type: 'string', description: 'ISO 639-1 language code of the results, e.g. "en"' },
+  location: {
+    type: 'object',
+    description: 'Where to look',
+    properties: {
+      city: { type: 'string', description: 'City name' },
+      country: { type: 'string', description: 'ISO 3166-1 alpha-2 country code' },
+    },
+  },
+  date_range: {
+    type: 'object',
+    description: 'Only items within these dates',
+    properties: {
+      from: { type: 'string', format: 'date', description: 'First day, YYYY-MM-DD' },
+      to: { type: 'string', format: 'date', description: 'Last day, YYYY-MM-DD' },
+    },
+  },
+  format: {
+    type: 'string',
+    enum: ['json', 'markdown', 'text'],
+    default: 'json',
+    description: 'Output format',
+  },
+  url: { type: 'string', format: 'uri', description: 'URL of the page or document' },
+  tags: { type: 'array', items: { type: 'string' }, description: 'Only items with all of these tags' },
+  sort: { type: 'string', enum: ['relevance', 'date', 'popularity'], description: 'Order of the results' },
+  include_details: { type: 'boolean', default: false, description: 'Return the full record, not a summary' },
+  title: { type: 'string', description: 'Title of the new item' },
+  content: { type: 'string', description: 'Body of the item, Markdown allowed' },
+  fields: {
+    type: 'object',
+    description: 'Fields to change; omitted fields keep their value',
+    additionalProperties: true,
+  },
+};
+
+/** Verbs of a synthetic tool: what it starts with, and the parameters it always takes. */
+const VERBS: Array<{ verb: string; phrase: string; required: string[] }> = [
+  { verb: 'search', phrase: 'Search', required: ['query'] },
+  { verb: 'get', phrase: 'Get one item by id from', required: ['id'] },
+  { verb: 'list', phrase: 'List recent items of', required: [] },
+  { verb: 'create', phrase: 'Create an item in', required: ['title', 'content'] },
+  { verb: 'update', phrase: 'Update an item in', required: ['id', 'fields'] },
+  { verb: 'delete', phrase: 'Delete an item from', required: ['id'] },
+  { verb: 'export', phrase: 'Export results of', required: ['query', 'format'] },
+];
+const OPTIONAL = [
+  'limit',
+  'cursor',
+  'language',
+  'location',
+  'date_range',
+  'url',
+  'tags',
+  'sort',
+  'include_details',
+];
+
+const snake = (name: string) =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '')
+    .toLowerCase();
+
+/**
+ * `count` tools shaped like real MCP catalogs: each MetaTool plugin is a server (`<plugin>` or, past the first
+ * round, `<plugin>_<round>`) of `perServer` tools (`search_<plugin>`, `get_<plugin>` ...) whose description
+ * is a verb phrase plus the plugin's description, with 1-4 optional parameters besides the required ones.
+ */
+export function syntheticCatalog(
+  plugins: readonly SearchableTool[],
+  count: number,
+  options: { perServer?: number; seed?: number } = {},
+): SearchableTool[] {
+  const perServer = options.perServer ?? 3;
+  const random = mulberry32(options.seed ?? 7);
+  const tools: SearchableTool[] = [];
+  for (let round = 0; tools.length < count; round++) {
+    for (const plugin of plugins) {
+      const base = snake(plugin.name);
+      const server = round === 0 ? base : `${base}_${round}`;
+      const offset = Math.floor(random() * VERBS.length);
+      for (let i = 0; i < perServer && tools.length < count; i++) {
+        const { verb, phrase, required } = VERBS[(offset + i) % VERBS.length]!;
+        const optional = [...OPTIONAL].sort(() => random() - 0.5).slice(0, 1 + Math.floor(random() * 4));
+        const names = [...required, ...optional];
+        tools.push({
+          server,
+          name: `${verb}_${base}`,
+          description: `${phrase} ${plugin.name}. ${plugin.description ?? ''}`,
+          inputSchema: {
+            type: 'object',
+            properties: Object.fromEntries(names.map((n) => [n, PARAMS[n]!])),
+            required,
+            additionalProperties: false,
+          },
+        });
+      }
+    }
+  }
+  return tools;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Real servers: the catalog a user of the reference servers and tack's examples would have
+
+const requireFrom = createRequire(import.meta.url);
+
+async function realCatalog(): Promise<{ tools: SearchableTool[]; servers: Record<string, number> }> {
+  const tmp = tempDir('tool-search-servers');
+  const entry = (pkg: string) => requireFrom.resolve(`@modelcontextprotocol/${pkg}/dist/index.js`);
+  const servers: Record<string, { args: string[]; env?: Record<string, string> }> = {
+    everything: { args: [entry('server-everything'), 'stdio'] },
+    filesystem: { args: [entry('server-filesystem'), tmp.dir] },
+    memory: { args: [entry('server-memory')], env: { MEMORY_FILE_PATH: join(tmp.dir, 'memory.jsonl') } },
+    'sequential-thinking': { args: [entry('server-sequential-thinking')] },
+    notes: { args: [join(repoRoot, 'dist/examples/servers/notes.js')] },
+    weather: { args: [join(repoRoot, 'dist/examples/servers/weather-legacy.js')] },
+    docs: { args: [join(repoRoot, 'bin/tack.js'), 'serve-docs', join(repoRoot, 'docs')] },
+  };
+  const tools: SearchableTool[] = [];
+  const counts: Record<string, number> = {};
+  try {
+    for (const [server, { args, env }] of Object.entries(servers)) {
+      const client = await sdkClient(
+        new StdioClientTransport({ command: process.execPath, args, env: { ...env }, stderr: 'ignore' }),
+      );
+      try {
+        const listed = (await client.listTools()).tools;
+        counts[server] = listed.length;
+        for (const t of listed) {
+          const tool: SearchableTool = {
+            server,
+            name: t.name,
+            description: t.description ?? '',
+            inputSchema: t.inputSchema,
+          };
+          if (t.title) tool.title = t.title;
+          tools.push(tool);
+        }
+      } finally {
+        await client.close();
+      }
+    }
+  } finally {
+    tmp.remove();
+  }
+  return { tools, servers: counts };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The benchmark
+
+const KS = [1, 5, 10];
+
+function table(metrics: RetrievalMetrics) {
+  return {
+    queries: metrics.queries,
+    hit1: round(metrics.hitAt[1]!, 3),
+    hit5: round(metrics.hitAt[5]!, 3),
+    recall5: round(metrics.recallAt[5]!, 3),
+    recall10: round(metrics.recallAt[10]!, 3),
+    mrr: round(metrics.mrr, 3),
+  };
+}
+
+/** What each part of the ranking gains: the default with that part switched off, on the TUNE split. */
+function ablation(data: MetaTool, single: RetrievalQuery[], multi: RetrievalQuery[]) {
+  const uniform = Object.fromEntries(Object.keys(DEFAULT_RANKING.weights).map((f) => [f, 1]));
+  const variants: Record<string, Partial<RankingOptions>> = {
+    tack: {},
+    'without name splitting': { splitNames: false },
+    'without stemming': { stem: false },
+    'without stop words': { stopWords: false },
+    'without field weights (all 1)': { weights: uniform as RankingOptions['weights'] },
+    'name weight 2': { weights: { ...DEFAULT_RANKING.weights, name: 2 } },
+  };
+  const row = (index: { search: ToolSearchIndex['search'] }) => {
+    const s = evaluate(index, single, KS, data.tools);
+    const m = evaluate(index, multi, KS, data.tools);
+    return {
+      singleHit1: round(s.hitAt[1]!, 3),
+      singleHit5: round(s.hitAt[5]!, 3),
+      singleMrr: round(s.mrr, 3),
+      multiRecall5: round(m.recallAt[5]!, 3),
+    };
+  };
+  const rows: Record<string, ReturnType<typeof row>> = {};
+  for (const [name, ranking] of Object.entries(variants))
+    rows[name] = row(ToolSearchIndex.build(data.tools, { ranking }));
+  rows.baseline = row(BaselineToolIndex.build(data.tools));
+  return rows;
+}
+
+function timeSearches(index: { search(q: string, k?: number): unknown }, queries: readonly string[]) {
+  for (const q of queries.slice(0, 100)) index.search(q, 5);
+  const samples = queries.map((q) => {
+    const started = performance.now();
+    index.search(q, 5);
+    return performance.now() - started;
+  });
+  return p50p99(
+    samples.sort((a, b) => a - b),
+    3,
+  );
+}
+
+function latency(plugins: readonly SearchableTool[], queries: readonly string[], size: number) {
+  const tools = syntheticCatalog(plugins, size, { perServer: 5, seed: size });
+  const builds: number[] = [];
+  let index: ToolSearchIndex | undefined;
+  collectGarbage();
+  const heapBefore = process.memoryUsage().heapUsed;
+  for (let run = 0; run < 5; run++) {
+    index = undefined;
+    const started = performance.now();
+    index = ToolSearchIndex.build(tools);
+    builds.push(performance.now() - started);
+  }
+  collectGarbage();
+  const heapMB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+  const search = timeSearches(index!, queries);
+  // A list_changed: one server's tools re-listed (same tools, as most refreshes are) and re-indexed.
+  const servers = [...new Set(tools.map((t) => t.server))];
+  const byServer = new Map<string, SearchableTool[]>(servers.map((server) => [server, []]));
+  for (const tool of tools) byServer.get(tool.server)!.push(tool);
+  const replace: number[] = [];
+  for (let i = 0; i < 500; i++) {
+    const server = servers[(i * 7919) % servers.length]!;
+    const started = performance.now();
+    index!.replaceServer(server, byServer.get(server)!);
+    replace.push(performance.now() - started);
+  }
+  const searchAfter = timeSearches(index!, queries.slice(0, 500));
+  const baseline = BaselineToolIndex.build(tools);
+  return {
+    tools: tools.length,
+    servers: servers.length,
+    buildMs: round(median(builds), 1),
+    indexHeapMB: round(heapMB, 1),
+    search,
+    searchAfterReplaces: searchAfter,
+    replaceServer: {
+      toolsPerServer: 5,
+      ...p50p99(
+        replace.sort((a, b) => a - b),
+        3,
+      ),
+    },
+    baselineSearch: timeSearches(baseline, queries),
+  };
+}
+
+export async function runToolSearch(options: { metatool?: string } = {}) {
+  const data = loadMetaTool(options.metatool);
+  const tmp = tempDir('tool-search');
+  try {
+    // Through the files `tack bench tool-search` reads, so the loaders are part of what is measured.
+    const files = writeMetaTool(tmp.dir, data);
+    const tools = loadToolsFile(files.tools!);
+    const q = (name: string) => loadQueriesFile(files[name]!);
+    const [singleTest, multiTest, singleTune, multiTune] = [
+      q('single-test'),
+      q('multi-test'),
+      q('single-tune'),
+      q('multi-tune'),
+    ];
+    log('tool-search: retrieval on the TEST split');
+    const single = compareRetrieval(tools, singleTest, KS);
+    const multi = compareRetrieval(tools, multiTest, KS);
+    log('tool-search: ablation on the TUNE split');
+    const tune = ablation(data, singleTune, multiTune);
+
+    log('tool-search: context cost');
+    const real = await realCatalog();
+    const synthetic = syntheticCatalog(data.tools, 500, { perServer: 3 });
+    const context = {
+      real: { servers: real.servers, ...(await contextCost(real.tools, countTokens)) },
+      realPlus500: await contextCost([...real.tools, ...synthetic], countTokens),
+    };
+
+    log('tool-search: latency');
+    const queries = singleTest.slice(0, 2000).map((x) => x.query);
+    const latencies = {
+      at1000: latency(data.tools, queries, 1000),
+      at10000: latency(data.tools, queries, 10_000),
+    };
+
+    return {
+      description:
+        'Tool retrieval on MetaTool (199 tools, server "metatool", no input schemas): queries split by a hash of their text into TUNE (30 %, used to choose the ranking) and TEST (70 %, reported); single-tool = all_clean_data.csv (distinct queries, a query listed with two tools has both as gold), multi-tool = multi_tool_query_golden.json. tack = ToolSearchIndex (DEFAULT_RANKING), baseline = MiniSearch defaults over name + description. Context: tool definitions as {name, description, input_schema} JSON, Qwen3 tokens; real = the reference servers everything, filesystem, memory, sequential-thinking plus tack\'s notes, weather and docs examples listed over stdio; realPlus500 adds 500 synthetic tools (MetaTool plugins as servers of 3 tools with 1-6 parameters, nested objects among them). Latency: synthetic catalogs (plugins as servers of 5 tools, replicated), 2000 TEST queries, k = 5.',
+      split: {
+        rule: 'sha256(query) first 4 bytes mod 100 < 30 -> TUNE',
+        single: { tune: singleTune.length, test: singleTest.length },
+        multi: { tune: multiTune.length, test: multiTest.length },
+      },
+      test: {
+        single: { tack: table(single.tack), baseline: table(single.baseline) },
+        multi: { tack: table(multi.tack), baseline: table(multi.baseline) },
+        unknownGold: [...single.unknownGold, ...multi.unknownGold],
+      },
+      tuneAblation: tune,
+      context: {
+        real: { ...context.real, deferredIdleShare: round(context.real.deferredIdleShare, 4) },
+        realPlus500: {
+          ...context.realPlus500,
+          deferredIdleShare: round(context.realPlus500.deferredIdleShare, 4),
+        },
+      },
+      latency: latencies,
+    };
+  } finally {
+    tmp.remove();
+  }
+}
+
+if (isMain(import.meta.url)) {
+  // `node dist/bench/tool-search.js --write <dir>` only converts MetaTool, for `tack bench tool-search`.
+  const at = process.argv.indexOf('--write');
+  if (at > 0) {
+    const files = writeMetaTool(process.argv[at + 1] ?? 'metatool');
+    process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);
+  } else process.stdout.write(`${JSON.stringify(await runToolSearch(), null, 2)}\n`);
+}

@@ -1,0 +1,97 @@
+import { errorMessage, TackError } from '../errors.js';
+import { resultText } from '../mcp/content.js';
+import type { McpHost } from '../mcp/host.js';
+import type { NativeTool } from '../tools/native.js';
+import type { GatedTool } from './approval.js';
+import { sanitizeSchema } from './schema.js';
+
+/** One tool as the loop offers it to the model: tack's own or an MCP server's, the same shape. */
+export interface AgentTool extends GatedTool {
+  /** The server's own name for an MCP tool (the model-visible name may be sanitized). */
+  serverToolName?: string;
+  inputSchema: Record<string, unknown>;
+  /** How the schema was mended for providers (see schema.ts); empty when taken as it was. */
+  schemaChanges: string[];
+  run(input: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
+}
+
+/** The tools of every connected server, under their model-visible names, calling through the host. */
+export function mcpAgentTools(host: McpHost, trusted: ReadonlySet<string>): AgentTool[] {
+  return host.catalog.tools.map((entry) => {
+    const { definition } = entry;
+    const { schema, changes } = sanitizeSchema(definition.inputSchema);
+    return {
+      name: entry.name,
+      server: entry.server,
+      serverToolName: definition.name,
+      description: definition.description ?? definition.title ?? entry.name,
+      readOnlyHint: definition.annotations?.readOnlyHint === true,
+      trustedServer: trusted.has(entry.server),
+      native: false,
+      inputSchema: schema,
+      schemaChanges: changes,
+      async run(input, signal) {
+        const result = await host.callTool(entry.name, input, { signal });
+        return { text: resultText(result), isError: result.isError === true };
+      },
+    };
+  });
+}
+
+/** tack's own tools (skills, knowledge, sub-agents). */
+export function nativeAgentTools(
+  tools: readonly NativeTool[],
+  alwaysAsk: ReadonlySet<string> = new Set(),
+): AgentTool[] {
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    readOnlyHint: !alwaysAsk.has(tool.name),
+    trustedServer: true,
+    native: true,
+    alwaysAsk: alwaysAsk.has(tool.name),
+    inputSchema: tool.inputSchema,
+    schemaChanges: [],
+    async run(input, signal) {
+      const result = await tool.execute(input, { signal });
+      return { text: result.text, isError: result.isError === true };
+    },
+  }));
+}
+
+/**
+ * Runs a tool and words any failure so the model can recover: a protocol error, a timeout or a crashed server
+ * is an error result naming the tool and what to do, not an exception that ends the run.
+ */
+export async function runTool(
+  tool: AgentTool,
+  input: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<{ text: string; isError: boolean }> {
+  try {
+    return await tool.run(input, signal);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const hint = TackError.isInstance(error) && error.hint ? ` ${error.hint}` : '';
+    const code = TackError.isInstance(error) ? error.code : undefined;
+    const advice =
+      code === 'REQUEST_TIMEOUT'
+        ? 'The call timed out; try a smaller request, or another way.'
+        : code === 'SERVER_UNAVAILABLE' || code === 'SERVER_CRASHED'
+          ? 'The server is not available right now; do the task without this tool or tell the user.'
+          : 'Check the arguments against the tool description and try again, or use another tool.';
+    return {
+      text: `The call to ${tool.name} failed: ${errorMessage(error)}.${hint} ${advice}`,
+      isError: true,
+    };
+  }
+}
+
+/**
+ * Tool output as data, not instructions: wrapped in a tag the system prompt explains, with the closing tag
+ * escaped inside so the content cannot end the wrapper early and speak as the harness.
+ */
+export function wrapResult(tool: AgentTool, text: string, isError: boolean): string {
+  const attrs = `name="${tool.name}"${tool.server ? ` server="${tool.server}"` : ''}${isError ? ' status="error"' : ''}`;
+  return `<tool_result ${attrs}>\n${text.replace(/<\/tool_result/gi, '<\\/tool_result')}\n</tool_result>`;
+}

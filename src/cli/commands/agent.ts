@@ -1,0 +1,452 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface, type Interface } from 'node:readline/promises';
+import { type RunningAgent, startAgent } from '../../agent/agent.js';
+import type { ApprovalRequest, ApproveMode, Approver } from '../../agent/approval.js';
+import { APPROVE_MODES } from '../../agent/approval.js';
+import { estimateTokens } from '../../agent/compaction.js';
+import { systemPrompt } from '../../agent/context.js';
+import type { AgentEvent, EndReason } from '../../agent/events.js';
+import type { AgentInteraction } from '../../agent/interaction.js';
+import type { Limits, RunResult } from '../../agent/session.js';
+import { TackError } from '../../errors.js';
+import { countTokens } from '../../tokens/count.js';
+import { print, table } from '../output.js';
+import { type GlobalOptions, loadCliConfig } from '../session.js';
+
+export interface AgentCliOptions extends GlobalOptions {
+  model?: string;
+  approve?: string;
+  maxSteps?: number;
+  maxCost?: number;
+  resume?: string;
+  trustProject?: boolean;
+}
+
+/** Exit codes of `tack run`: what a script needs to tell a finished task from a stopped one. */
+export function exitCodeOf(reason: EndReason): number {
+  if (reason === 'completed') return 0;
+  if (reason === 'aborted') return 130;
+  if (reason === 'error') return 1;
+  return 3; // a limit, or loop detection: the task is not done
+}
+
+/** What the terminal shows while a session works: the answer on stdout, everything else on stderr. */
+export function renderEvent(event: AgentEvent, json: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(event)}\n`);
+    return;
+  }
+  const err = (text: string) => process.stderr.write(`${text}\n`);
+  switch (event.type) {
+    case 'text-delta':
+      process.stdout.write(event.text);
+      break;
+    case 'tool-call':
+      err(`\n→ ${event.name} ${compact(event.arguments)}`);
+      break;
+    case 'tool-result':
+      err(
+        `← ${event.isError ? 'error: ' : ''}${firstLine(event.text)} (${event.durationMs} ms${event.savedTo ? `, full output in ${event.savedTo}` : ''})`,
+      );
+      break;
+    case 'approval':
+      if (event.decision === 'deny') err(`✗ ${event.name} not run: ${event.reason}`);
+      break;
+    case 'compaction':
+      err(
+        `(compacted: ${event.tokensBefore} → ${event.tokensAfter} tokens; ${event.elidedToolResults} tool outputs elided, ${event.summarizedMessages} messages summarised)`,
+      );
+      break;
+    case 'notice':
+      err(`note: ${event.text}`);
+      break;
+    case 'error':
+      err(`error: ${event.message}`);
+      break;
+    case 'session-end':
+      err(
+        `\n[${event.reason}] ${event.detail}; ${event.total.inputTokens} in / ${event.total.outputTokens} out tokens, $${event.total.costUsd.toFixed(4)}`,
+      );
+      break;
+    default:
+      break;
+  }
+}
+
+function compact(value: unknown): string {
+  const text = JSON.stringify(value) ?? '';
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}
+
+function firstLine(text: string): string {
+  const line =
+    text
+      .replace(/^<tool_result[^>]*>\n?/, '')
+      .split('\n')
+      .find((l) => l.trim()) ?? '';
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+const SECRET_KEY = /token|secret|password|passwd|api[-_]?key|authorization|credential|private/i;
+
+/** Arguments for an approval prompt: pretty, with values under secret-looking keys masked. */
+export function maskSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskSecrets);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      SECRET_KEY.test(k) && typeof v === 'string' ? '••••••' : maskSecrets(v),
+    ]),
+  );
+}
+
+/** Asks at the terminal: the server, the tool, its description's hash and the full arguments. */
+function terminalApprover(): Approver {
+  return async (request: ApprovalRequest) => {
+    const hash = createHash('sha256').update(request.description).digest('hex').slice(0, 12);
+    process.stderr.write(
+      `\nApprove ${request.tool}${request.server ? ` (server ${request.server})` : ''}? It ${request.why}.\n` +
+        `  description sha256:${hash}\n  arguments:\n${JSON.stringify(maskSecrets(request.arguments), null, 2).replace(/^/gm, '    ')}\n`,
+    );
+    const answer = (await ask('[y] once  [a] always this session  [N] deny: ')).trim().toLowerCase();
+    if (answer === 'a') return { decision: 'allow', remember: 'session' };
+    return answer === 'y' || answer === 'yes' ? { decision: 'allow' } : { decision: 'deny' };
+  };
+}
+
+/**
+ * One readline for the whole process: a new one per question would drop lines typed ahead. In a terminal,
+ * readline takes Ctrl-C itself; it is passed on as the interrupt of the run in flight (see runWithInterrupt).
+ */
+let prompts: Interface | undefined;
+let interruptRun: (() => void) | undefined;
+
+async function ask(question: string): Promise<string> {
+  if (!prompts) {
+    prompts = createInterface({
+      input: process.stdin,
+      output: process.stderr,
+      terminal: process.stdin.isTTY === true,
+    });
+    prompts.on('SIGINT', () => {
+      if (interruptRun) interruptRun();
+      else process.stderr.write('\n(type /exit to leave)\n');
+    });
+  }
+  return prompts.question(question);
+}
+
+function closePrompts(): void {
+  prompts?.close();
+  prompts = undefined;
+}
+
+/** Servers' questions and sampling requests, at the terminal. */
+function terminalInteraction(): AgentInteraction {
+  return {
+    async elicit(question) {
+      process.stderr.write(`\n${question.server} asks: ${question.message}\n`);
+      if (question.url) {
+        process.stderr.write(`Open ${question.url}\n`);
+        const go = (await ask('Continue when done? [y/N]: ')).trim().toLowerCase();
+        return { action: go === 'y' ? 'accept' : 'decline' };
+      }
+      const properties = (question.requestedSchema?.properties ?? {}) as Record<
+        string,
+        { type?: string; description?: string }
+      >;
+      const content: Record<string, unknown> = {};
+      for (const [name, schema] of Object.entries(properties)) {
+        const raw = await ask(`  ${name}${schema.description ? ` (${schema.description})` : ''}: `);
+        content[name] =
+          schema.type === 'number' || schema.type === 'integer'
+            ? Number(raw)
+            : schema.type === 'boolean'
+              ? /^(y|yes|true)$/i.test(raw.trim())
+              : raw;
+      }
+      const send = (await ask('Send this answer? [Y/n]: ')).trim().toLowerCase();
+      return send === 'n' ? { action: 'decline' } : { action: 'accept', content };
+    },
+    async approveSampling(request) {
+      process.stderr.write(
+        `\n${request.server} wants the model to write up to ${request.maxTokens} tokens from:\n` +
+          request.messages.map((m) => `  ${m.role}: ${m.text}`).join('\n'),
+      );
+      return (await ask('\nAllow? [y/N]: ')).trim().toLowerCase() === 'y';
+    },
+  };
+}
+
+function approveMode(value: string | undefined): ApproveMode | undefined {
+  if (value === undefined) return undefined;
+  if (!(APPROVE_MODES as readonly string[]).includes(value))
+    throw new TackError('USAGE', `--approve must be one of ${APPROVE_MODES.join(', ')}, got "${value}"`);
+  return value as ApproveMode;
+}
+
+async function open(
+  options: AgentCliOptions,
+  extra: { json?: boolean; servers?: boolean } = {},
+): Promise<RunningAgent> {
+  const config = loadCliConfig(options);
+  const interactive = process.stdin.isTTY === true && !extra.json;
+  const limits: Partial<Limits> = {
+    ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+    ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
+  };
+  const mode = approveMode(options.approve);
+  return startAgent({
+    config,
+    ...(options.model ? { model: options.model } : {}),
+    ...(mode ? { approve: mode } : {}),
+    ...(interactive ? { approver: terminalApprover(), interaction: terminalInteraction() } : {}),
+    trustProject: options.trustProject === true,
+    limits,
+    ...(options.resume ? { resume: options.resume } : {}),
+    ...(extra.servers === false ? { servers: false } : {}),
+    onEvent: (event) => renderEvent(event, extra.json === true),
+  });
+}
+
+/** Ctrl-C aborts the run in flight (not the session); a second Ctrl-C leaves. */
+async function runWithInterrupt(agent: RunningAgent, task: string): Promise<RunResult> {
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(130);
+    process.stderr.write('\n(interrupted; Ctrl-C again to quit)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onSigint);
+  interruptRun = onSigint;
+  try {
+    return await agent.session.run(task, { signal: controller.signal });
+  } finally {
+    process.off('SIGINT', onSigint);
+    interruptRun = undefined;
+  }
+}
+
+/** `tack run "<task>"`: headless; the answer streams to stdout, the exit code says how the run ended. */
+export async function runCommand(task: string | undefined, options: AgentCliOptions): Promise<number> {
+  const agent = await open(options, { json: options.json === true });
+  try {
+    if (agent.resumed) for (const note of agent.resumed.notes) process.stderr.write(`resume: ${note}\n`);
+    const text = task ?? (agent.resumed ? 'Continue where you left off.' : undefined);
+    if (!text) throw new TackError('USAGE', 'no task given', { hint: 'tack run "<what to do>"' });
+    const result = await runWithInterrupt(agent, text);
+    if (!options.json) process.stdout.write('\n');
+    process.stderr.write(
+      `session ${agent.session.id} (tack run --resume ${agent.session.id.split('-').at(-1)} "...")\n`,
+    );
+    return exitCodeOf(result.reason);
+  } finally {
+    closePrompts();
+    await agent.close();
+  }
+}
+
+/** `tack chat`: a conversation in the terminal, with /tools /skills /cost /compact /exit. */
+export async function chatCommand(options: AgentCliOptions): Promise<number> {
+  if (!process.stdin.isTTY)
+    throw new TackError('USAGE', 'tack chat needs a terminal', { hint: 'Use tack run "<task>" in scripts.' });
+  const agent = await open(options);
+  try {
+    process.stderr.write(`tack chat: session ${agent.session.id}; /tools /skills /cost /compact /exit\n`);
+    for (;;) {
+      let line: string;
+      try {
+        line = (await ask('\n> ')).trim();
+      } catch {
+        return 0; // stdin closed
+      }
+      if (line === '') continue;
+      if (line === '/exit' || line === '/quit') return 0;
+      if (line === '/tools') {
+        print(
+          agent.session
+            .tools()
+            .map((t) => `${t.name}${t.server ? `  (${t.server})` : ''}`)
+            .join('\n'),
+        );
+        continue;
+      }
+      if (line === '/skills') {
+        const part = agent.session.systemParts.find((p) => p.name === 'skills index');
+        print(part?.text ?? 'no skills');
+        continue;
+      }
+      if (line === '/cost') {
+        const u = agent.session.usage;
+        print(
+          `${u.inputTokens} input tokens (${u.cachedInputTokens} cached), ${u.outputTokens} output, $${u.costUsd.toFixed(4)}`,
+        );
+        continue;
+      }
+      if (line === '/compact') {
+        const done = await agent.session.compact();
+        if (!done) print('nothing to compact');
+        continue;
+      }
+      if (line.startsWith('/')) {
+        print(`unknown command ${line}: /tools /skills /cost /compact /exit`);
+        continue;
+      }
+      await runWithInterrupt(agent, line);
+      process.stdout.write('\n');
+    }
+  } finally {
+    closePrompts();
+    await agent.close();
+  }
+}
+
+/** `tack context`: what the next turn would send, part by part, with token counts. */
+export async function contextCommand(options: AgentCliOptions): Promise<number> {
+  const config = loadCliConfig(options);
+  const model = options.model ?? config.agent.model;
+  const agent = await startAgent({
+    config,
+    // The context does not depend on the model; none is called.
+    model: model ? model : { model: 'none', spec: 'none', provider: 'none', id: 'none' },
+    transcript: false,
+    trustProject: options.trustProject === true,
+    approve: 'never',
+  }).catch((error: unknown) => {
+    // Without keys the model cannot be made; the context can still be shown.
+    if (TackError.isInstance(error) && error.code === 'MODEL_UNAVAILABLE' && model)
+      return startAgent({
+        config,
+        model: { model: 'none', spec: model, provider: 'none', id: model },
+        transcript: false,
+        trustProject: options.trustProject === true,
+        approve: 'never',
+      });
+    throw error;
+  });
+  try {
+    const rows: Array<{ part: string; source: string; tokens: number }> = [];
+    for (const part of agent.session.systemParts)
+      rows.push({
+        part: `system: ${part.name}`,
+        source: part.source ?? '',
+        tokens: await countTokens(part.text),
+      });
+    const byServer = new Map<string, { tools: number; tokens: number }>();
+    for (const tool of agent.session.tools()) {
+      const key = tool.server ?? 'tack';
+      const entry = byServer.get(key) ?? { tools: 0, tokens: 0 };
+      entry.tools++;
+      entry.tokens += await countTokens(
+        `${tool.name}\n${tool.description}\n${JSON.stringify(tool.inputSchema)}`,
+      );
+      byServer.set(key, entry);
+    }
+    for (const [server, { tools, tokens }] of byServer)
+      rows.push({ part: `tools: ${server}`, source: `${tools} tools`, tokens });
+    rows.push({
+      part: 'history',
+      source: `${agent.session.messages.length} messages`,
+      tokens: estimateTokens(agent.session.messages),
+    });
+    const total = rows.reduce((n, r) => n + r.tokens, 0);
+    if (options.json) {
+      print(
+        JSON.stringify(
+          { model: model ?? null, parts: rows, total, system: systemPrompt(agent.session.systemParts) },
+          null,
+          2,
+        ),
+      );
+    } else {
+      print(
+        table(
+          ['PART', 'TOKENS', 'SOURCE'],
+          [...rows.map((r) => [r.part, String(r.tokens), r.source]), ['total', String(total), '']],
+        ),
+      );
+      print(
+        '\nTokens counted with the Qwen3 tokenizer (history: estimated); the system parts are sent in this order, stable first.',
+      );
+    }
+    return 0;
+  } finally {
+    await agent.close();
+  }
+}
+
+interface EvalCase {
+  id?: string;
+  prompt: string;
+  /** A substring (or /regex/) the answer must contain. */
+  expect?: string;
+}
+
+/**
+ * `tack eval <prompts.jsonl>`: each prompt in a fresh session with the current guidelines; the outputs are
+ * recorded with the guidelines hash, so a guidelines change can be compared before it ships.
+ */
+export async function evalCommand(file: string, options: AgentCliOptions): Promise<number> {
+  const cases = readFileSync(resolve(file), 'utf8')
+    .split('\n')
+    .map((line, i) => ({ line, i }))
+    .filter(({ line }) => line.trim() !== '')
+    .map(({ line, i }) => {
+      try {
+        const parsed = JSON.parse(line) as EvalCase;
+        if (typeof parsed.prompt !== 'string') throw new Error('"prompt" must be a string');
+        return parsed;
+      } catch (error) {
+        throw new TackError('USAGE', `${file}:${i + 1}: ${(error as Error).message}`, {
+          hint: 'Each line: {"id": "...", "prompt": "...", "expect": "substring or /regex/"}',
+        });
+      }
+    });
+  const config = loadCliConfig(options);
+  const outDir = join(config.paths.stateDir, 'evals');
+  mkdirSync(outDir, { recursive: true });
+  const out = join(outDir, `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
+  const records: string[] = [];
+  let failed = 0;
+  for (const [i, c] of cases.entries()) {
+    const agent = await open({ ...options, approve: options.approve ?? 'never' }, { json: false });
+    try {
+      let answer = '';
+      const result = await agent.session.run(c.prompt);
+      answer = result.answer ?? '';
+      const pass = c.expect === undefined ? undefined : matches(answer, c.expect);
+      if (pass === false || result.reason !== 'completed') failed++;
+      records.push(
+        JSON.stringify({
+          id: c.id ?? String(i + 1),
+          prompt: c.prompt,
+          answer,
+          reason: result.reason,
+          pass: pass ?? null,
+          guidelinesHash: agent.session.guidelines.hash,
+          model: options.model ?? config.agent.model,
+          session: agent.session.id,
+          usage: result.usage,
+        }),
+      );
+      process.stderr.write(
+        `${c.id ?? i + 1}: ${result.reason}${pass === undefined ? '' : pass ? ' pass' : ' FAIL'}\n`,
+      );
+    } finally {
+      await agent.close();
+    }
+  }
+  writeFileSync(out, `${records.join('\n')}\n`);
+  print(
+    `${cases.length} prompts, ${failed} failed or unfinished; outputs with the guidelines hash in ${out}`,
+  );
+  return failed > 0 ? 1 : 0;
+}
+
+function matches(answer: string, expect: string): boolean {
+  const regex = /^\/(.*)\/([a-z]*)$/.exec(expect);
+  return regex ? new RegExp(regex[1]!, regex[2]).test(answer) : answer.includes(expect);
+}

@@ -1,0 +1,74 @@
+import { TackError } from '../../errors.js';
+import {
+  compareRetrieval,
+  contextCost,
+  loadQueriesFile,
+  loadToolsFile,
+  type RetrievalMetrics,
+} from '../../search/bench.js';
+import { countTokens } from '../../tokens/count.js';
+import { print, printJson, table } from '../output.js';
+import type { GlobalOptions } from '../session.js';
+
+export interface BenchToolSearchOptions extends GlobalOptions {
+  tools: string;
+  queries: string;
+  /** `1,5,10`. */
+  k?: string;
+}
+
+/**
+ * `tack bench tool-search --tools tools.json --queries queries.jsonl [--k 1,5,10]`: any retrieval set, offline,
+ * tack's ranking and the plain BM25 baseline side by side, and the catalog's definition tokens inline vs
+ * deferred. Formats: docs/tool-search.md.
+ */
+export async function benchToolSearchCommand(options: BenchToolSearchOptions): Promise<number> {
+  const ks = (options.k ?? '1,5,10').split(',').map((v) => Number(v.trim()));
+  if (ks.some((k) => !Number.isInteger(k) || k < 1))
+    throw new TackError('USAGE', `--k expects positive integers separated by commas, got "${options.k}"`);
+  const tools = loadToolsFile(options.tools);
+  const queries = loadQueriesFile(options.queries);
+  const retrieval = compareRetrieval(tools, queries, ks);
+  const cost = await contextCost(tools, countTokens);
+  if (options.json) {
+    printJson({ tools: tools.length, queries: queries.length, ks, retrieval, context: cost });
+    return 0;
+  }
+  const row = (name: string, m: RetrievalMetrics) => [
+    name,
+    ...ks.map((k) => m.hitAt[k]!.toFixed(3)),
+    ...ks.map((k) => m.recallAt[k]!.toFixed(3)),
+    m.mrr.toFixed(3),
+  ];
+  print(`${tools.length} tools, ${queries.length} queries\n`);
+  print(
+    table(
+      ['RANKER', ...ks.map((k) => `HIT@${k}`), ...ks.map((k) => `RECALL@${k}`), 'MRR'],
+      [row('tack', retrieval.tack), row('bm25 (name+description)', retrieval.baseline)],
+    ),
+  );
+  if (retrieval.unknownGold.length > 0)
+    print(
+      `\nwarning: gold tools not in the catalog (counted as misses): ${retrieval.unknownGold.slice(0, 10).join(', ')}`,
+    );
+  print(
+    `\n${table(
+      ['TOOL DEFINITIONS PER TURN', 'TOKENS', 'SHARE'],
+      [
+        ['inline (every definition)', String(cost.inlineTokens), '100 %'],
+        [
+          'deferred, idle (search_tools + call_tool)',
+          String(cost.deferredIdleTokens),
+          `${(cost.deferredIdleShare * 100).toFixed(1)} %`,
+        ],
+        [
+          `deferred, ${cost.loaded} tools loaded`,
+          String(cost.deferredLoadedTokens),
+          `${((cost.deferredLoadedTokens / Math.max(1, cost.inlineTokens)) * 100).toFixed(1)} %`,
+        ],
+      ],
+    )}`,
+  );
+  print('\nTokens counted with the Qwen3 tokenizer.');
+  return 0;
+}

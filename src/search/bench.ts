@@ -1,0 +1,275 @@
+import { readFileSync } from 'node:fs';
+import { errorMessage, TackError } from '../errors.js';
+import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from './meta-tools.js';
+import {
+  BaselineToolIndex,
+  type SearchableTool,
+  type ToolHit,
+  ToolSearchIndex,
+  type ToolSearchOptions,
+} from './tool-index.js';
+
+/**
+ * Offline retrieval benchmarks for tool search (`tack bench tool-search`, bench/tool-search.ts): a catalog
+ * (tools.json) and labelled queries (queries.jsonl), scored for tack's index and the plain BM25 baseline, and
+ * what the catalog costs in context inline and deferred. Formats: docs/tool-search.md.
+ */
+
+export interface RetrievalQuery {
+  query: string;
+  /** `server/tool`, or a bare tool name that matches that name on any server. */
+  gold: string[];
+}
+
+export interface RetrievalMetrics {
+  queries: number;
+  /** Share of queries with at least one gold tool in the top k. */
+  hitAt: Record<number, number>;
+  /** Mean share of a query's gold tools in the top k. */
+  recallAt: Record<number, number>;
+  /** Mean reciprocal rank of the first gold tool within the deepest k (0 when none is there). */
+  mrr: number;
+}
+
+export interface Searcher {
+  search(query: string, k?: number): ToolHit[];
+}
+
+function invalid(file: string, where: string, message: string, path?: string): TackError {
+  return new TackError('USAGE', `${file}${where}: ${message}`, {
+    subject: path === undefined ? { file } : { file, path },
+    hint: 'see docs/tool-search.md for the tools.json and queries.jsonl formats',
+  });
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new TackError('USAGE', `cannot read ${file}: ${errorMessage(error)}`, { subject: { file } });
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** tools.json: an array of `{server, name, description, inputSchema?, title?}`. */
+export function loadToolsFile(file: string): SearchableTool[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(readText(file));
+  } catch (error) {
+    if (TackError.isInstance(error)) throw error;
+    throw invalid(file, '', `not valid JSON (${errorMessage(error)})`);
+  }
+  if (!Array.isArray(data)) throw invalid(file, '', 'expected an array of tools');
+  return data.map((entry, i): SearchableTool => {
+    const at = ` tool [${i}]`;
+    if (!isRecord(entry)) throw invalid(file, at, 'expected an object', `[${i}]`);
+    for (const key of ['server', 'name'] as const)
+      if (typeof entry[key] !== 'string' || entry[key] === '')
+        throw invalid(file, at, `"${key}" must be a non-empty string`, `[${i}].${key}`);
+    for (const key of ['description', 'title'] as const)
+      if (entry[key] !== undefined && typeof entry[key] !== 'string')
+        throw invalid(file, at, `"${key}" must be a string`, `[${i}].${key}`);
+    if (entry.inputSchema !== undefined && !isRecord(entry.inputSchema))
+      throw invalid(file, at, '"inputSchema" must be a JSON Schema object', `[${i}].inputSchema`);
+    const tool: SearchableTool = { server: entry.server as string, name: entry.name as string };
+    if (entry.title !== undefined) tool.title = entry.title as string;
+    tool.description = (entry.description as string | undefined) ?? '';
+    if (entry.inputSchema !== undefined) tool.inputSchema = entry.inputSchema;
+    return tool;
+  });
+}
+
+/** queries.jsonl: one `{query, gold: ["server/tool" | "tool", ...]}` per line; blank lines are skipped. */
+export function loadQueriesFile(file: string): RetrievalQuery[] {
+  const queries: RetrievalQuery[] = [];
+  readText(file)
+    .split('\n')
+    .forEach((line, i) => {
+      if (line.trim() === '') return;
+      const at = `:${i + 1}`;
+      let entry: unknown;
+      try {
+        entry = JSON.parse(line);
+      } catch (error) {
+        throw invalid(file, at, `not valid JSON (${errorMessage(error)})`);
+      }
+      if (!isRecord(entry)) throw invalid(file, at, 'expected an object {query, gold}');
+      if (typeof entry.query !== 'string' || entry.query.trim() === '')
+        throw invalid(file, at, '"query" must be a non-empty string');
+      const gold = entry.gold;
+      if (!Array.isArray(gold) || gold.length === 0 || !gold.every((g) => typeof g === 'string' && g !== ''))
+        throw invalid(file, at, '"gold" must be a non-empty array of "server/tool" or "tool" strings');
+      queries.push({ query: entry.query, gold: gold as string[] });
+    });
+  if (queries.length === 0) throw invalid(file, '', 'no queries');
+  return queries;
+}
+
+/**
+ * Which catalog tools one gold entry names: `server/tool` when the part before the first `/` is a server of the
+ * catalog (a tool name may itself contain `/`), otherwise every tool of that name on any server.
+ */
+function goldMatcher(tools: readonly SearchableTool[]): (gold: string) => (tool: SearchableTool) => boolean {
+  const servers = new Set(tools.map((t) => t.server));
+  return (gold) => {
+    const slash = gold.indexOf('/');
+    if (slash > 0 && servers.has(gold.slice(0, slash))) {
+      const server = gold.slice(0, slash);
+      const name = gold.slice(slash + 1);
+      return (tool) => tool.server === server && tool.name === name;
+    }
+    return (tool) => tool.name === gold;
+  };
+}
+
+/**
+ * Hit@k, Recall@k and MRR of a searcher over labelled queries. Each query is searched once, for the deepest k;
+ * MRR counts ranks within that depth. With `catalog`, a gold entry's prefix is a server only if the catalog has
+ * that server (so a tool name may contain `/`); without it, an entry matches a tool whose name or `server/name`
+ * it equals.
+ */
+export function evaluate(
+  index: Searcher,
+  queries: readonly RetrievalQuery[],
+  ks: readonly number[],
+  catalog?: readonly SearchableTool[],
+): RetrievalMetrics {
+  const sortedKs = [...new Set(ks)].sort((a, b) => a - b);
+  if (sortedKs.length === 0 || sortedKs.some((k) => !Number.isInteger(k) || k < 1))
+    throw new TackError('USAGE', `k must be positive integers, got ${ks.join(',')}`);
+  const depth = sortedKs.at(-1)!;
+  const match = catalog
+    ? goldMatcher(catalog)
+    : (gold: string) => (tool: SearchableTool) =>
+        gold === tool.name || gold === `${tool.server}/${tool.name}`;
+  const hits = Object.fromEntries(sortedKs.map((k) => [k, 0])) as Record<number, number>;
+  const recalls = Object.fromEntries(sortedKs.map((k) => [k, 0])) as Record<number, number>;
+  let reciprocal = 0;
+  for (const { query, gold } of queries) {
+    const ranked = index.search(query, depth).map((h) => h.tool);
+    const golds = [...new Set(gold)].map(match);
+    // The rank (1-based) at which each gold entry is first found, Infinity when it is not.
+    const ranks = golds.map((isGold) => {
+      const at = ranked.findIndex(isGold);
+      return at < 0 ? Number.POSITIVE_INFINITY : at + 1;
+    });
+    const first = Math.min(...ranks);
+    if (Number.isFinite(first)) reciprocal += 1 / first;
+    for (const k of sortedKs) {
+      const found = ranks.filter((r) => r <= k).length;
+      if (found > 0) hits[k]! += 1;
+      recalls[k]! += found / golds.length;
+    }
+  }
+  const n = queries.length;
+  const mean = (sums: Record<number, number>) =>
+    Object.fromEntries(sortedKs.map((k) => [k, n === 0 ? 0 : sums[k]! / n])) as Record<number, number>;
+  return { queries: n, hitAt: mean(hits), recallAt: mean(recalls), mrr: n === 0 ? 0 : reciprocal / n };
+}
+
+export interface RetrievalComparison {
+  tools: number;
+  tack: RetrievalMetrics;
+  baseline: RetrievalMetrics;
+  /** Gold entries that name no tool of the catalog (counted as misses): usually a typo in the queries file. */
+  unknownGold: string[];
+}
+
+/** tack's index and the plain BM25 baseline on the same catalog and queries. */
+export function compareRetrieval(
+  tools: readonly SearchableTool[],
+  queries: readonly RetrievalQuery[],
+  ks: readonly number[],
+  options?: ToolSearchOptions,
+): RetrievalComparison {
+  const match = goldMatcher(tools);
+  const byName = new Map<string, SearchableTool[]>();
+  for (const tool of tools) {
+    const list = byName.get(tool.name);
+    if (list) list.push(tool);
+    else byName.set(tool.name, [tool]);
+  }
+  // A gold entry can only be the tool named by all of it or by what follows its first `/`.
+  const unknownGold = [...new Set(queries.flatMap((q) => q.gold))].filter((gold) => {
+    const isGold = match(gold);
+    const names = [gold, gold.slice(gold.indexOf('/') + 1)];
+    return !names.some((name) => byName.get(name)?.some(isGold));
+  });
+  return {
+    tools: tools.length,
+    tack: evaluate(ToolSearchIndex.build(tools, options), queries, ks, tools),
+    baseline: evaluate(BaselineToolIndex.build(tools), queries, ks, tools),
+    unknownGold,
+  };
+}
+
+export type TokenCounter = (text: string) => number | Promise<number>;
+
+/** A tool definition as a provider is sent it (the same compact form `tack tools` counts). */
+export function definitionText(tool: {
+  name: string;
+  description?: string | undefined;
+  inputSchema?: unknown;
+}): string {
+  return JSON.stringify({
+    name: tool.name,
+    description: tool.description ?? '',
+    input_schema: tool.inputSchema ?? { type: 'object', properties: {} },
+  });
+}
+
+/** `mcp__<server>__<tool>` unless the name is already model-visible. */
+function visibleName(tool: SearchableTool): string {
+  return tool.name.startsWith('mcp__') ? tool.name : `mcp__${tool.server}__${tool.name}`;
+}
+
+export interface ContextCost {
+  tools: number;
+  /** Every definition sent every turn. */
+  inlineTokens: number;
+  /** Deferred, idle turn: only search_tools and call_tool. */
+  deferredIdleTokens: number;
+  /** deferredIdleTokens / inlineTokens. */
+  deferredIdleShare: number;
+  /** Deferred with `loaded` tools found and loaded: the meta-tools plus `loaded` average definitions. */
+  deferredLoadedTokens: number;
+  /** The same with the `loaded` largest definitions: the worst case. */
+  deferredLoadedMaxTokens: number;
+  loaded: number;
+  /** Mean tokens of one definition. */
+  meanToolTokens: number;
+}
+
+/**
+ * What a catalog's definitions cost per turn inline vs deferred. The counter is passed in (tack's is
+ * tokens/count.ts `countTokens`, the Qwen3 tokenizer) since this layer may not import the tokenizer.
+ */
+export async function contextCost(
+  tools: readonly SearchableTool[],
+  countTokens: TokenCounter,
+  options: { loaded?: number } = {},
+): Promise<ContextCost> {
+  const loaded = Math.min(options.loaded ?? 5, tools.length);
+  const perTool: number[] = [];
+  for (const tool of tools)
+    perTool.push(await countTokens(definitionText({ ...tool, name: visibleName(tool) })));
+  const meta =
+    (await countTokens(definitionText(SEARCH_TOOLS_DEFINITION))) +
+    (await countTokens(definitionText(CALL_TOOL_DEFINITION)));
+  const inline = perTool.reduce((a, b) => a + b, 0);
+  const mean = tools.length === 0 ? 0 : inline / tools.length;
+  const largest = [...perTool].sort((a, b) => b - a).slice(0, loaded);
+  return {
+    tools: tools.length,
+    inlineTokens: inline,
+    deferredIdleTokens: meta,
+    deferredIdleShare: inline === 0 ? 0 : meta / inline,
+    deferredLoadedTokens: Math.round(meta + loaded * mean),
+    deferredLoadedMaxTokens: meta + largest.reduce((a, b) => a + b, 0),
+    loaded,
+    meanToolTokens: mean,
+  };
+}

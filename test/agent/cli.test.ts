@@ -1,0 +1,230 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readTranscript } from '../../src/agent/transcript.js';
+import { BIN, tack } from '../helpers/cli.js';
+import {
+  type FakeProvider,
+  type FakeScript,
+  providerEnv,
+  startFakeProvider,
+  toolResults,
+} from '../helpers/fake-provider.js';
+import { REPO, type TempProject, tempProject } from '../helpers/project.js';
+
+const ACME = join(REPO, 'test', 'fixtures', 'okf', 'acme_retail');
+const MODEL = ['--model', 'anthropic:claude-sonnet-4-5'];
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function fake(script: FakeScript): Promise<FakeProvider> {
+  const provider = await startFakeProvider(script);
+  cleanups.push(() => provider.close());
+  return provider;
+}
+
+function project(config: Record<string, unknown> = {}): TempProject {
+  const p = tempProject('tack-run-');
+  cleanups.push(() => p[Symbol.dispose]());
+  p.write('tack.json', config);
+  return p;
+}
+
+/** Every transcript file under the project's state directory. */
+function transcripts(p: TempProject): string[] {
+  const root = join(p.home, 'state', 'sessions');
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.jsonl'))
+    .map((f) => join(root, f));
+}
+
+describe('tack run', () => {
+  it('without a model says how to set one', async () => {
+    const p = project();
+    const run = await tack(['run', 'hello'], { cwd: p.dir, env: { ...p.env, ANTHROPIC_API_KEY: undefined } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('error: no model configured');
+    expect(run.stderr).toContain('--model anthropic:<id>');
+    const keyless = await tack(['run', 'hello', ...MODEL], {
+      cwd: p.dir,
+      env: { ...p.env, ANTHROPIC_API_KEY: undefined },
+    });
+    expect(keyless.code).toBe(2);
+    expect(keyless.stderr).toContain('ANTHROPIC_API_KEY is not set');
+  });
+
+  it('streams the answer to stdout, or the whole event stream as JSON lines', async () => {
+    const p = project();
+    const provider = await fake([{ text: 'Hello from the model.' }, { text: 'Again.' }]);
+    const env = { ...p.env, ...providerEnv(provider) };
+    const run = await tack(['run', 'say hello', ...MODEL], { cwd: p.dir, env });
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toBe('Hello from the model.');
+    expect(run.stderr).toMatch(/\[completed\] answered after 1 step/);
+    const json = await tack(['run', 'again', ...MODEL, '--json'], { cwd: p.dir, env });
+    const events = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
+    expect(events[0]!.type).toBe('session-start');
+    expect(events.at(-1)).toMatchObject({ type: 'session-end', reason: 'completed', answer: 'Again.' });
+    expect(events.some((e) => e.type === 'text-delta')).toBe(true);
+  });
+
+  it('exits 3 when a limit ends the run', async () => {
+    const p = project({ knowledge: { bundles: [ACME] } });
+    const provider = await fake((_r, i) => ({
+      toolCalls: [{ name: 'search_knowledge', input: { query: `q${i}` } }],
+    }));
+    const run = await tack(['run', 'loop', ...MODEL, '--max-steps', '2'], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+    });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('[max-steps] stopped after 2 steps');
+  });
+
+  it('survives a crash mid-run: --resume continues with nothing lost', async () => {
+    const p = project({ knowledge: { bundles: [ACME] } });
+    const provider = await fake((request, i) => {
+      if (i === 0) return { toolCalls: [{ name: 'search_knowledge', input: { query: 'gross margin' } }] };
+      if (i === 1) return { text: 'never seen', delayMs: 60_000 }; // the process is killed while it waits
+      return { text: 'Resumed: gross margin is defined in metrics/gross-margin.' };
+    });
+    const env = { ...p.env, ...providerEnv(provider) };
+    const child = spawn(process.execPath, [BIN, 'run', 'find gross margin', ...MODEL], {
+      cwd: p.dir,
+      env,
+      stdio: 'ignore',
+    });
+    cleanups.push(() => {
+      child.kill('SIGKILL');
+    });
+    // Wait until the tool result is on disk and the second model call is in flight, then kill without warning.
+    const deadline = Date.now() + 20_000;
+    while (provider.requests.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(provider.requests).toHaveLength(2);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+
+    const [file] = transcripts(p);
+    expect(file).toBeDefined();
+    const before = readTranscript(file!).events;
+    expect(before.map((e) => e.type)).toContain('tool-result');
+    expect(before.map((e) => e.type)).not.toContain('session-end');
+    const id = before[0]!.type === 'session-start' ? before[0]!.sessionId : '';
+
+    const resumed = await tack(['run', '--resume', id.split('-').at(-1)!, ...MODEL], { cwd: p.dir, env });
+    expect(resumed.stderr).toContain('[completed]');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('Resumed: gross margin');
+    // The resumed call carried the whole history: the task, the tool call and its result, then the nudge.
+    const request = provider.requests[2]!;
+    const history = JSON.stringify(request.messages);
+    expect(history).toContain('find gross margin');
+    expect(toolResults(request).at(-1)!.content).toContain('okf://acme_retail/metrics/gross-margin');
+    expect(history).toContain('Continue where you left off.');
+    // One file for the session: both runs, the second marked as a resume.
+    expect(transcripts(p)).toEqual([file]);
+    const after = readTranscript(file!).events;
+    expect(after.filter((e) => e.type === 'session-start').at(-1)).toMatchObject({ resumedFrom: id });
+    expect(after.at(-1)).toMatchObject({ type: 'session-end', reason: 'completed' });
+    expect(readFileSync(file!, 'utf8').split('\n').filter(Boolean).length).toBe(after.length);
+  });
+});
+
+describe('tack eval', () => {
+  it('runs each prompt in a fresh session and records the outputs with the guidelines hash', async () => {
+    const p = project();
+    p.write('AGENTS.md', 'Answer in one word.');
+    p.write(
+      'prompts.jsonl',
+      '{"id": "greet", "prompt": "say hi", "expect": "hi"}\n{"id": "num", "prompt": "a number", "expect": "/^\\\\d+$/"}\n',
+    );
+    const provider = await fake([{ text: 'hi' }, { text: 'seven' }]);
+    const run = await tack(['eval', 'prompts.jsonl', ...MODEL], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('greet: completed pass');
+    expect(run.stderr).toContain('num: completed FAIL');
+    const out = /in (\S+\.jsonl)$/m.exec(run.stdout)![1]!;
+    const records = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.map((r) => [r.id, r.answer, r.pass])).toEqual([
+      ['greet', 'hi', true],
+      ['num', 'seven', false],
+    ]);
+    expect(records[0]!.guidelinesHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(records[0]!.guidelinesHash).toBe(records[1]!.guidelinesHash);
+    // Each prompt ran alone: the second request holds one user message.
+    expect(provider.requests[1]!.messages).toHaveLength(1);
+    expect(provider.requests[0]!.system).toContain('Answer in one word.');
+  });
+});
+
+describe('tack chat', () => {
+  it('talks in a terminal: answers stream, /cost and /tools work, /exit leaves', async () => {
+    const p = project({ knowledge: { bundles: [ACME] } });
+    const provider = await fake([{ text: 'Hello there.' }, { text: 'Second answer.' }]);
+    const env = { ...p.env, ...providerEnv(provider) };
+    // `script` gives tack a real pseudo-terminal, as a person's shell would.
+    const command = [process.execPath, BIN, 'chat', ...MODEL].map((a) => `'${a}'`).join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd: p.dir,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    cleanups.push(() => {
+      child.kill('SIGKILL');
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const waitFor = async (text: string) => {
+      const deadline = Date.now() + 15_000;
+      while (!output.includes(text) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(output).toContain(text);
+    };
+    await waitFor('> ');
+    child.stdin.write('hello\r');
+    await waitFor('Hello there.');
+    child.stdin.write('/cost\r');
+    await waitFor('input tokens');
+    child.stdin.write('/tools\r');
+    await waitFor('search_knowledge');
+    child.stdin.write('again\r');
+    await waitFor('Second answer.');
+    child.stdin.write('/exit\r');
+    const code = await new Promise((r) => child.once('exit', r));
+    expect(code).toBe(0);
+    // The second turn carried the first: one session, one history.
+    expect(provider.requests[1]!.messages).toHaveLength(3);
+  });
+});
+
+describe('tack context', () => {
+  it('prints each part of the next turn with its token count, for the examples', async () => {
+    const run = await tack(['context', '--config', 'examples/tack.json'], { cwd: REPO });
+    expect(run.code).toBe(0);
+    for (const part of [
+      'system: harness rules',
+      'system: skills index',
+      'system: server instructions',
+      'tools: notes',
+      'tools: weather',
+      'tools: docs',
+      'total',
+    ])
+      expect(run.stdout).toMatch(new RegExp(`^${part.replace(/[.:]/g, '\\$&')} +\\d+`, 'm'));
+  });
+});

@@ -1,0 +1,268 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TackError } from '../../src/errors.js';
+import {
+  compareRetrieval,
+  contextCost,
+  definitionText,
+  evaluate,
+  loadQueriesFile,
+  loadToolsFile,
+  type Searcher,
+} from '../../src/search/bench.js';
+import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../../src/search/meta-tools.js';
+import type { SearchableTool } from '../../src/search/tool-index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tack-tool-search-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let files = 0;
+function file(content: string): string {
+  const path = join(dir, `f${files++}`);
+  writeFileSync(path, content);
+  return path;
+}
+
+function thrown(fn: () => unknown): TackError {
+  try {
+    fn();
+  } catch (error) {
+    if (TackError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a TackError');
+}
+
+describe('loadToolsFile', () => {
+  it('reads an array of tools, optional fields included', () => {
+    const path = file(
+      JSON.stringify([
+        { server: 'a', name: 'x', description: 'does x', title: 'X', inputSchema: { type: 'object' } },
+        { server: 'b', name: 'y' },
+      ]),
+    );
+    expect(loadToolsFile(path)).toEqual([
+      { server: 'a', name: 'x', description: 'does x', title: 'X', inputSchema: { type: 'object' } },
+      { server: 'b', name: 'y', description: '' },
+    ]);
+  });
+
+  it('names the file and the index of a bad entry', () => {
+    const bad = file(JSON.stringify([{ server: 'a', name: 'x' }, { server: 'a', name: 'y' }, { name: 'z' }]));
+    const error = thrown(() => loadToolsFile(bad));
+    expect(error.code).toBe('USAGE');
+    expect(error.message).toBe(`${bad} tool [2]: "server" must be a non-empty string`);
+    expect(error.subject).toEqual({ file: bad, path: '[2].server' });
+    expect(error.hint).toContain('docs/tool-search.md');
+
+    const cases: Array<[unknown, string]> = [
+      [[{ server: 'a', name: '' }], 'tool [0]: "name" must be a non-empty string'],
+      [[{ server: 'a', name: 'x', description: 3 }], 'tool [0]: "description" must be a string'],
+      [
+        [{ server: 'a', name: 'x', inputSchema: 'object' }],
+        'tool [0]: "inputSchema" must be a JSON Schema object',
+      ],
+      [['x'], 'tool [0]: expected an object'],
+      [{ tools: [] }, ': expected an array of tools'],
+    ];
+    for (const [content, message] of cases) {
+      const path = file(JSON.stringify(content));
+      expect(thrown(() => loadToolsFile(path)).message).toBe(
+        `${path}${message.startsWith(':') ? '' : ' '}${message}`,
+      );
+    }
+  });
+
+  it('says when the file is not JSON or cannot be read', () => {
+    const path = file('[{"server": ');
+    expect(thrown(() => loadToolsFile(path)).message).toMatch(new RegExp(`^${path}: not valid JSON \\(`));
+    expect(thrown(() => loadToolsFile(join(dir, 'missing.json'))).message).toMatch(
+      /^cannot read .*missing\.json: /,
+    );
+  });
+});
+
+describe('loadQueriesFile', () => {
+  it('reads one query per line and skips blank lines', () => {
+    const path = file('{"query": "a", "gold": ["s/t"]}\n\n  \n{"query": "b", "gold": ["t", "u"]}\n');
+    expect(loadQueriesFile(path)).toEqual([
+      { query: 'a', gold: ['s/t'] },
+      { query: 'b', gold: ['t', 'u'] },
+    ]);
+  });
+
+  it('names the line of a bad entry', () => {
+    const cases: Array<[string, string]> = [
+      ['{"query": "a", "gold": ["t"]}\n\n{"query": "b"', ':3: not valid JSON ('],
+      ['{"query": "a", "gold": ["t"]}\n[1]', ':2: expected an object {query, gold}'],
+      ['{"query": "", "gold": ["t"]}', ':1: "query" must be a non-empty string'],
+      [
+        '{"query": "a", "gold": []}',
+        ':1: "gold" must be a non-empty array of "server/tool" or "tool" strings',
+      ],
+      ['{"query": "a", "gold": "s/t"}', ':1: "gold" must be a non-empty array'],
+      ['{"query": "a", "gold": ["s/t", 2]}', ':1: "gold" must be a non-empty array'],
+      ['\n\n', ': no queries'],
+    ];
+    for (const [content, message] of cases) {
+      const path = file(content);
+      expect(thrown(() => loadQueriesFile(path)).message.startsWith(`${path}${message}`)).toBe(true);
+    }
+  });
+});
+
+const tool = (server: string, name: string): SearchableTool => ({ server, name, description: '' });
+
+/** A searcher that returns fixed rankings, so the metrics can be checked by hand. */
+function fixed(rankings: Record<string, SearchableTool[]>): Searcher & { depths: number[] } {
+  const depths: number[] = [];
+  return {
+    depths,
+    search(query, k = 5) {
+      depths.push(k);
+      return (rankings[query] ?? []).slice(0, k).map((t, i) => ({ tool: t, score: 10 - i }));
+    },
+  };
+}
+
+describe('evaluate', () => {
+  const [a, b, c, d, e, f] = ['a', 'b', 'c', 'd', 'e', 'f'].map((n) => tool('s', n)) as SearchableTool[];
+  const catalog = [a!, b!, c!, d!, e!, f!];
+
+  it('computes Hit@k, Recall@k and MRR as worked out by hand', () => {
+    const searcher = fixed({
+      q1: [a!, b!, c!], // gold a at rank 1
+      q2: [b!, c!, d!, e!, f!, a!], // gold a at rank 6: outside top 5
+      q3: [c!, a!, d!, b!], // gold a (rank 2) and b (rank 4) of gold {a, b, f}
+      q4: [], // nothing found
+    });
+    const result = evaluate(
+      searcher,
+      [
+        { query: 'q1', gold: ['s/a'] },
+        { query: 'q2', gold: ['s/a'] },
+        { query: 'q3', gold: ['a', 's/b', 's/f'] },
+        { query: 'q4', gold: ['s/a'] },
+      ],
+      [5, 1, 10],
+      catalog,
+    );
+    expect(searcher.depths).toEqual([10, 10, 10, 10]);
+    expect(result.queries).toBe(4);
+    // Hit@1: q1 only. Hit@5: q1, q3. Hit@10: q1, q2, q3.
+    expect(result.hitAt).toEqual({ 1: 1 / 4, 5: 2 / 4, 10: 3 / 4 });
+    // Recall@1: q1 1. Recall@5: q1 1 + q3 2/3. Recall@10: q1 1 + q2 1 + q3 2/3.
+    expect(result.recallAt[1]).toBeCloseTo(1 / 4);
+    expect(result.recallAt[5]).toBeCloseTo((1 + 2 / 3) / 4);
+    expect(result.recallAt[10]).toBeCloseTo((1 + 1 + 2 / 3) / 4);
+    // MRR: (1 + 1/6 + 1/2 + 0) / 4
+    expect(result.mrr).toBeCloseTo((1 + 1 / 6 + 1 / 2) / 4);
+  });
+
+  it('matches a bare gold name on any server and server/tool on that server only', () => {
+    const x1 = tool('one', 'x');
+    const x2 = tool('two', 'x');
+    const slashed = tool('two', 'p/q');
+    const catalog = [x1, x2, slashed];
+    const searcher = fixed({ q: [x2], r: [slashed] });
+    const hit = (gold: string, query = 'q') =>
+      evaluate(searcher, [{ query, gold: [gold] }], [1], catalog).hitAt[1];
+    expect(hit('x')).toBe(1);
+    expect(hit('two/x')).toBe(1);
+    expect(hit('one/x')).toBe(0);
+    // `p/` is no server of the catalog: the whole entry is a tool name.
+    expect(hit('p/q', 'r')).toBe(1);
+    expect(hit('two/p/q', 'r')).toBe(1);
+  });
+
+  it('rejects a k that is not a positive integer', () => {
+    expect(thrown(() => evaluate(fixed({}), [], [0])).code).toBe('USAGE');
+    expect(thrown(() => evaluate(fixed({}), [], [])).code).toBe('USAGE');
+  });
+});
+
+describe('compareRetrieval', () => {
+  it('scores both rankers on the same queries and lists gold entries the catalog lacks', () => {
+    const tools: SearchableTool[] = [
+      { server: 'files', name: 'read_file', description: 'Read a file' },
+      { server: 'files', name: 'write_file', description: 'Write a file' },
+      { server: 'net', name: 'fetchUrl', description: 'Download a page' },
+    ];
+    const result = compareRetrieval(
+      tools,
+      [
+        { query: 'fetch url', gold: ['net/fetchUrl'] },
+        { query: 'read', gold: ['files/read_file', 'files/nope'] },
+      ],
+      [1],
+    );
+    expect(result.tools).toBe(3);
+    expect(result.unknownGold).toEqual(['files/nope']);
+    // The baseline cannot see `fetch` and `url` inside `fetchUrl`.
+    expect(result.tack.hitAt[1]).toBe(1);
+    expect(result.baseline.hitAt[1]).toBe(0.5);
+  });
+});
+
+describe('contextCost', () => {
+  it('counts every definition inline, only the meta-tools deferred, and the meta-tools plus k tools loaded', async () => {
+    const tools: SearchableTool[] = [
+      { server: 's', name: 'a', description: 'x'.repeat(100) },
+      { server: 's', name: 'mcp__s__b', description: 'y', inputSchema: { type: 'object', properties: {} } },
+      { server: 't', name: 'c', description: 'z'.repeat(300) },
+    ];
+    const counted: string[] = [];
+    const cost = await contextCost(
+      tools,
+      async (text) => {
+        counted.push(text);
+        return text.length;
+      },
+      { loaded: 2 },
+    );
+    const sizes = [
+      definitionText({ ...tools[0]!, name: 'mcp__s__a' }).length,
+      definitionText(tools[1]!).length,
+      definitionText({ ...tools[2]!, name: 'mcp__t__c' }).length,
+    ];
+    const meta = definitionText(SEARCH_TOOLS_DEFINITION).length + definitionText(CALL_TOOL_DEFINITION).length;
+    expect(counted[0]).toBe(
+      JSON.stringify({
+        name: 'mcp__s__a',
+        description: 'x'.repeat(100),
+        input_schema: { type: 'object', properties: {} },
+      }),
+    );
+    expect(cost).toEqual({
+      tools: 3,
+      inlineTokens: sizes[0]! + sizes[1]! + sizes[2]!,
+      deferredIdleTokens: meta,
+      deferredIdleShare: meta / (sizes[0]! + sizes[1]! + sizes[2]!),
+      deferredLoadedTokens: Math.round(meta + (2 * (sizes[0]! + sizes[1]! + sizes[2]!)) / 3),
+      deferredLoadedMaxTokens: meta + sizes[2]! + sizes[0]!,
+      loaded: 2,
+      meanToolTokens: (sizes[0]! + sizes[1]! + sizes[2]!) / 3,
+    });
+  });
+
+  it('loads no more tools than the catalog has, and copes with an empty one', async () => {
+    const one = await contextCost([{ server: 's', name: 'a' }], () => 10);
+    expect(one.loaded).toBe(1);
+    expect(one.deferredLoadedMaxTokens).toBe(30);
+    const none = await contextCost([], () => 10);
+    expect(none).toMatchObject({ tools: 0, inlineTokens: 0, deferredIdleShare: 0, meanToolTokens: 0 });
+  });
+});
+
+describe('meta-tools', () => {
+  it('search_tools takes a query and an optional k (default 5); call_tool a name and arguments', () => {
+    expect(SEARCH_TOOLS_DEFINITION.name).toBe('search_tools');
+    expect(SEARCH_TOOLS_DEFINITION.inputSchema.required).toEqual(['query']);
+    expect(SEARCH_TOOLS_DEFINITION.inputSchema.properties.k).toMatchObject({ type: 'integer', default: 5 });
+    expect(CALL_TOOL_DEFINITION.name).toBe('call_tool');
+    expect(CALL_TOOL_DEFINITION.inputSchema.required).toEqual(['name', 'arguments']);
+    expect(CALL_TOOL_DEFINITION.inputSchema.properties.arguments).toMatchObject({ type: 'object' });
+  });
+});

@@ -1,0 +1,201 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compareRetrieval, loadQueriesFile, loadToolsFile } from '../../src/search/bench.js';
+import { nameWords, tokenize } from '../../src/search/tokenize.js';
+import {
+  BaselineToolIndex,
+  type SearchableTool,
+  schemaText,
+  ToolSearchIndex,
+} from '../../src/search/tool-index.js';
+import { REPO } from '../helpers/project.js';
+
+const FIXTURE = join(REPO, 'test/fixtures/tool-search');
+const names = (hits: { tool: SearchableTool }[]) => hits.map((h) => h.tool.name);
+
+describe('tokenize', () => {
+  it('splits snake, kebab and camel case, lower-cases, stems and drops stop words', () => {
+    expect(tokenize('getHTTPResponse create_issue list-files PDFTool', { stem: true })).toEqual([
+      'get',
+      'http',
+      'respons',
+      'creat',
+      'issu',
+      'list',
+      'file',
+      'pdf',
+      'tool',
+    ]);
+    expect(tokenize('Can you find the issues for me?', { stopWords: true })).toEqual(['find', 'issues']);
+    expect(tokenize('Can you find the issues for me?', { stopWords: true, stem: true })).toEqual([
+      'find',
+      'issu',
+    ]);
+  });
+
+  it('drops the mcp__<server>__ prefix of a model-visible name', () => {
+    expect(nameWords('mcp__github__create_issue')).toBe('create issue');
+    expect(nameWords('list-pull.requests')).toBe('list pull requests');
+    expect(nameWords('mcp__')).toBe('mcp');
+  });
+
+  it('cuts Chinese and Japanese runs into characters and overlapping pairs, inside mixed text too', () => {
+    expect(tokenize('创建任务')).toEqual(['创', '建', '任', '务', '创建', '建任', '任务']);
+    expect(tokenize('在GitHub上创建')).toEqual(['在', 'git', 'hub', '上', '创', '建', '上创', '创建']);
+    expect(tokenize('ファイル')).toEqual(['フ', 'ァ', 'イ', 'ル', 'ファ', 'ァイ', 'イル']);
+  });
+
+  it('normalises full-width forms (NFKC)', () => {
+    expect(tokenize('ＧｉｔＨｕｂ')).toEqual(['git', 'hub']);
+  });
+});
+
+describe('schemaText', () => {
+  it('collects parameter names as words and descriptions, nested objects and array items included', () => {
+    const text = schemaText({
+      type: 'object',
+      description: 'the schema itself is not a parameter',
+      properties: {
+        repoName: { type: 'string', description: 'owner/name' },
+        options: {
+          type: 'object',
+          properties: { branch_name: { type: 'string', description: 'Branch to read' } },
+        },
+        labels: { type: 'array', items: { type: 'object', properties: { colour: { type: 'string' } } } },
+        target: { anyOf: [{ type: 'object', properties: { commitSha: { type: 'string' } } }] },
+      },
+    });
+    for (const part of ['repoName', 'owner/name', 'branch name', 'Branch to read', 'colour', 'commitSha'])
+      expect(text).toContain(part);
+    expect(text).not.toContain('the schema itself');
+  });
+
+  it('survives a schema that refers to itself', () => {
+    const schema: Record<string, unknown> = { type: 'object', properties: {} };
+    (schema.properties as Record<string, unknown>).self = schema;
+    expect(() => schemaText(schema)).not.toThrow();
+  });
+});
+
+const GITHUB: SearchableTool[] = [
+  { server: 'github', name: 'mcp__github__create_issue', description: 'Open a new issue.' },
+  { server: 'github', name: 'mcp__github__listPullRequests', description: 'Newest first.' },
+  {
+    server: 'github',
+    name: 'mcp__github__get_file_contents',
+    description: 'Read a file at a given ref.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        options: {
+          type: 'object',
+          properties: { branchName: { type: 'string', description: 'Defaults to main' } },
+        },
+      },
+    },
+  },
+];
+const FILES: SearchableTool[] = [
+  { server: 'files', name: 'read_file', description: 'Read the complete contents of a file.' },
+  { server: 'files', name: 'write_file', description: 'Create or overwrite a file.' },
+];
+
+describe('ToolSearchIndex', () => {
+  it('finds a tool by the words of its name, whatever the case style', () => {
+    const index = ToolSearchIndex.build([...GITHUB, ...FILES]);
+    expect(names(index.search('create an issue', 1))).toEqual(['mcp__github__create_issue']);
+    expect(names(index.search('pull requests', 1))).toEqual(['mcp__github__listPullRequests']);
+    // The baseline sees `listPullRequests` as one word.
+    expect(BaselineToolIndex.build([...GITHUB, ...FILES]).search('pull requests')).toEqual([]);
+  });
+
+  it('finds a tool by a nested parameter name, and not when parameters are off', () => {
+    const tools = [...GITHUB, ...FILES];
+    expect(names(ToolSearchIndex.build(tools).search('branch', 1))).toEqual([
+      'mcp__github__get_file_contents',
+    ]);
+    expect(ToolSearchIndex.build(tools, { ranking: { params: false } }).search('branch')).toEqual([]);
+  });
+
+  it('matches across inflections (stemming)', () => {
+    const index = ToolSearchIndex.build(FILES);
+    expect(names(index.search('overwriting files', 1))).toEqual(['write_file']);
+  });
+
+  it('answers a query made only of stop words, and nothing for an empty one', () => {
+    const index = ToolSearchIndex.build([
+      { server: 's', name: 'what_can_you_do', description: 'Lists abilities' },
+    ]);
+    expect(names(index.search('what can you do'))).toEqual(['what_can_you_do']);
+    expect(index.search('   ')).toEqual([]);
+    expect(index.search('?!')).toEqual([]);
+    expect(index.search('abilities', 0)).toEqual([]);
+  });
+
+  it('finds a Chinese description with a Chinese query', () => {
+    const tools: SearchableTool[] = [
+      ...FILES,
+      { server: 'feishu', name: 'create_task', description: '创建一个新的任务并分配给团队成员。' },
+      { server: 'feishu', name: 'send_message', description: '向群聊或用户发送一条文本消息。' },
+    ];
+    const index = ToolSearchIndex.build(tools);
+    expect(names(index.search('创建任务', 1))).toEqual(['create_task']);
+    expect(names(index.search('发消息', 1))).toEqual(['send_message']);
+    expect(BaselineToolIndex.build(tools).search('创建任务')).toEqual([]);
+  });
+
+  it('indexes the server name and its instructions as fields of every tool of that server', () => {
+    const index = ToolSearchIndex.build([...GITHUB, ...FILES], {
+      serverInstructions: { files: 'Sandboxed disk access for the workspace.' },
+    });
+    expect(new Set(names(index.search('github', 5)))).toEqual(new Set(GITHUB.map((t) => t.name)));
+    expect(new Set(names(index.search('sandboxed workspace')))).toEqual(new Set(['read_file', 'write_file']));
+  });
+
+  it('replaces one server incrementally, leaving the others as they were', () => {
+    const index = ToolSearchIndex.build([...GITHUB, ...FILES]);
+    expect(index.size).toBe(5);
+    index.replaceServer(
+      'files',
+      [
+        { server: 'files', name: 'delete_file', description: 'Remove a file for good.' },
+        { server: 'other', name: 'ignored', description: 'belongs to another server' },
+      ],
+      'Disk tools, now with deletion.',
+    );
+    expect(index.size).toBe(4);
+    expect(index.search('overwrite')).toEqual([]);
+    expect(names(index.search('remove file', 1))).toEqual(['delete_file']);
+    expect(names(index.search('deletion', 1))).toEqual(['delete_file']);
+    expect(index.search('another server')).toEqual([]);
+    expect(names(index.search('create issue', 1))).toEqual(['mcp__github__create_issue']);
+
+    index.removeServer('github');
+    expect(index.size).toBe(1);
+    expect(index.search('issue')).toEqual([]);
+    index.removeServer('never-there');
+    index.replaceServer('github', GITHUB);
+    expect(index.size).toBe(4);
+    expect(names(index.search('issue', 1))).toEqual(['mcp__github__create_issue']);
+  });
+
+  it('scores the same after a replace as a fresh build of the same catalog', () => {
+    const replaced = ToolSearchIndex.build([...GITHUB, ...FILES]);
+    replaced.replaceServer('files', FILES);
+    const fresh = ToolSearchIndex.build([...GITHUB, ...FILES]);
+    for (const query of ['read a file', 'open issue', 'pull request branch'])
+      expect(replaced.search(query).map((h) => [h.tool.name, h.score.toFixed(6)])).toEqual(
+        fresh.search(query).map((h) => [h.tool.name, h.score.toFixed(6)]),
+      );
+  });
+
+  it('beats the plain BM25 baseline on a small real-world catalog', () => {
+    const tools = loadToolsFile(join(FIXTURE, 'tools.json'));
+    const queries = loadQueriesFile(join(FIXTURE, 'queries.jsonl'));
+    const result = compareRetrieval(tools, queries, [1, 5]);
+    expect(result.unknownGold).toEqual([]);
+    expect(result.tack.hitAt[5]!).toBeGreaterThan(result.baseline.hitAt[5]!);
+    expect(result.tack.mrr).toBeGreaterThan(result.baseline.mrr);
+    expect(result.tack.hitAt[5]!).toBeGreaterThanOrEqual(0.75);
+  });
+});
