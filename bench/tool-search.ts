@@ -414,6 +414,22 @@ function latency(plugins: readonly SearchableTool[], queries: readonly string[],
   };
 }
 
+/** Each tool with the queries whose gold it is as `examples` (what the harness learns from sessions). */
+function withExamples(
+  tools: readonly SearchableTool[],
+  queries: readonly RetrievalQuery[],
+): SearchableTool[] {
+  const byName = new Map<string, string[]>();
+  for (const q of queries)
+    for (const gold of q.gold) {
+      const name = gold.includes('/') ? gold.slice(gold.indexOf('/') + 1) : gold;
+      const list = byName.get(name) ?? [];
+      list.push(q.query);
+      byName.set(name, list);
+    }
+  return tools.map((t) => ({ ...t, examples: byName.get(t.name) ?? [] }));
+}
+
 export async function runToolSearch(options: { metatool?: string } = {}) {
   const data = loadMetaTool(options.metatool);
   const tmp = tempDir('tool-search');
@@ -431,6 +447,12 @@ export async function runToolSearch(options: { metatool?: string } = {}) {
     log('tool-search: retrieval on the TEST split');
     const single = compareRetrieval(tools, singleTest, KS);
     const multi = compareRetrieval(tools, multiTest, KS);
+    // Usage-learned examples: the TUNE queries stand in for past sessions (a search, then that tool used),
+    // which the harness records per tool; TEST queries are never seen.
+    const learned = withExamples(tools, [...singleTune, ...multiTune]);
+    const learnedIndex = ToolSearchIndex.build(learned);
+    const singleLearned = evaluate(learnedIndex, singleTest, KS, learned);
+    const multiLearned = evaluate(learnedIndex, multiTest, KS, learned);
     log('tool-search: ablation on the TUNE split');
     const tune = ablation(data, singleTune, multiTune);
 
@@ -458,8 +480,16 @@ export async function runToolSearch(options: { metatool?: string } = {}) {
         multi: { tune: multiTune.length, test: multiTest.length },
       },
       test: {
-        single: { tack: table(single.tack), baseline: table(single.baseline) },
-        multi: { tack: table(multi.tack), baseline: table(multi.baseline) },
+        single: {
+          tack: table(single.tack),
+          tackWithLearnedExamples: table(singleLearned),
+          baseline: table(single.baseline),
+        },
+        multi: {
+          tack: table(multi.tack),
+          tackWithLearnedExamples: table(multiLearned),
+          baseline: table(multi.baseline),
+        },
         unknownGold: [...single.unknownGold, ...multi.unknownGold],
       },
       tuneAblation: tune,

@@ -169,6 +169,17 @@ export {
   type ToolHit,
   ToolSearchIndex,
 } from './search/tool-index.js';
+export {
+  decodeTags,
+  type Finding,
+  type FindingCode,
+  type FindingSeverity,
+  type ScanLocation,
+  type ScanVerdict,
+  scanText,
+  scanTool,
+  type ToolScan,
+} from './security/scan.js';
 export { type DocsServerOptions, type RunningDocsServer, startDocsServer } from './servers/docs/start.js';
 export { type GatewayServeOptions, type RunningGateway, startGateway } from './servers/gateway/start.js';
 export { KNOWLEDGE_SERVER, knowledgeServerConfig } from './servers/knowledge/entry.js';

@@ -19,6 +19,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   skills: ['errors', 'util', 'config', 'mcp', 'tools'],
   // Tool search ranks definitions it is handed; it knows nothing of hosts or tokenizers.
   search: ['errors', 'util'],
+  // The poisoning scanner judges text it is handed; it knows nothing of connections, config or the store.
+  security: ['errors', 'util'],
   // Knowledge reads bundles and queries databases; it needs no MCP connection.
   knowledge: ['errors', 'util', 'tools'],
   servers: [
@@ -33,6 +35,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'skills',
     'knowledge',
     'search',
+    'security',
   ],
   // The harness: everything a session needs, nothing of serving or the CLI.
   agent: [
@@ -47,6 +50,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'skills',
     'knowledge',
     'search',
+    'security',
   ],
   index: [
     'errors',
@@ -60,6 +64,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'skills',
     'knowledge',
     'search',
+    'security',
     'agent',
     'servers',
   ],
@@ -75,6 +80,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'skills',
     'knowledge',
     'search',
+    'security',
     'agent',
     'servers',
   ],

@@ -69,7 +69,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   if (options.resume) {
     const found = openForResume(sessionsDir, options.resume, store?.sessions);
     resumed = found.state;
-    transcript = options.transcript === false ? (found.transcript.close(), undefined) : found.transcript;
+    if (options.transcript === false) found.transcript.close();
+    else transcript = found.transcript;
   } else if (options.transcript !== false) {
     transcript = Transcript.create({ dir: sessionsDir, ...(store ? { index: store.sessions } : {}) });
   }
@@ -129,6 +130,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(agent.prices ? { prices: agent.prices } : {}),
       toolSearch: {
         ...(agent.toolSearch ? { mode: agent.toolSearch } : {}),
+        ...(store ? { examples: store.toolExamples } : {}),
         alwaysLoad: (tool) => {
           const entry = config.servers.find((s) => s.name === tool.server)?.alwaysLoad ?? false;
           return (

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { findProjectRoot } from '../config/paths.js';
 import {
@@ -9,6 +8,7 @@ import {
   type HooksConfig,
 } from '../config/schema.js';
 import { TackError } from '../errors.js';
+import { type CappedRunResult, runCapped } from '../util/run-capped.js';
 
 export { DEFAULT_HOOK_TIMEOUT_MS, HOOK_EVENTS, type HookEntry, type HookEvent, type HooksConfig };
 
@@ -91,12 +91,15 @@ export async function runHooks(
   };
   const runs = await Promise.all(
     entries.map((entry) =>
-      runCommand(entry.command, input, {
+      // Hooks are user-written shell lines, as in Claude Code: `sh -c`, the payload on stdin.
+      runCapped(['/bin/sh', '-c', entry.command], {
         cwd: options.cwd,
         env,
+        input,
         timeoutMs: entry.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+        maxOutputBytes: MAX_OUTPUT_BYTES,
         signal: options.signal,
-      }),
+      }).then((run) => ({ ...run, timeoutMs: entry.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS })),
     ),
   );
   throwIfAborted(options.signal);
@@ -149,18 +152,18 @@ interface Answer {
 }
 
 /** Claude Code's protocol: exit 2 blocks with stderr; exit 0 may carry JSON; anything else is a warning. */
-function interpret(entry: HookEntry, event: HookEvent, run: CommandResult): Answer {
+function interpret(entry: HookEntry, event: HookEvent, run: CappedRunResult & { timeoutMs: number }): Answer {
   const name = `${event} hook '${entry.command}'`;
   const answer: Answer = { additionalContext: [], warnings: [] };
   if (run.spawnError) {
-    answer.warnings.push(`${name} could not start: ${run.spawnError}`);
+    answer.warnings.push(`${name} could not start: ${run.spawnError.message}`);
     return answer;
   }
   if (run.timedOut) {
     answer.warnings.push(`${name} timed out after ${run.timeoutMs} ms and was killed`);
     return answer;
   }
-  if (run.cut)
+  if (run.droppedBytes > 0)
     answer.warnings.push(`${name} wrote more than ${MAX_OUTPUT_BYTES} bytes; the rest was dropped`);
   if (run.exitCode === 2) {
     answer.decision = 'deny';
@@ -224,79 +227,4 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() ? value.trim() : undefined;
-}
-
-interface CommandResult {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  timeoutMs: number;
-  stdout: string;
-  stderr: string;
-  cut: boolean;
-  spawnError?: string;
-}
-
-/**
- * Like skills/scripts.ts's runner (own process group killed on timeout or abort, capped output), but through
- * `sh -c` and with the payload on stdin, which that runner (argv only, stdin closed) does not offer.
- */
-function runCommand(
-  command: string,
-  input: string,
-  options: { cwd: string; env: Record<string, string>; timeoutMs: number; signal: AbortSignal | undefined },
-): Promise<CommandResult> {
-  return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', command], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: process.platform !== 'win32',
-    });
-    const kept = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
-    const size = { stdout: 0, stderr: 0 };
-    let cut = false;
-    const collect = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
-      const keep = Math.max(0, Math.min(chunk.length, MAX_OUTPUT_BYTES - size[stream]));
-      if (keep) kept[stream].push(chunk.subarray(0, keep));
-      size[stream] += keep;
-      if (keep < chunk.length) cut = true;
-    };
-    child.stdout.on('data', collect('stdout'));
-    child.stderr.on('data', collect('stderr'));
-    // A hook that never reads stdin and exits first closes the pipe under us: that is its right, not an error.
-    child.stdin.on('error', () => {});
-    child.stdin.end(input);
-
-    let timedOut = false;
-    const kill = () => {
-      try {
-        if (child.pid && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, options.timeoutMs);
-    options.signal?.addEventListener('abort', kill, { once: true });
-    const finish = (partial: Partial<CommandResult>) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', kill);
-      resolve({
-        exitCode: null,
-        signal: null,
-        timedOut,
-        timeoutMs: options.timeoutMs,
-        stdout: Buffer.concat(kept.stdout).toString('utf8'),
-        stderr: Buffer.concat(kept.stderr).toString('utf8'),
-        cut,
-        ...partial,
-      });
-    };
-    child.once('error', (error) => finish({ spawnError: error.message }));
-    child.once('close', (exitCode, signal) => finish({ exitCode, signal }));
-  });
 }

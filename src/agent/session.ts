@@ -576,7 +576,7 @@ export class AgentSession {
         text: `The call to ${tool.name} was not approved (${reason}). Do not retry it unchanged; find another way or ask the user.`,
         isError: true,
       };
-    if (!tool.native) this.#deferred.load(tool.name);
+    if (!tool.native) this.#deferred.used(tool);
     const result = await runTool(tool, input, signal);
     const post = await runHooks(
       this.#options.hooks,

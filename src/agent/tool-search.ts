@@ -18,6 +18,14 @@ export interface ToolSearchOptions {
   maxTools?: number;
   /** Tools sent every step even when deferring (tack.json `alwaysLoad`, per server or per tool). */
   alwaysLoad?: (tool: AgentTool) => boolean;
+  /**
+   * Where requests that led to a tool are kept (the store's `toolExamples`): a search followed by a call of
+   * what it found is recorded, and indexed as that tool's examples in later sessions.
+   */
+  examples?: {
+    record(server: string, tool: string, query: string): void;
+    all(): Map<string, Map<string, string[]>>;
+  };
 }
 
 /** A rough token count of one definition, enough to decide whether to defer; no tokenizer to load. */
@@ -39,6 +47,8 @@ export class DeferredTools {
   #index: ToolSearchIndex | undefined;
   #indexed: Catalog | undefined;
   #perServer = new Map<string, string>();
+  /** The query that found each tool in this session, until the tool is used (then it becomes an example). */
+  readonly #foundBy = new Map<string, string>();
 
   constructor(host: McpHost | undefined, options: ToolSearchOptions = {}) {
     this.#host = host;
@@ -71,6 +81,19 @@ export class DeferredTools {
     this.#loaded.add(name);
   }
 
+  /** A tool was called: if a search found it, that search's words become an example of it. */
+  used(tool: AgentTool): void {
+    this.load(tool.name);
+    const query = this.#foundBy.get(tool.name);
+    if (query === undefined || !tool.server) return;
+    this.#foundBy.delete(tool.name);
+    try {
+      this.#options.examples?.record(tool.server, tool.serverToolName ?? tool.name, query);
+    } catch {
+      // Examples improve later searches; failing to keep one must not fail the call.
+    }
+  }
+
   get loaded(): ReadonlySet<string> {
     return this.#loaded;
   }
@@ -82,7 +105,10 @@ export class DeferredTools {
   search(query: string, k: number, mcp: readonly AgentTool[]): string {
     const index = this.#ensureIndex(mcp);
     const hits = index.search(query, k);
-    for (const hit of hits) this.load(hit.tool.name);
+    for (const hit of hits) {
+      this.load(hit.tool.name);
+      if (!this.#foundBy.has(hit.tool.name)) this.#foundBy.set(hit.tool.name, query);
+    }
     const byName = new Map(mcp.map((t) => [t.name, t]));
     const lines = hits.map((hit, i) => {
       const tool = byName.get(hit.tool.name);
@@ -106,13 +132,21 @@ export class DeferredTools {
     const catalog = this.#host?.catalog;
     if (this.#index && catalog === this.#indexed) return this.#index;
     const byServer = new Map<string, SearchableTool[]>();
+    let learned = new Map<string, Map<string, string[]>>();
+    try {
+      learned = this.#options.examples?.all() ?? learned;
+    } catch {
+      // A store that cannot be read: search without examples.
+    }
     for (const t of mcp) {
       const list = byServer.get(t.server ?? '') ?? [];
+      const examples = learned.get(t.server ?? '')?.get(t.serverToolName ?? t.name);
       list.push({
         server: t.server ?? '',
         name: t.name,
         description: t.description,
         inputSchema: t.inputSchema,
+        ...(examples ? { examples } : {}),
       });
       byServer.set(t.server ?? '', list);
     }

@@ -25,6 +25,7 @@ import {
 import { promptsCommand, resourcesCommand } from './commands/listings.js';
 import { promptCommand } from './commands/prompt.js';
 import { readCommand } from './commands/read.js';
+import { scanCommand } from './commands/scan.js';
 import { serveCommand } from './commands/serve.js';
 import { serveDocsCommand } from './commands/serve-docs.js';
 import { serveKnowledgeCommand } from './commands/serve-knowledge.js';
@@ -475,6 +476,16 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   ).action(async (file: string, _opts: unknown, cmd: Command) =>
     setExitCode(await evalCommand(file, agentOptions(cmd))),
   );
+
+  program
+    .command('scan')
+    .description(
+      'check tool definitions for poisoning (hidden text, directives to the model, exfiltration); exit 1 on a block',
+    )
+    .option('--tools <tools.json>', 'scan exported definitions offline instead of the configured servers')
+    .action(async (opts: { tools?: string }, cmd: Command) =>
+      setExitCode(await scanCommand({ ...optionsOf([cmd]), ...(opts.tools ? { tools: opts.tools } : {}) })),
+    );
 
   const bench = program.command('bench').description('offline benchmarks on your own data');
   bench

@@ -9,6 +9,12 @@ export interface SearchableTool {
   title?: string;
   description?: string;
   inputSchema?: unknown;
+  /**
+   * Requests this tool answered before: search queries after which a session used it (the harness records
+   * them). The words people actually use, which a one-line description often lacks ("Dogecoin" for a tool that
+   * says "cryptocurrencies").
+   */
+  examples?: readonly string[];
 }
 
 export interface ToolHit {
@@ -16,8 +22,16 @@ export interface ToolHit {
   score: number;
 }
 
-export type ToolField = 'name' | 'title' | 'description' | 'params' | 'server' | 'instructions';
-const FIELDS: readonly ToolField[] = ['name', 'title', 'description', 'params', 'server', 'instructions'];
+export type ToolField = 'name' | 'title' | 'description' | 'params' | 'server' | 'instructions' | 'examples';
+const FIELDS: readonly ToolField[] = [
+  'name',
+  'title',
+  'description',
+  'params',
+  'server',
+  'instructions',
+  'examples',
+];
 
 /**
  * The parts of the ranking that can be switched off or changed, so the benchmark can show what each one gains
@@ -46,7 +60,7 @@ export const DEFAULT_RANKING: Readonly<RankingOptions> = {
   params: true,
   // name: tuned (3 beat 1, 1.5, 2, 2.5 and 4 on the tune split); the others are not measurable on MetaTool
   // (no titles, schemas, servers or instructions) and are set below the name and description by judgement.
-  weights: { name: 3, title: 2, description: 1, params: 0.5, server: 0.5, instructions: 0.2 },
+  weights: { name: 3, title: 2, description: 1, params: 0.5, server: 0.5, instructions: 0.2, examples: 1 },
   bm25: { k: 1.2, b: 0.7, d: 0.5 },
 };
 
@@ -65,6 +79,7 @@ interface Doc {
   params: string;
   server: string;
   instructions: string;
+  examples: string;
 }
 
 /** Deeper than any real tool schema; stops a self-referencing schema object from recursing forever. */
@@ -191,6 +206,7 @@ export class ToolSearchIndex {
         params: params ? schemaText(tool.inputSchema) : '',
         server: serverWords,
         instructions: instructions ?? '',
+        examples: (tool.examples ?? []).join(' \n '),
       });
     }
     this.#index.addAll(docs);

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { extname } from 'node:path';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { TackError } from '../errors.js';
+import { type CappedRunResult, runCapped } from '../util/run-capped.js';
 import type { SkillEntry } from './library.js';
 import { resolveInside } from './paths.js';
 
@@ -30,16 +30,8 @@ export interface RunScriptOptions {
   signal?: AbortSignal;
 }
 
-export interface ScriptResult {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  stdout: string;
-  stderr: string;
-  /** Bytes that were produced but not kept. */
-  droppedBytes: number;
-  durationMs: number;
-}
+/** What a script run returns: exit status, capped output, what was dropped, how long it took. */
+export type ScriptResult = Omit<CappedRunResult, 'spawnError'>;
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_OUTPUT = 32 * 1024;
@@ -90,82 +82,34 @@ export async function runSkillScript(
   return spawnCapped(command, skill, options);
 }
 
-function spawnCapped(
+async function spawnCapped(
   command: readonly string[],
   skill: SkillEntry,
   options: RunScriptOptions,
 ): Promise<ScriptResult> {
-  const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(command[0]!, command.slice(1), {
-      cwd: skill.dir,
-      env: { ...getDefaultEnvironment(), ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group, so a timeout kills what the script started too.
-      detached: process.platform !== 'win32',
-    });
-    const out = {
-      stdout: [] as Buffer[],
-      stderr: [] as Buffer[],
-      kept: { stdout: 0, stderr: 0 },
-      dropped: 0,
-    };
-    const collect = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
-      const keep = Math.max(0, Math.min(chunk.length, max - out.kept[stream]));
-      if (keep) out[stream].push(chunk.subarray(0, keep));
-      out.kept[stream] += keep;
-      out.dropped += chunk.length - keep;
-    };
-    child.stdout.on('data', collect('stdout'));
-    child.stderr.on('data', collect('stderr'));
-    let timedOut = false;
-    const kill = () => {
-      try {
-        if (child.pid && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const onAbort = () => kill();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    child.once('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      reject(
-        new TackError(
-          'SKILL_SCRIPT',
-          `skill '${skill.name}': could not start ${command[0]}: ${error.message}`,
-          {
-            hint:
-              error.code === 'ENOENT'
-                ? `Install ${command[0]}, or make the script executable with a #! line.`
-                : error.code === 'EACCES'
-                  ? 'Make the script executable (chmod +x) or give it a known extension (.py, .sh, .js, .rb, .pl).'
-                  : undefined,
-          },
-        ),
-      );
-    });
-    child.once('close', (exitCode, signal) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      resolve({
-        exitCode,
-        signal,
-        timedOut,
-        stdout: Buffer.concat(out.stdout).toString('utf8'),
-        stderr: Buffer.concat(out.stderr).toString('utf8'),
-        droppedBytes: out.dropped,
-        durationMs: Math.round(performance.now() - started),
-      });
-    });
+  const run = await runCapped(command, {
+    cwd: skill.dir,
+    env: { ...getDefaultEnvironment(), ...options.env },
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+    signal: options.signal,
   });
+  const error = run.spawnError;
+  if (error)
+    throw new TackError(
+      'SKILL_SCRIPT',
+      `skill '${skill.name}': could not start ${command[0]}: ${error.message}`,
+      {
+        hint:
+          error.code === 'ENOENT'
+            ? `Install ${command[0]}, or make the script executable with a #! line.`
+            : error.code === 'EACCES'
+              ? 'Make the script executable (chmod +x) or give it a known extension (.py, .sh, .js, .rb, .pl).'
+              : undefined,
+      },
+    );
+  const { spawnError: _none, ...result } = run;
+  return result;
 }
 
 /** The result as the model reads it: exit status first, then output, and what was cut. */

@@ -46,6 +46,13 @@ const MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX sessions_started_at ON sessions (started_at);
    CREATE INDEX sessions_cwd_started_at ON sessions (cwd, started_at)`,
+  `CREATE TABLE tool_examples (
+     server TEXT NOT NULL,
+     tool TEXT NOT NULL,
+     query TEXT NOT NULL,
+     at TEXT NOT NULL,
+     PRIMARY KEY (server, tool, query)
+   )`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

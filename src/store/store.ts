@@ -2,6 +2,7 @@ import { AuditLog } from './audit.js';
 import { type Db, openDatabase } from './database.js';
 import { EraCache } from './era-cache.js';
 import { SessionIndex } from './sessions.js';
+import { ToolExamples } from './tool-examples.js';
 
 /** tack's SQLite store and its repositories, opened once per process and shared by whoever needs them. */
 export class TackStore {
@@ -9,12 +10,14 @@ export class TackStore {
   readonly eraCache: EraCache;
   readonly audit: AuditLog;
   readonly sessions: SessionIndex;
+  readonly toolExamples: ToolExamples;
 
   constructor(db: Db) {
     this.db = db;
     this.eraCache = new EraCache(db);
     this.audit = new AuditLog(db);
     this.sessions = new SessionIndex(db);
+    this.toolExamples = new ToolExamples(db);
   }
 
   /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */

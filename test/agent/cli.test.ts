@@ -91,7 +91,7 @@ describe('tack run', () => {
 
   it('survives a crash mid-run: --resume continues with nothing lost', async () => {
     const p = project({ knowledge: { bundles: [ACME] } });
-    const provider = await fake((request, i) => {
+    const provider = await fake((_request, i) => {
       if (i === 0) return { toolCalls: [{ name: 'search_knowledge', input: { query: 'gross margin' } }] };
       if (i === 1) return { text: 'never seen', delayMs: 60_000 }; // the process is killed while it waits
       return { text: 'Resumed: gross margin is defined in metrics/gross-margin.' };

@@ -537,6 +537,35 @@ describe('tool search', () => {
     expect(names(3)).toContain('mcp__weather__get_forecast');
   });
 
+  it('learns from use: the words of a search that led to a tool find it in later sessions', async () => {
+    const p = project();
+    const host = await exampleHost(p);
+    const { TackStore } = await import('../../src/store/store.js');
+    const store = TackStore.open(':memory:');
+    cleanups.push(() => store.close());
+    const first = await fake([
+      { toolCalls: [{ name: 'search_tools', input: { query: 'Tokyo precipitation outlook' } }] },
+      { toolCalls: [{ name: 'mcp__weather__get_forecast', input: { city: 'Tokyo' } }] },
+      { text: 'Rain.' },
+    ]);
+    const options = {
+      host,
+      config: p.load(),
+      toolSearch: { mode: 'on' as const, examples: store.toolExamples },
+    };
+    await (await session(first, p, options)).session.run('will it rain in Tokyo?');
+    expect(store.toolExamples.all().get('weather')?.get('get_forecast')).toEqual([
+      'Tokyo precipitation outlook',
+    ]);
+    // A later session: words that are in no description now find the tool.
+    const second = await fake([
+      { toolCalls: [{ name: 'search_tools', input: { query: 'precipitation outlook', k: 1 } }] },
+      { text: 'ok' },
+    ]);
+    await (await session(second, p, options)).session.run('precipitation?');
+    expect(toolResults(second.requests[1]!).at(-1)!.content).toMatch(/1\. mcp__weather__get_forecast/);
+  });
+
   it('switches to deferred loading on its own past 40 tools, and says which servers are down', async () => {
     const p = project();
     const host = await startHost(p, {
