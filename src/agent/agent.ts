@@ -128,6 +128,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(agent.contextWindow ? { contextWindow: agent.contextWindow } : {}),
       ...(agent.outputCapTokens ? { outputCapTokens: agent.outputCapTokens } : {}),
       ...(agent.prices ? { prices: agent.prices } : {}),
+      permissions: config.permissions,
       toolSearch: {
         ...(agent.toolSearch ? { mode: agent.toolSearch } : {}),
         ...(store ? { examples: store.toolExamples } : {}),

@@ -1,3 +1,4 @@
+import type { RuleSet } from '../security/rules.js';
 import type { AgentEvent } from './events.js';
 
 /**
@@ -44,6 +45,8 @@ export interface GatedTool {
   native: boolean;
   /** Asks whatever the mode and hints say (skill scripts run code). */
   alwaysAsk?: boolean;
+  /** The `ask` rule that made this call ask, for the prompt. */
+  askRule?: string;
 }
 
 export interface Decision {
@@ -64,6 +67,8 @@ export class ApprovalGate {
     readonly mode: ApproveMode,
     readonly approver: Approver | undefined,
     readonly emit: (event: AgentEvent) => void,
+    /** tack.json `permissions`: deny, then ask, then allow, before the default policy. */
+    readonly rules?: RuleSet,
   ) {}
 
   async decide(tool: GatedTool, callId: string, args: unknown): Promise<Decision> {
@@ -80,6 +85,12 @@ export class ApprovalGate {
   }
 
   async #decide(tool: GatedTool, callId: string, args: unknown): Promise<Decision> {
+    const rule = this.rules?.match(tool.name, args);
+    if (rule?.action === 'deny')
+      return { allowed: false, by: 'policy', reason: `denied by the rule ${rule.rule}` };
+    if (rule?.action === 'allow')
+      return { allowed: true, by: 'policy', reason: `allowed by the rule ${rule.rule}` };
+    if (rule?.action === 'ask') tool = { ...tool, alwaysAsk: true, askRule: rule.rule };
     if (!tool.alwaysAsk) {
       if (tool.native) return { allowed: true, by: 'policy', reason: "tack's own tool" };
       if (tool.readOnlyHint && tool.trustedServer)
@@ -87,11 +98,13 @@ export class ApprovalGate {
     }
     if (this.#allowedForSession.has(tool.name))
       return { allowed: true, by: 'user', reason: 'allowed for this session' };
-    const why = tool.alwaysAsk
-      ? 'runs code on this machine'
-      : tool.readOnlyHint
-        ? `hinted read-only, but ${tool.server} is not marked trusted`
-        : 'may change something (not read-only)';
+    const why = tool.askRule
+      ? `the rule ${tool.askRule} says to ask`
+      : tool.alwaysAsk
+        ? 'runs code on this machine'
+        : tool.readOnlyHint
+          ? `hinted read-only, but ${tool.server} is not marked trusted`
+          : 'may change something (not read-only)';
     if (this.mode === 'never') return { allowed: false, by: 'policy', reason: `--approve never: ${why}` };
     if (this.mode === 'auto-read-only')
       return tool.readOnlyHint && !tool.alwaysAsk

@@ -8,6 +8,7 @@ import { type ComputationRuntimes, computationTool } from '../knowledge/runtimes
 import { knowledgeTools } from '../knowledge/tools.js';
 import type { McpHost } from '../mcp/host.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
+import { type PermissionRules, RuleSet } from '../security/rules.js';
 import type { SkillLibrary } from '../skills/library.js';
 import { RUN_SKILL_SCRIPT, skillTools } from '../skills/tools.js';
 import type { NativeTool } from '../tools/native.js';
@@ -87,6 +88,8 @@ export interface AgentOptions {
   tools?: readonly NativeTool[];
   /** Only tools whose model-visible name passes (sub-agents get a subset). */
   toolFilter?: (name: string) => boolean;
+  /** tack.json `permissions`: allow / ask / deny rules over tool names and arguments. */
+  permissions?: PermissionRules;
   /** Deferred loading of MCP tools past a threshold (search_tools, call_tool). Default: auto. */
   toolSearch?: ToolSearchOptions;
 }
@@ -131,7 +134,12 @@ export class AgentSession {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#messages = [...(options.history ?? [])];
     this.#total = options.initialUsage ?? ZERO_USAGE;
-    this.#gate = new ApprovalGate(options.approve ?? 'ask', options.approver, (e) => this.#emit(e));
+    this.#gate = new ApprovalGate(
+      options.approve ?? 'ask',
+      options.approver,
+      (e) => this.#emit(e),
+      options.permissions ? new RuleSet(options.permissions) : undefined,
+    );
     this.#trusted = new Set((options.config?.servers ?? []).filter((s) => s.trusted).map((s) => s.name));
     const native: NativeTool[] = [];
     if (options.skills && options.skills.skills.length > 0)

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import type * as z from 'zod';
 import { TackError } from '../errors.js';
+import { ruleProblem } from '../security/rules.js';
 import { type ExpandResult, expandVars } from './expand.js';
 import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
 import {
@@ -13,6 +14,7 @@ import {
   type HttpServerEntry,
   KnowledgeSchema,
   knownKeys,
+  PermissionsSchema,
   ServeSchema,
   type SseServerEntry,
   type StdioServerEntry,
@@ -79,6 +81,8 @@ export interface TackConfig {
   knowledge: KnowledgeConfig;
   /** The harness settings, merged key by key (the more local file winning); hooks and prices are combined. */
   agent: AgentConfig;
+  /** Approval rules from every file, combined (the user's and the project's all apply). */
+  permissions: { allow: string[]; ask: string[]; deny: string[] };
   /** Files that were read, lowest precedence first. */
   sources: ConfigSource[];
   warnings: ConfigWarning[];
@@ -129,6 +133,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   let skillFolders: string[] = [];
   const knowledge: KnowledgeConfig = { bundles: [], runtimes: {} };
   let agent: AgentConfig = {};
+  const permissions: TackConfig['permissions'] = { allow: [], ask: [], deny: [] };
 
   for (const { required, ...source } of candidates) {
     const text = readConfigText(source.file, required);
@@ -140,6 +145,8 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     if (parsed.serve) serve = { ...serve, ...parsed.serve };
     skillFolders = [...parsed.skillFolders, ...skillFolders];
     if (parsed.agent) agent = mergeAgent(agent, parsed.agent);
+    for (const action of ['allow', 'ask', 'deny'] as const)
+      permissions[action].push(...(parsed.permissions?.[action] ?? []));
     if (parsed.knowledge) {
       knowledge.bundles = [...parsed.knowledge.bundles, ...knowledge.bundles];
       knowledge.runtimes = { ...knowledge.runtimes, ...parsed.knowledge.runtimes };
@@ -165,6 +172,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     skillFolders,
     knowledge,
     agent,
+    permissions,
     sources,
     warnings,
     projectRoot,
@@ -205,6 +213,7 @@ interface ParsedFile {
   skillFolders: string[];
   knowledge?: KnowledgeConfig;
   agent?: AgentConfig;
+  permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
   issues: ConfigWarning[];
   warnings: ConfigWarning[];
 }
@@ -252,6 +261,23 @@ export function parseConfigText(
           jsonPath(['agent', ...zi.path.map(pathKey)]),
           zodMessage(zi, isRecord(root.agent) ? root.agent : {}),
         );
+  }
+  if (source.format === 'tack' && root.permissions !== undefined) {
+    const parsed = PermissionsSchema.safeParse(root.permissions);
+    if (!parsed.success)
+      for (const zi of parsed.error.issues)
+        issue(
+          jsonPath(['permissions', ...zi.path.map(pathKey)]),
+          zodMessage(zi, isRecord(root.permissions) ? root.permissions : {}),
+        );
+    else {
+      for (const action of ['allow', 'ask', 'deny'] as const)
+        (parsed.data[action] ?? []).forEach((pattern, i) => {
+          const problem = ruleProblem(pattern, action);
+          if (problem) issue(`permissions.${action}[${i}]`, `"${pattern}": ${problem}`);
+        });
+      result.permissions = parsed.data;
+    }
   }
   if (source.format === 'tack' && root.knowledge !== undefined) {
     result.knowledge = parseKnowledge(root.knowledge, source.file, env, issue);

@@ -318,6 +318,25 @@ export const AgentSchema = z
   .strict()
   .describe('The agent harness: tack run, tack chat.');
 
+const ruleList = (action: string) =>
+  z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      `Tool patterns to ${action}: mcp__<server>__<tool> with * globs, an optional (arg:glob) list, skill_script(<skill>/<script>).`,
+    );
+
+export const PermissionsSchema = z
+  .object({
+    allow: ruleList('run without asking'),
+    ask: ruleList('always ask about'),
+    deny: ruleList('never run'),
+  })
+  .strict()
+  .describe(
+    'Approval rules for the agent: deny wins over ask over allow; unmatched calls get the default policy.',
+  );
+
 export const TackConfigFileSchema = z
   .object({
     $schema: z.string().optional(),
@@ -325,6 +344,7 @@ export const TackConfigFileSchema = z
     skills: SkillFoldersSchema.optional(),
     knowledge: KnowledgeSchema.optional(),
     agent: AgentSchema.optional(),
+    permissions: PermissionsSchema.optional(),
     mcpServers: z
       .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)
       .optional()

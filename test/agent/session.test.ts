@@ -155,6 +155,35 @@ describe('the agent loop, against a local server speaking the providers’ real 
     expect(toolResults(provider.requests[1]!).at(-1)!.content).toContain('was not approved (--approve never');
   });
 
+  it('applies permission rules before asking: deny blocks, allow skips the question', async () => {
+    const p = project();
+    const host = await exampleHost(p);
+    const provider = await fake([
+      {
+        toolCalls: [
+          { name: 'mcp__notes__add_note', input: { title: 'x', body: 'y' } },
+          { name: 'mcp__notes__search_notes', input: { query: 'x' } },
+        ],
+      },
+      { text: 'ok' },
+    ]);
+    const asked: string[] = [];
+    const { session: s } = await session(provider, p, {
+      host,
+      config: p.load(),
+      permissions: { allow: ['mcp__notes__search_*'], deny: ['mcp__notes__add_note'] },
+      approver: async (r) => {
+        asked.push(r.tool);
+        return { decision: 'allow' };
+      },
+    });
+    await s.run('note it');
+    const [added, searched] = toolResults(provider.requests[1]!);
+    expect(added!.content).toContain('denied by the rule mcp__notes__add_note');
+    expect(searched!.content).toContain('<tool_result name="mcp__notes__search_notes"');
+    expect(asked).toEqual([]);
+  });
+
   it('activates a skill and runs its script after approval', async () => {
     const p = project();
     const skills = await SkillLibrary.discover({ home: '/nonexistent', configFolders: [SKILLS] });
