@@ -98,11 +98,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(host ? { host } : {}),
     });
     const knowledge =
-      config.knowledge.bundles.length > 0
-        ? await KnowledgeBase.load(
-            config.knowledge.bundles.map((b) => ({ root: b.path, ...(b.name ? { name: b.name } : {}) })),
-          )
-        : undefined;
+      config.knowledge.bundles.length > 0 ? await KnowledgeBase.load(config.knowledge.bundles) : undefined;
     runtimes = knowledge ? await openRuntimes(config.knowledge.runtimes) : undefined;
     const limits: Partial<Limits> = {
       ...(agent.maxSteps ? { maxSteps: agent.maxSteps } : {}),

@@ -6,8 +6,9 @@ import { errorMessage, TackError } from '../errors.js';
 import type { KnowledgeBase } from '../knowledge/knowledge.js';
 import { type ComputationRuntimes, computationTool } from '../knowledge/runtimes.js';
 import { knowledgeTools } from '../knowledge/tools.js';
+import type { Catalog } from '../mcp/catalog.js';
 import type { McpHost } from '../mcp/host.js';
-import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
+import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION, searchToolsInput } from '../search/meta-tools.js';
 import { type PermissionRules, RuleSet } from '../security/rules.js';
 import type { SkillLibrary } from '../skills/library.js';
 import { RUN_SKILL_SCRIPT, skillTools } from '../skills/tools.js';
@@ -118,6 +119,9 @@ export class AgentSession {
   readonly #native: AgentTool[];
   readonly #trusted: Set<string>;
   readonly #deferred: DeferredTools;
+  /** The model's price, looked up once (undefined: unknown, counted as 0). */
+  readonly #price: Price | undefined;
+  #mcp: { catalog: Catalog; tools: AgentTool[] } | undefined;
   readonly #metaTools: AgentTool[];
   #messages: ModelMessage[];
   #system: ContextPart[] = [];
@@ -154,6 +158,7 @@ export class AgentSession {
     if (options.subagents !== false && !options.parent) native.push(this.#subagentTool());
     this.#native = nativeAgentTools(native, new Set([RUN_SKILL_SCRIPT]));
     this.#deferred = new DeferredTools(options.host, options.toolSearch);
+    this.#price = priceOf(options.model.id, { ...DEFAULT_PRICES, ...options.prices });
     this.#metaTools = this.#searchTools();
   }
 
@@ -184,7 +189,7 @@ export class AgentSession {
     session.#hookOutcome(started.warnings);
     if (started.additionalContext.length > 0)
       session.#system.push({ name: 'hooks', text: started.additionalContext.join('\n') });
-    if (!priceOf(options.model.id, { ...DEFAULT_PRICES, ...options.prices }))
+    if (!session.#price)
       session.#emit({
         type: 'notice',
         text: `no price known for ${options.model.id}: cost is counted as 0${session.limits.maxCostUsd !== undefined ? ' and --max-cost cannot stop the run' : ''} (set agent.prices in tack.json)`,
@@ -225,7 +230,12 @@ export class AgentSession {
 
   /** Every MCP tool the session may use (after the filter), loaded or not. */
   #mcpTools(): AgentTool[] {
-    const mcp = this.#options.host ? mcpAgentTools(this.#options.host, this.#trusted) : [];
+    const host = this.#options.host;
+    if (!host) return [];
+    // The host rebuilds its catalog on every change: map (and mend schemas) once per catalog, not per call.
+    if (this.#mcp?.catalog !== host.catalog)
+      this.#mcp = { catalog: host.catalog, tools: mcpAgentTools(host, this.#trusted) };
+    const mcp = this.#mcp.tools;
     const filter = this.#options.toolFilter;
     return filter ? mcp.filter((t) => filter(t.name)) : mcp;
   }
@@ -239,11 +249,9 @@ export class AgentSession {
     const search: NativeTool = {
       ...mutable(SEARCH_TOOLS_DEFINITION),
       execute: async (input) => {
-        const query = typeof input.query === 'string' ? input.query.trim() : '';
-        if (!query) return { text: `${SEARCH_TOOLS}: "query" must be a non-empty string`, isError: true };
-        const k =
-          typeof input.k === 'number' && Number.isInteger(input.k) && input.k > 0 ? Math.min(input.k, 20) : 5;
-        return { text: this.#deferred.search(query, k, this.#mcpTools()) };
+        const args = searchToolsInput(input);
+        if ('error' in args) return { text: args.error, isError: true };
+        return { text: this.#deferred.search(args.query, args.k, this.#mcpTools()) };
       },
     };
     // call_tool never runs here: #runOne routes it to the tool it names, through the same approval.
@@ -448,11 +456,7 @@ export class AgentSession {
       outputTokens: usage.outputTokens ?? 0,
       cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
     };
-    const price = priceOf(this.#options.model.id, {
-      ...(await import('./prices.js')).DEFAULT_PRICES,
-      ...this.#options.prices,
-    });
-    const withCost: Usage = { ...stepUsage, costUsd: costOf(stepUsage, price) };
+    const withCost: Usage = { ...stepUsage, costUsd: costOf(stepUsage, this.#price) };
     this.#total = addUsage(this.#total, withCost);
     this.#lastPromptTokens = stepUsage.inputTokens;
     this.#emit({ type: 'usage', step: stepNumber, stepUsage: withCost, total: this.#total });

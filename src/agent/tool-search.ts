@@ -1,7 +1,12 @@
 import type { Catalog } from '../mcp/catalog.js';
 import type { McpHost } from '../mcp/host.js';
-import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
-import { type SearchableTool, ToolSearchIndex } from '../search/tool-index.js';
+import {
+  CALL_TOOL_DEFINITION,
+  downServers,
+  formatToolHits,
+  SEARCH_TOOLS_DEFINITION,
+} from '../search/meta-tools.js';
+import { instructionsByServer, type SearchableTool, ToolSearchIndex } from '../search/tool-index.js';
 import type { AgentTool } from './toolset.js';
 
 export const SEARCH_TOOLS = SEARCH_TOOLS_DEFINITION.name;
@@ -109,23 +114,12 @@ export class DeferredTools {
       this.load(hit.tool.name);
       if (!this.#foundBy.has(hit.tool.name)) this.#foundBy.set(hit.tool.name, query);
     }
-    const byName = new Map(mcp.map((t) => [t.name, t]));
-    const lines = hits.map((hit, i) => {
-      const tool = byName.get(hit.tool.name);
-      const line = (tool?.description ?? hit.tool.description ?? '').split('\n')[0]!.trim();
-      return `${i + 1}. ${hit.tool.name} (server ${hit.tool.server}): ${line.length > 200 ? `${line.slice(0, 199)}…` : line}`;
-    });
-    const down = (this.#host?.servers() ?? []).filter(
-      (s) => s.status !== 'connected' && s.status !== 'disabled',
+    return formatToolHits(
+      query,
+      hits,
+      downServers(this.#host?.servers() ?? []),
+      `These tools are loaded from your next step on; or run one now with ${CALL_TOOL}.`,
     );
-    const notice =
-      down.length > 0
-        ? `\nNot searchable now (their tools are missing from the results): ${down
-            .map((s) => `${s.name} (${s.status}${s.error ? `: ${s.error.message.split('\n')[0]}` : ''})`)
-            .join('; ')}.`
-        : '';
-    if (hits.length === 0) return `No tool matches "${query}". Try other words.${notice}`;
-    return `${lines.join('\n')}\nThese tools are loaded from your next step on; or run one now with ${CALL_TOOL}.${notice}`;
   }
 
   #ensureIndex(mcp: readonly AgentTool[]): ToolSearchIndex {
@@ -150,9 +144,7 @@ export class DeferredTools {
       });
       byServer.set(t.server ?? '', list);
     }
-    const instructions = Object.fromEntries(
-      (this.#host?.servers() ?? []).filter((s) => s.instructions).map((s) => [s.name, s.instructions!]),
-    );
+    const instructions = instructionsByServer(this.#host?.servers() ?? []);
     if (!this.#index) {
       this.#index = ToolSearchIndex.build([...byServer.values()].flat(), {
         serverInstructions: instructions,

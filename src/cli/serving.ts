@@ -1,3 +1,4 @@
+import type { ServeConfig } from '../config/load.js';
 import { TackError } from '../errors.js';
 import type { HttpOptions } from '../servers/serve.js';
 
@@ -12,6 +13,15 @@ export function parseListen(value: string): HttpOptions {
   }
   const host = match[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1';
   return { host, port };
+}
+
+/** `--http` of a tack server command, with the configuration's token and allowed hosts; undefined for stdio. */
+export function httpFromOptions(
+  listen: string | undefined,
+  serve: Pick<ServeConfig, 'token' | 'allowedHosts'>,
+): HttpOptions | undefined {
+  if (listen === undefined) return undefined;
+  return { ...parseListen(listen), token: serve.token, allowedHosts: serve.allowedHosts };
 }
 
 /**

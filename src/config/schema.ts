@@ -11,26 +11,18 @@ export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 /** Node fires timers above 2^31-1 ms at once; a day is more than any start or call should take anyway. */
 export const MAX_TIMEOUT_MS = 86_400_000;
 
+/** A duration in milliseconds a timer can hold (Node fires longer ones at once). */
+const timeoutMs = (description: string) =>
+  z.number().int().positive().max(MAX_TIMEOUT_MS).optional().describe(description);
+
 const lifecycleFields = {
   enabled: z.boolean().optional().describe('Set to false to keep the entry without starting the server.'),
-  startupTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .max(MAX_TIMEOUT_MS)
-    .optional()
-    .describe(
-      `How long the server may take to start and answer its first listing (default ${DEFAULT_STARTUP_TIMEOUT_MS} ms; a cold \`npx -y\` start takes ~20 s).`,
-    ),
-  callTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .max(MAX_TIMEOUT_MS)
-    .optional()
-    .describe(
-      `How long one request may run without a progress notification (default ${DEFAULT_CALL_TIMEOUT_MS} ms).`,
-    ),
+  startupTimeoutMs: timeoutMs(
+    `How long the server may take to start and answer its first listing (default ${DEFAULT_STARTUP_TIMEOUT_MS} ms; a cold \`npx -y\` start takes ~20 s).`,
+  ),
+  callTimeoutMs: timeoutMs(
+    `How long one request may run without a progress notification (default ${DEFAULT_CALL_TIMEOUT_MS} ms).`,
+  ),
   alwaysLoad: z
     .union([z.boolean(), z.array(z.string())])
     .optional()
@@ -213,15 +205,9 @@ export const HookEntrySchema = z
       .describe(
         'Shell line run with `sh -c` in the working directory; the event arrives as JSON on stdin. $TACK_PROJECT_DIR (and $CLAUDE_PROJECT_DIR) hold the project root.',
       ),
-    timeoutMs: z
-      .number()
-      .int()
-      .positive()
-      .max(MAX_TIMEOUT_MS)
-      .optional()
-      .describe(
-        `How long the command may run before its process group is killed (default ${DEFAULT_HOOK_TIMEOUT_MS} ms).`,
-      ),
+    timeoutMs: timeoutMs(
+      `How long the command may run before its process group is killed (default ${DEFAULT_HOOK_TIMEOUT_MS} ms).`,
+    ),
   })
   .strict();
 

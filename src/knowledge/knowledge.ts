@@ -1,9 +1,20 @@
 import MiniSearch from 'minisearch';
 import { TackError } from '../errors.js';
-import { type KnowledgeBundle, type LoadBundleOptions, loadBundle, normalizeId } from './bundle.js';
+import { type KnowledgeBundle, loadBundle, normalizeId } from './bundle.js';
 import { type Concept, isStale } from './concept.js';
 import { conceptUri } from './render.js';
 import { type TrustTier, trustRank } from './trust.js';
+
+/** A bundle folder and, optionally, the name it is served under (default: the folder's name). */
+export interface BundleRef {
+  path: string;
+  name?: string | undefined;
+}
+
+export function loadBundleRef(ref: string | BundleRef): Promise<KnowledgeBundle> {
+  if (typeof ref === 'string') return loadBundle(ref);
+  return loadBundle(ref.path, ref.name ? { name: ref.name } : {});
+}
 
 export interface SearchOptions {
   /** How many hits (default 5, at most 50). */
@@ -53,13 +64,9 @@ export class KnowledgeBase {
     for (const bundle of bundles) this.add(bundle);
   }
 
-  static async load(
-    roots: readonly (string | ({ root: string } & LoadBundleOptions))[],
-  ): Promise<KnowledgeBase> {
-    const bundles = await Promise.all(
-      roots.map((r) => (typeof r === 'string' ? loadBundle(r) : loadBundle(r.root, r))),
-    );
-    return new KnowledgeBase(bundles);
+  /** Loads bundle folders: paths, or `{ path, name }` as tack.json's `knowledge.bundles` lists them. */
+  static async load(bundles: readonly (string | BundleRef)[]): Promise<KnowledgeBase> {
+    return new KnowledgeBase(await Promise.all(bundles.map(loadBundleRef)));
   }
 
   add(bundle: KnowledgeBundle): void {

@@ -257,3 +257,25 @@ export class BaselineToolIndex {
       .map((r) => ({ tool: this.#tools[r.id as number]!, score: r.score }));
   }
 }
+
+/** A catalog entry (the host's model-visible name, its server, the server's definition) as search sees it. */
+export function searchableTool(
+  name: string,
+  server: string,
+  definition: { title?: string | undefined; description?: string | undefined; inputSchema?: unknown },
+): SearchableTool {
+  return {
+    server,
+    name,
+    ...(definition.title ? { title: definition.title } : {}),
+    ...(definition.description ? { description: definition.description } : {}),
+    inputSchema: definition.inputSchema,
+  };
+}
+
+/** Each server's instructions by name, for `ToolSearchOptions.serverInstructions`. */
+export function instructionsByServer(
+  servers: ReadonlyArray<{ name: string; instructions?: string | undefined }>,
+): Record<string, string> {
+  return Object.fromEntries(servers.flatMap((s) => (s.instructions ? [[s.name, s.instructions]] : [])));
+}

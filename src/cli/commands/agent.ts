@@ -308,24 +308,18 @@ export async function chatCommand(options: AgentCliOptions): Promise<number> {
 export async function contextCommand(options: AgentCliOptions): Promise<number> {
   const config = loadCliConfig(options);
   const model = options.model ?? config.agent.model;
+  // The context does not depend on the model and none is called: no key is needed to show it.
   const agent = await startAgent({
     config,
-    // The context does not depend on the model; none is called.
-    model: model ? model : { model: 'none', spec: 'none', provider: 'none', id: 'none' },
+    model: {
+      model: 'none',
+      spec: model ?? 'none',
+      provider: 'none',
+      id: model?.slice(model.indexOf(':') + 1) ?? 'none',
+    },
     transcript: false,
     trustProject: options.trustProject === true,
     approve: 'never',
-  }).catch((error: unknown) => {
-    // Without keys the model cannot be made; the context can still be shown.
-    if (TackError.isInstance(error) && error.code === 'MODEL_UNAVAILABLE' && model)
-      return startAgent({
-        config,
-        model: { model: 'none', spec: model, provider: 'none', id: model },
-        transcript: false,
-        trustProject: options.trustProject === true,
-        approve: 'never',
-      });
-    throw error;
   });
   try {
     const rows: Array<{ part: string; source: string; tokens: number }> = [];

@@ -9,7 +9,7 @@ import { generateBundle } from '../../knowledge/generate.js';
 import { type GraphFormat, graphJson, renderGraph } from '../../knowledge/graph.js';
 import { writeIndexes } from '../../knowledge/index-file.js';
 import { formatKnowledgeIssue } from '../../knowledge/issues.js';
-import { bundleSummary, KnowledgeBase } from '../../knowledge/knowledge.js';
+import { bundleSummary, KnowledgeBase, loadBundleRef } from '../../knowledge/knowledge.js';
 import { renderConcept } from '../../knowledge/render.js';
 import { openRuntimes, type RuntimeSettings, runNamedComputation } from '../../knowledge/runtimes.js';
 import { formatHits } from '../../knowledge/tools.js';
@@ -53,7 +53,7 @@ export function bundleRoots(options: KnowledgeOptions, config?: TackConfig): Kno
 }
 
 async function loadBundles(options: KnowledgeOptions): Promise<KnowledgeBundle[]> {
-  return Promise.all(bundleRoots(options).map((b) => loadBundle(b.path, b.name ? { name: b.name } : {})));
+  return Promise.all(bundleRoots(options).map(loadBundleRef));
 }
 
 /** `tack knowledge lint [bundle...]`: conformance errors (exit 1) and warnings, per bundle. */
@@ -179,11 +179,7 @@ export interface KnowledgeRunOptions extends KnowledgeOptions {
  */
 export async function knowledgeRunCommand(id: string, options: KnowledgeRunOptions): Promise<number> {
   const config = loadCliConfig(options);
-  const base = new KnowledgeBase(
-    await Promise.all(
-      bundleRoots(options, config).map((b) => loadBundle(b.path, b.name ? { name: b.name } : {})),
-    ),
-  );
+  const base = new KnowledgeBase(await Promise.all(bundleRoots(options, config).map(loadBundleRef)));
   const { concept } = base.resolve(id);
   const declared = new Map(concept.computation?.parameters.map((p) => [p.name, p.type]) ?? []);
   const values: Record<string, unknown> = {};

@@ -3,7 +3,7 @@ import { KnowledgeBase } from '../../knowledge/knowledge.js';
 import { computationTool, openRuntimes } from '../../knowledge/runtimes.js';
 import { startKnowledgeServer } from '../../servers/knowledge/start.js';
 import { warn } from '../output.js';
-import { parseListen, untilStopped } from '../serving.js';
+import { httpFromOptions, untilStopped } from '../serving.js';
 import { loadCliConfig } from '../session.js';
 import { bundleRoots, type KnowledgeOptions, runtimeSettings } from './knowledge.js';
 
@@ -16,7 +16,7 @@ export interface ServeKnowledgeOptions extends KnowledgeOptions {
 /** `tack serve-knowledge [bundle...] [--http [host:]port]`: knowledge bundles over MCP. */
 export async function serveKnowledgeCommand(options: ServeKnowledgeOptions): Promise<number> {
   const config = loadCliConfig(options);
-  const base = await KnowledgeBase.load(bundleRoots(options, config).map((b) => ({ root: b.path, ...b })));
+  const base = await KnowledgeBase.load(bundleRoots(options, config));
   for (const bundle of base.bundles) {
     for (const issue of bundle.issues.filter((i) => i.severity === 'error'))
       warn(`${formatKnowledgeIssue(issue, bundle.name)} (left out)`);
@@ -25,14 +25,7 @@ export async function serveKnowledgeCommand(options: ServeKnowledgeOptions): Pro
   const server = await startKnowledgeServer({
     base,
     tools: runtimes.executors.length > 0 ? [computationTool(base, runtimes)] : [],
-    http:
-      options.http === undefined
-        ? undefined
-        : {
-            ...parseListen(options.http),
-            token: config.serve.token,
-            allowedHosts: config.serve.allowedHosts,
-          },
+    http: httpFromOptions(options.http, config.serve),
   });
   process.stderr.write(
     `tack serve-knowledge: ${base.size} concepts in ${base.bundles.length} bundles${server.url ? ` at ${server.url}` : ' on stdio'}\n`,

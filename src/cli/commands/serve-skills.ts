@@ -1,7 +1,7 @@
 import { startSkillsServer } from '../../servers/skills/start.js';
 import { loadSkills } from '../../skills/load.js';
 import { warn } from '../output.js';
-import { parseListen, untilStopped } from '../serving.js';
+import { httpFromOptions, untilStopped } from '../serving.js';
 import { type GlobalOptions, loadCliConfig } from '../session.js';
 
 export interface ServeSkillsOptions extends GlobalOptions {
@@ -16,14 +16,7 @@ export async function serveSkillsCommand(options: ServeSkillsOptions): Promise<n
   for (const warning of library.warnings) warn(warning);
   const server = await startSkillsServer({
     library,
-    http:
-      options.http === undefined
-        ? undefined
-        : {
-            ...parseListen(options.http),
-            token: config.serve.token,
-            allowedHosts: config.serve.allowedHosts,
-          },
+    http: httpFromOptions(options.http, config.serve),
   });
   process.stderr.write(
     `tack serve-skills: ${server.uris.length} skills${server.url ? ` at ${server.url}` : ' on stdio'}\n`,

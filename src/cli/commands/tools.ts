@@ -1,4 +1,4 @@
-import { ToolSearchIndex } from '../../search/tool-index.js';
+import { instructionsByServer, searchableTool, ToolSearchIndex } from '../../search/tool-index.js';
 import { toolDefinitionTokens } from '../../tokens/count.js';
 import { print, printJson, table, truncate } from '../output.js';
 import { type ServerOptions, withHost } from '../session.js';
@@ -65,21 +65,8 @@ export async function toolsSearchCommand(
 ): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host) => {
     const index = ToolSearchIndex.build(
-      host.catalog.tools.map((t) => ({
-        server: t.server,
-        name: t.name,
-        ...(t.definition.title ? { title: t.definition.title } : {}),
-        ...(t.definition.description ? { description: t.definition.description } : {}),
-        inputSchema: t.definition.inputSchema,
-      })),
-      {
-        serverInstructions: Object.fromEntries(
-          host
-            .servers()
-            .filter((s) => s.instructions)
-            .map((s) => [s.name, s.instructions!]),
-        ),
-      },
+      host.catalog.tools.map((t) => searchableTool(t.name, t.server, t.definition)),
+      { serverInstructions: instructionsByServer(host.servers()) },
     );
     const hits = index.search(query, options.k ?? 10);
     const rows = hits.map((h) => ({

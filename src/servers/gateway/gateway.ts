@@ -22,8 +22,14 @@ import { errorMessage, TackError } from '../../errors.js';
 import type { Catalog } from '../../mcp/catalog.js';
 import type { CallRound } from '../../mcp/connection.js';
 import type { McpHost } from '../../mcp/host.js';
-import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../../search/meta-tools.js';
-import { ToolSearchIndex } from '../../search/tool-index.js';
+import {
+  CALL_TOOL_DEFINITION,
+  downServers,
+  formatToolHits,
+  SEARCH_TOOLS_DEFINITION,
+  searchToolsInput,
+} from '../../search/meta-tools.js';
+import { instructionsByServer, searchableTool, ToolSearchIndex } from '../../search/tool-index.js';
 import type { AuditLog, AuditOutcome } from '../../store/audit.js';
 import { digest } from '../../util/canonical-json.js';
 import { VERSION } from '../../version.js';
@@ -143,43 +149,20 @@ export class Gateway {
   }
 
   #searchTools(input: Record<string, unknown> | undefined): CallToolResult {
-    const query = typeof input?.query === 'string' ? input.query.trim() : '';
-    if (!query)
-      return {
-        isError: true,
-        content: [{ type: 'text', text: 'search_tools: "query" must be a non-empty string' }],
-      };
-    const k =
-      typeof input?.k === 'number' && Number.isInteger(input.k) && input.k > 0 ? Math.min(input.k, 20) : 5;
+    const args = searchToolsInput(input);
+    if ('error' in args) return { isError: true, content: [{ type: 'text', text: args.error }] };
     const view = this.#view();
     view.search ??= ToolSearchIndex.build(
-      [...view.names.tools].map(([name, tool]) => ({
-        server: tool.server,
-        name,
-        ...(tool.definition.title ? { title: tool.definition.title } : {}),
-        ...(tool.definition.description ? { description: tool.definition.description } : {}),
-        inputSchema: tool.definition.inputSchema,
-      })),
-      {
-        serverInstructions: Object.fromEntries(
-          this.#host
-            .servers()
-            .filter((s) => s.instructions)
-            .map((s) => [s.name, s.instructions!]),
-        ),
-      },
+      [...view.names.tools].map(([name, tool]) => searchableTool(name, tool.server, tool.definition)),
+      { serverInstructions: instructionsByServer(this.#host.servers()) },
     );
-    const hits = view.search.search(query, k);
-    const down = this.#host.servers().filter((s) => s.status !== 'connected' && s.status !== 'disabled');
-    const lines = hits.map(
-      (h, i) =>
-        `${i + 1}. ${h.tool.name} (server ${h.tool.server}): ${(h.tool.description ?? '').split('\n')[0]}`,
+    const hits = view.search.search(args.query, args.k);
+    const text = formatToolHits(
+      args.query,
+      hits,
+      downServers(this.#host.servers()),
+      'Run one with call_tool.',
     );
-    const text =
-      (lines.length > 0 ? `${lines.join('\n')}\nRun one with call_tool.` : `No tool matches "${query}".`) +
-      (down.length > 0
-        ? `\nNot searchable now: ${down.map((s) => `${s.name} (${s.status})`).join(', ')}.`
-        : '');
     return {
       content: [{ type: 'text', text }],
       structuredContent: {
