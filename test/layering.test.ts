@@ -20,8 +20,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   skills: ['errors', 'util', 'config', 'mcp', 'tools'],
   // Tool search ranks definitions it is handed; it knows nothing of hosts or tokenizers.
   search: ['errors', 'util'],
-  // The poisoning scanner judges text it is handed; it knows nothing of connections, config or the store.
-  security: ['errors', 'util'],
+  // The scanner judges text it is handed; pins and project trust keep their records in the store. Security knows
+  // nothing of connections or config (config imports its rule parser, not the other way round).
+  security: ['errors', 'util', 'store'],
   // Knowledge reads bundles and queries databases; it needs no MCP connection.
   knowledge: ['errors', 'util', 'tools'],
   servers: [

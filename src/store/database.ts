@@ -53,6 +53,27 @@ const MIGRATIONS: readonly string[] = [
      at TEXT NOT NULL,
      PRIMARY KEY (server, tool, query)
    )`,
+  // Trust on first use: the definition a server identity showed first (or the user last accepted), and a changed
+  // one waiting for review. `kind`: tool, instructions, prompt, skill.
+  `CREATE TABLE pins (
+     identity TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     name TEXT NOT NULL,
+     sha256 TEXT NOT NULL,
+     definition TEXT NOT NULL,
+     pinned_at TEXT NOT NULL,
+     pending_sha256 TEXT,
+     pending_definition TEXT,
+     pending_reason TEXT,
+     pending_since TEXT,
+     PRIMARY KEY (identity, kind, name)
+   )`,
+  // Projects whose servers, skills and hooks the user trusted, with the hash of each project file at that moment.
+  `CREATE TABLE trusted_projects (
+     root TEXT PRIMARY KEY,
+     files TEXT NOT NULL,
+     trusted_at TEXT NOT NULL
+   )`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */
