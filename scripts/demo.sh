@@ -36,3 +36,7 @@ step 'context   # what the next turn would send, part by part'
 tack context
 step 'tools search "find notes about a release"   # tool search over every example server, with scores'
 tack tools search "find notes about a release"
+step 'tools --security   # capability labels (and where each came from), pins, the trifecta legs'
+tack tools --security
+step 'scan, on examples/poisoned.json   # a deliberately poisoned server: findings, decoded hidden text, exit 1'
+node bin/tack.js --config examples/poisoned.json scan || true

@@ -3,14 +3,16 @@
  * so the public surface is a deliberate choice.
  */
 
-export { type RunningAgent, type StartAgentOptions, startAgent } from './agent/agent.js';
+export { type RunningAgent, type StartAgentOptions, secretMaskerFor, startAgent } from './agent/agent.js';
 export {
   APPROVE_MODES,
   type ApprovalAnswer,
   ApprovalGate,
+  type ApprovalGateOptions,
   type ApprovalRequest,
   type ApproveMode,
   type Approver,
+  type GatedTool,
 } from './agent/approval.js';
 export { HARNESS_RULES } from './agent/context.js';
 export type { AgentEvent, EndReason, Usage } from './agent/events.js';
@@ -31,11 +33,12 @@ export {
   type AgentOptions,
   AgentSession,
   DEFAULT_LIMITS,
+  type DefinitionReviewer,
   type Limits,
   type RunResult,
 } from './agent/session.js';
 export { DeferredTools, type ToolSearchMode, type ToolSearchOptions } from './agent/tool-search.js';
-export { type AgentTool, mcpAgentTools, nativeAgentTools } from './agent/toolset.js';
+export { type AgentTool, mcpAgentTools, nativeAgentTools, type ToolServerSettings } from './agent/toolset.js';
 export {
   openForResume,
   type ResumeState,
@@ -49,6 +52,7 @@ export type {
   ConfigWarning,
   HttpServerConfig,
   LoadConfigOptions,
+  ProjectContributions,
   ServerConfig,
   StdioServerConfig,
   TackConfig,
@@ -60,6 +64,17 @@ export {
   DEFAULT_STARTUP_TIMEOUT_MS,
   TackConfigFileSchema,
 } from './config/schema.js';
+export {
+  applyProjectTrust,
+  type HeldBack,
+  type ProjectTrustState,
+  projectSkillsTrusted,
+  projectTrustScope,
+  projectTrustWarning,
+  resolveProjectTrust,
+  untrustedReason,
+} from './config/trust.js';
+export { addPermissionRule } from './config/user-rules.js';
 export { type ErrorSubject, TackError, type TackErrorCode } from './errors.js';
 export {
   type AttestInput,
@@ -150,9 +165,17 @@ export {
   type ServerStatus,
   TimeoutHold,
 } from './mcp/connection.js';
+export { type HostServerDefinitions, hostDefinitions, serverIdentity } from './mcp/definitions.js';
 export { type HostEvent, type HostOptions, McpHost, TACK_CLIENT_INFO } from './mcp/host.js';
 export { assignToolNames, MAX_TOOL_NAME_LENGTH, sanitizeToolName } from './mcp/names.js';
-export { DEFAULT_MAX_MESSAGE_BYTES, type TransportKind } from './mcp/transport.js';
+export { type OAuthLoginRequest, type OAuthOptions, oauthResource, TackOAuthProvider } from './mcp/oauth.js';
+export {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type EnvSource,
+  type StdioEnvironment,
+  stdioEnvironment,
+  type TransportKind,
+} from './mcp/transport.js';
 export {
   compareRetrieval,
   contextCost,
@@ -169,6 +192,51 @@ export {
   type ToolHit,
   ToolSearchIndex,
 } from './search/tool-index.js';
+export {
+  CAPABILITIES,
+  type Capability,
+  type CapabilityLabel,
+  hasCapability,
+  type LabelOptions,
+  type LabelSource,
+  labelTool,
+  trifectaLegs,
+} from './security/capabilities.js';
+export {
+  acceptPins,
+  DefinitionGuard,
+  type GuardReview,
+  type HeldDefinition,
+  type PinKind,
+  pinDiff,
+  type ServerDefinitions,
+  toolPinDefinition,
+} from './security/pins.js';
+export {
+  type CheckTrustOptions,
+  checkProjectTrust,
+  compareProjectFiles,
+  type FileChange,
+  listTrustedProjects,
+  type ProjectFiles,
+  type ProjectTrustScope,
+  type ProjectTrustVerdict,
+  projectFiles,
+  projectSkillRoots,
+  recordProjectTrust,
+  revokeProjectTrust,
+  TRUST_BOUNDS,
+  TRUST_PROJECT_ENV,
+  type TrustRecords,
+  trustedByEnvironment,
+} from './security/project-trust.js';
+export {
+  type PermissionRules,
+  type RuleAction,
+  type RuleMatch,
+  RuleSet,
+  ruleProblem,
+} from './security/rules.js';
 export {
   decodeTags,
   type Finding,
@@ -235,7 +303,22 @@ export {
 export { type AuditEntry, AuditLog, type AuditOutcome } from './store/audit.js';
 export { openDatabase } from './store/database.js';
 export { EraCache, type EraVerdict } from './store/era-cache.js';
+export {
+  type OAuthClientRecord,
+  OAuthCredentials,
+  type OAuthTokenRecord,
+} from './store/oauth-credentials.js';
+export { type PinRecord, PinRecords } from './store/pins.js';
 export { TackStore } from './store/store.js';
+export { type TrustedProject, TrustedProjects } from './store/trusted-projects.js';
 export { countTokens, toolDefinitionText, toolDefinitionTokens } from './tokens/count.js';
 export type { NativeTool, NativeToolResult } from './tools/native.js';
+export {
+  isSecretKey,
+  MASK,
+  maskSecrets,
+  SecretMasker,
+  type SecretMaskerOptions,
+  secretValuesOf,
+} from './util/secrets.js';
 export { VERSION } from './version.js';

@@ -1,10 +1,15 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TackConfig } from '../config/load.js';
+import { projectSkillsTrusted, projectTrustWarning, resolveProjectTrust } from '../config/trust.js';
 import { KnowledgeBase } from '../knowledge/knowledge.js';
 import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js';
 import { McpHost } from '../mcp/host.js';
+import { DefinitionGuard } from '../security/pins.js';
+import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
 import { TackStore } from '../store/store.js';
+import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import type { ApproveMode, Approver } from './approval.js';
 import type { AgentEvent } from './events.js';
 import { type AgentInteraction, INTERACTIVE_CAPABILITIES, interactionHandlers } from './interaction.js';
@@ -21,7 +26,11 @@ export interface StartAgentOptions {
   approve?: ApproveMode;
   approver?: Approver;
   interaction?: AgentInteraction;
-  /** Load the project's skills (.agents/skills, .claude/skills). */
+  /**
+   * Trust the project for this run: its servers, hooks, allow rules and skills (.agents/skills, .claude/skills),
+   * as `--trust-project` does. Without it they wait until the user runs `tack trust` (or TACK_TRUST_PROJECT=1).
+   * Ignored when `config` already went through applyProjectTrust.
+   */
   trustProject?: boolean;
   /** Overrides of the configuration's limits. */
   limits?: Partial<Limits>;
@@ -46,33 +55,105 @@ export interface RunningAgent {
 }
 
 /**
+ * What a session's records mask (util/secrets.ts): the configured servers' env and header values, the values of
+ * tack's own secret-looking variables (the model's API key), and key shapes.
+ */
+export function secretMaskerFor(
+  config: Pick<TackConfig, 'servers'>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): SecretMasker {
+  return new SecretMasker({
+    values: [
+      ...config.servers.flatMap((server) => secretValuesOf(server)),
+      ...secretValuesOf({ env }, { namedOnly: true }),
+    ],
+  });
+}
+
+/**
+ * Pins every skill's SKILL.md read from disk (security/pins.ts reviewSkill); a project or configured skill whose
+ * file changed since it was approved is left out of the library until `tack pins accept skill <name>`.
+ */
+async function pinSkills(
+  library: SkillLibrary,
+  guard: DefinitionGuard,
+  notices: string[],
+): Promise<SkillLibrary> {
+  const kept: SkillEntry[] = [];
+  for (const skill of library.skills) {
+    if (skill.remote) {
+      kept.push(skill);
+      continue;
+    }
+    let text: string;
+    try {
+      text = await readFile(skill.file, 'utf8');
+    } catch {
+      kept.push(skill); // unreadable now: activation will say so
+      continue;
+    }
+    const held = guard.reviewSkill({
+      identity: `skill ${skill.dir}`,
+      name: skill.name,
+      text,
+      own: skill.scope === 'user',
+    });
+    if (held === 'repinned') notices.push(`your skill ${skill.name} changed; its new SKILL.md is pinned`);
+    if (typeof held === 'object')
+      notices.push(
+        `held back: ${held.reason} (${skill.file}); review with \`tack pins diff skill ${skill.name}\`, accept with \`tack pins accept skill ${skill.name}\``,
+      );
+    else kept.push(skill);
+  }
+  return kept.length === library.skills.length ? library : new SkillLibrary(kept, library.warnings);
+}
+
+/**
  * Everything `tack run` and `tack chat` set up, as one call: the model (a clear error when none is configured),
  * the MCP servers with elicitation and sampling routed to the user, skills, knowledge and its computation
  * runtimes, the store's session index, the transcript (new, or the resumed one) and the session.
  */
 export async function startAgent(options: StartAgentOptions): Promise<RunningAgent> {
-  const { config } = options;
   const env = options.env ?? process.env;
-  const agent = config.agent;
   const model =
-    typeof options.model === 'object' ? options.model : resolveModel(options.model ?? agent.model, env);
+    typeof options.model === 'object'
+      ? options.model
+      : resolveModel(options.model ?? options.config.agent.model, env);
   let store: TackStore | undefined;
   try {
-    store = TackStore.open(config.paths.storeFile);
+    store = TackStore.open(options.config.paths.storeFile);
   } catch {
     // The store is an index; the transcript files are the record. Without it, resume scans the folder.
     store = undefined;
   }
+  // The library path holds back an untrusted project's servers, hooks, allow rules and skills as the CLI does;
+  // without the store no record can be read, so the project counts as untrusted.
+  const config = resolveProjectTrust(options.config, {
+    records: store?.trustedProjects,
+    env,
+    trustProject: options.trustProject === true,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+  if (config !== options.config) {
+    const message = projectTrustWarning(config);
+    if (message) process.emitWarning(message, 'TackProjectTrust');
+  }
+  const agent = config.agent;
   const sessionsDir = join(config.paths.stateDir, 'sessions');
+  const secrets = secretMaskerFor(options.config, env);
   let resumed: ResumeState | undefined;
   let transcript: Transcript | undefined;
   if (options.resume) {
-    const found = openForResume(sessionsDir, options.resume, store?.sessions);
+    const found = openForResume(sessionsDir, options.resume, store?.sessions, { secrets });
     resumed = found.state;
     if (options.transcript === false) found.transcript.close();
     else transcript = found.transcript;
   } else if (options.transcript !== false) {
-    transcript = Transcript.create({ dir: sessionsDir, ...(store ? { index: store.sessions } : {}) });
+    transcript = Transcript.create({
+      dir: sessionsDir,
+      secrets,
+      ...(store ? { index: store.sessions } : {}),
+    });
   }
   let host: McpHost | undefined;
   let runtimes: ComputationRuntimes | undefined;
@@ -88,15 +169,19 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         config,
         ...(store ? { store } : {}),
         capabilities: INTERACTIVE_CAPABILITIES,
+        // A person who can answer questions can also log in to a server that asks for OAuth.
+        oauth: { interactive: options.interaction !== undefined },
         configureClient: interactionHandlers(options.interaction, model),
       });
     }
-    const skills = await loadSkills({
+    const notices: string[] = [];
+    const loaded = await loadSkills({
       config,
       ...(options.cwd ? { cwd: options.cwd } : {}),
-      trustProject: options.trustProject === true,
+      trustProject: options.trustProject === true || projectSkillsTrusted(config),
       ...(host ? { host } : {}),
     });
+    const skills = store ? await pinSkills(loaded, new DefinitionGuard(store.pins), notices) : loaded;
     const knowledge =
       config.knowledge.bundles.length > 0 ? await KnowledgeBase.load(config.knowledge.bundles) : undefined;
     runtimes = knowledge ? await openRuntimes(config.knowledge.runtimes) : undefined;
@@ -137,6 +222,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         },
       },
       transcript: transcript ?? false,
+      secrets,
+      notices,
       sessionsDir,
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
       ...(resumed

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { errorMessage } from '../errors.js';
+import { type CapabilityLabel, hasCapability } from '../security/capabilities.js';
 import type { RuleSet } from '../security/rules.js';
 import type { AgentEvent } from './events.js';
 
@@ -15,18 +18,30 @@ export interface ApprovalRequest {
   tool: string;
   server?: string;
   description: string;
-  /** The full arguments, as the model sent them. */
+  /** SHA-256 (hex) of the description, so the user can tell this tool's text from a changed one. */
+  descriptionSha256: string;
+  /** The full arguments, as the model sent them (the prompt masks secrets when it shows them). */
   arguments: unknown;
   /** The server's read-only hint (a claim unless the server is trusted). */
   readOnlyHint: boolean;
+  /** The tool's capability labels with their sources. */
+  capabilities: readonly CapabilityLabel[];
   /** Why this call needs approval, in words. */
   why: string;
+  /**
+   * The rule an "always" answer writes to the user config (`permissions.allow`); absent when always is not
+   * offered (skill scripts and egress after untrusted input ask every time).
+   */
+  alwaysRule?: string;
 }
 
 export interface ApprovalAnswer {
   decision: 'allow' | 'deny';
-  /** `session`: the same tool is allowed without asking for the rest of the session. */
-  remember?: 'session';
+  /**
+   * `session`: the same tool is allowed without asking for the rest of the session; `always`: also written to the
+   * user config as an allow rule (`alwaysRule`), for every later session.
+   */
+  remember?: 'session' | 'always';
   reason?: string;
 }
 
@@ -47,6 +62,8 @@ export interface GatedTool {
   alwaysAsk?: boolean;
   /** The `ask` rule that made this call ask, for the prompt. */
   askRule?: string;
+  /** Capability labels (security/capabilities.ts); none for tack's own read-only tools. */
+  capabilities?: readonly CapabilityLabel[];
 }
 
 export interface Decision {
@@ -55,25 +72,59 @@ export interface Decision {
   reason: string;
 }
 
+export interface ApprovalGateOptions {
+  mode: ApproveMode;
+  approver?: Approver | undefined;
+  emit: (event: AgentEvent) => void;
+  /** tack.json `permissions`: deny, then ask, then allow, before the default policy. */
+  rules?: RuleSet | undefined;
+  /** Writes an allow rule to the user config (an "always" answer); without it, always acts as session. */
+  persistRule?: ((rule: string) => void) | undefined;
+}
+
 /**
- * The approval policy until the security layer's rules land: every MCP tool call asks, except a tool hinted
- * read-only on a server the user marked trusted; every skill script asks; tack's own read-only tools do not.
+ * Who may call what. Rules first (deny, ask, allow); then tack's default: MCP tools ask, except a tool hinted
+ * read-only on a server the user marked trusted; skill scripts always ask; tack's own read-only tools do not.
+ *
+ * The lethal-trifecta guard sits above the rules: once the session has read untrusted input (a result of a tool
+ * labelled `untrusted-input`), every call of a tool labelled `egress` asks, whatever a rule or an earlier
+ * "always" said, and says why. Text the model read may be steering it; only a person can tell.
+ *
  * Each decision becomes an `approval` event, so the transcript records who allowed what.
  */
 export class ApprovalGate {
   readonly #allowedForSession = new Set<string>();
+  readonly #options: ApprovalGateOptions;
+  /** The first tool whose output brought untrusted input into this session. */
+  #taintedBy: string | undefined;
 
-  constructor(
-    readonly mode: ApproveMode,
-    readonly approver: Approver | undefined,
-    readonly emit: (event: AgentEvent) => void,
-    /** tack.json `permissions`: deny, then ask, then allow, before the default policy. */
-    readonly rules?: RuleSet,
-  ) {}
+  constructor(options: ApprovalGateOptions) {
+    this.#options = options;
+  }
+
+  get mode(): ApproveMode {
+    return this.#options.mode;
+  }
+
+  /** The tool whose result first put untrusted input in the context, once one has. */
+  get taintedBy(): string | undefined {
+    return this.#taintedBy;
+  }
+
+  /** A call ran and its result reached the model: an `untrusted-input` tool taints the session. */
+  noteResult(tool: GatedTool): void {
+    if (this.#taintedBy === undefined && hasCapability(tool.capabilities ?? [], 'untrusted-input')) {
+      this.#taintedBy = tool.name;
+      this.#options.emit({
+        type: 'notice',
+        text: `${tool.name} brought untrusted input into this session: from now on every call of a tool that can send data out asks first`,
+      });
+    }
+  }
 
   async decide(tool: GatedTool, callId: string, args: unknown): Promise<Decision> {
     const decision = await this.#decide(tool, callId, args);
-    this.emit({
+    this.#options.emit({
       type: 'approval',
       callId,
       name: tool.name,
@@ -85,51 +136,88 @@ export class ApprovalGate {
   }
 
   async #decide(tool: GatedTool, callId: string, args: unknown): Promise<Decision> {
-    const rule = this.rules?.match(tool.name, args);
+    const { mode, approver, rules } = this.#options;
+    const rule = rules?.match(tool.name, args);
     if (rule?.action === 'deny')
       return { allowed: false, by: 'policy', reason: `denied by the rule ${rule.rule}` };
-    if (rule?.action === 'allow')
-      return { allowed: true, by: 'policy', reason: `allowed by the rule ${rule.rule}` };
-    if (rule?.action === 'ask') tool = { ...tool, alwaysAsk: true, askRule: rule.rule };
-    if (!tool.alwaysAsk) {
-      if (tool.native) return { allowed: true, by: 'policy', reason: "tack's own tool" };
-      if (tool.readOnlyHint && tool.trustedServer)
-        return { allowed: true, by: 'policy', reason: `read-only on trusted server ${tool.server}` };
+    const egress = (tool.capabilities ?? []).find((l) => l.capability === 'egress');
+    const trifecta =
+      this.#taintedBy !== undefined && egress !== undefined
+        ? `this session has read untrusted input (from ${this.#taintedBy}) and ${tool.name} can send data out (egress, ${egress.source}: ${egress.why}); an instruction hidden in that input may be steering the model`
+        : undefined;
+    if (!trifecta) {
+      if (rule?.action === 'allow')
+        return { allowed: true, by: 'policy', reason: `allowed by the rule ${rule.rule}` };
+      if (rule?.action === 'ask') tool = { ...tool, alwaysAsk: true, askRule: rule.rule };
+      if (!tool.alwaysAsk) {
+        if (tool.native) return { allowed: true, by: 'policy', reason: "tack's own tool" };
+        if (tool.readOnlyHint && tool.trustedServer)
+          return { allowed: true, by: 'policy', reason: `read-only on trusted server ${tool.server}` };
+      }
+      if (this.#allowedForSession.has(tool.name))
+        return { allowed: true, by: 'user', reason: 'allowed for this session' };
     }
-    if (this.#allowedForSession.has(tool.name))
-      return { allowed: true, by: 'user', reason: 'allowed for this session' };
-    const why = tool.askRule
-      ? `the rule ${tool.askRule} says to ask`
-      : tool.alwaysAsk
-        ? 'runs code on this machine'
-        : tool.readOnlyHint
-          ? `hinted read-only, but ${tool.server} is not marked trusted`
-          : 'may change something (not read-only)';
-    if (this.mode === 'never') return { allowed: false, by: 'policy', reason: `--approve never: ${why}` };
-    if (this.mode === 'auto-read-only')
-      return tool.readOnlyHint && !tool.alwaysAsk
+    const why =
+      trifecta ??
+      (tool.askRule
+        ? `the rule ${tool.askRule} says to ask`
+        : tool.alwaysAsk
+          ? 'runs code on this machine'
+          : tool.readOnlyHint
+            ? `hinted read-only, but ${tool.server} is not marked trusted`
+            : 'may change something (not read-only)');
+    if (mode === 'never') return { allowed: false, by: 'policy', reason: `--approve never: ${why}` };
+    if (mode === 'auto-read-only')
+      return tool.readOnlyHint && !tool.alwaysAsk && !trifecta
         ? { allowed: true, by: 'policy', reason: '--approve auto-read-only: hinted read-only' }
         : { allowed: false, by: 'policy', reason: `--approve auto-read-only: ${why}` };
-    if (!this.approver)
+    if (!approver)
       return {
         allowed: false,
         by: 'policy',
         reason: `nobody to ask (${why}); use --approve or run in a terminal`,
       };
-    const answer = await this.approver({
+    // "Always" is offered for MCP tools only: a skill script or an egress call after untrusted input is judged
+    // call by call.
+    const alwaysRule = !tool.native && !tool.alwaysAsk && !trifecta ? tool.name : undefined;
+    const answer = await approver({
       callId,
       tool: tool.name,
       ...(tool.server ? { server: tool.server } : {}),
       description: tool.description,
+      descriptionSha256: createHash('sha256').update(tool.description).digest('hex'),
       arguments: args,
       readOnlyHint: tool.readOnlyHint,
+      capabilities: tool.capabilities ?? [],
       why,
+      ...(alwaysRule ? { alwaysRule } : {}),
     });
-    if (answer.decision === 'allow' && answer.remember === 'session') this.#allowedForSession.add(tool.name);
+    const allowed = answer.decision === 'allow';
+    if (allowed && answer.remember && !trifecta) {
+      this.#allowedForSession.add(tool.name);
+      if (answer.remember === 'always' && alwaysRule && this.#options.persistRule) {
+        try {
+          this.#options.persistRule(alwaysRule);
+        } catch (error) {
+          this.#options.emit({
+            type: 'notice',
+            text: `could not save "${alwaysRule}" to the user config (${errorMessage(error)}); allowed for this session only`,
+          });
+        }
+      }
+    }
     return {
-      allowed: answer.decision === 'allow',
+      allowed,
       by: 'user',
-      reason: answer.reason ?? (answer.decision === 'allow' ? 'approved' : 'denied by the user'),
+      reason:
+        answer.reason ??
+        (allowed
+          ? answer.remember === 'always' && alwaysRule
+            ? `approved always (${alwaysRule} saved to the user config)`
+            : answer.remember
+              ? 'approved for this session'
+              : 'approved once'
+          : 'denied by the user'),
     };
   }
 }

@@ -28,12 +28,17 @@ export const ALL_INSTRUCTIONS_CAP = 8_000;
  * Connected servers' instructions, each capped (a server's text is not the user's: it gets a bounded share of
  * the context), in configuration order, under one heading with the server named.
  */
-export function serverInstructions(host: McpHost | undefined): ContextPart | undefined {
+export function serverInstructions(
+  host: McpHost | undefined,
+  /** Servers whose instructions are held back (changed since approved, or flagged). */
+  skip: ReadonlySet<string> = new Set(),
+): ContextPart | undefined {
   if (!host) return undefined;
   let total = 0;
   const blocks: string[] = [];
   for (const server of host.servers()) {
-    const text = server.status === 'connected' ? server.instructions?.trim() : undefined;
+    const text =
+      server.status === 'connected' && !skip.has(server.name) ? server.instructions?.trim() : undefined;
     if (!text) continue;
     const room = Math.min(SERVER_INSTRUCTIONS_CAP, ALL_INSTRUCTIONS_CAP - total);
     if (room <= 0) break;

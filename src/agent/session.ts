@@ -2,18 +2,23 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tool as aiTool, jsonSchema, type ModelMessage, streamText, type ToolSet } from 'ai';
 import type { TackConfig } from '../config/load.js';
+import { addPermissionRule } from '../config/user-rules.js';
 import { errorMessage, TackError } from '../errors.js';
 import type { KnowledgeBase } from '../knowledge/knowledge.js';
 import { type ComputationRuntimes, computationTool } from '../knowledge/runtimes.js';
 import { knowledgeTools } from '../knowledge/tools.js';
 import type { Catalog } from '../mcp/catalog.js';
+import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION, searchToolsInput } from '../search/meta-tools.js';
+import { trifectaLegs } from '../security/capabilities.js';
+import { DefinitionGuard, type HeldDefinition } from '../security/pins.js';
 import { type PermissionRules, RuleSet } from '../security/rules.js';
 import type { SkillLibrary } from '../skills/library.js';
 import { RUN_SKILL_SCRIPT, skillTools } from '../skills/tools.js';
 import type { NativeTool } from '../tools/native.js';
 import { canonicalJson } from '../util/canonical-json.js';
+import type { SecretMasker } from '../util/secrets.js';
 import { ApprovalGate, type ApproveMode, type Approver } from './approval.js';
 import { elideToolResults, estimateTokens, summarizeOlder } from './compaction.js';
 import { type ContextPart, HARNESS_RULES, serverInstructions, systemPrompt } from './context.js';
@@ -23,7 +28,14 @@ import { type HooksConfig, runHooks } from './hooks.js';
 import type { ResolvedModel } from './model.js';
 import { addUsage, costOf, DEFAULT_PRICES, type Price, priceOf } from './prices.js';
 import { CALL_TOOL, DeferredTools, SEARCH_TOOLS, type ToolSearchOptions } from './tool-search.js';
-import { type AgentTool, mcpAgentTools, nativeAgentTools, runTool, wrapResult } from './toolset.js';
+import {
+  type AgentTool,
+  mcpAgentTools,
+  nativeAgentTools,
+  runTool,
+  type ToolServerSettings,
+  wrapResult,
+} from './toolset.js';
 import { newSessionId, type Transcript } from './transcript.js';
 
 export interface Limits {
@@ -93,7 +105,23 @@ export interface AgentOptions {
   permissions?: PermissionRules;
   /** Deferred loading of MCP tools past a threshold (search_tools, call_tool). Default: auto. */
   toolSearch?: ToolSearchOptions;
+  /**
+   * Pin servers' definitions on first sight and hold back changed or flagged ones (security/pins.ts). Default: on
+   * when the host has a store.
+   */
+  pinning?: boolean;
+  /** Asked once per held definition: accept it now (a terminal prompt)? Headless sessions leave it held. */
+  reviewer?: DefinitionReviewer;
+  /** Saves an "always" answer as an allow rule; default: the user's tack.json when `config.paths` is known. */
+  persistRule?: (rule: string) => void;
+  /** Said as notices right after the session starts (what was held back while setting it up). */
+  notices?: readonly string[];
+  /** Masks secrets in what the session writes to disk itself (full outputs cut for the model). */
+  secrets?: SecretMasker;
 }
+
+/** Shown a held definition and its diff against the pin; true accepts it (the pin moves to the new version). */
+export type DefinitionReviewer = (held: HeldDefinition, diff: string) => Promise<boolean>;
 
 export interface RunResult {
   reason: EndReason;
@@ -117,7 +145,13 @@ export class AgentSession {
   readonly #gate: ApprovalGate;
   readonly #activeSkills = new Set<string>();
   readonly #native: AgentTool[];
-  readonly #trusted: Set<string>;
+  readonly #settings: Map<string, ToolServerSettings>;
+  readonly #guard: DefinitionGuard | undefined;
+  /** Definitions held back in the current catalog (changed since approved, or flagged by the scan). */
+  #held: Array<HeldDefinition & { modelName?: string }> = [];
+  /** Held definitions already announced or put to the reviewer, by server, kind, name and digest. */
+  readonly #heldSeen = new Set<string>();
+  readonly #reviewed = new Set<string>();
   readonly #deferred: DeferredTools;
   /** The model's price, looked up once (undefined: unknown, counted as 0). */
   readonly #price: Price | undefined;
@@ -138,13 +172,19 @@ export class AgentSession {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#messages = [...(options.history ?? [])];
     this.#total = options.initialUsage ?? ZERO_USAGE;
-    this.#gate = new ApprovalGate(
-      options.approve ?? 'ask',
-      options.approver,
-      (e) => this.#emit(e),
-      options.permissions ? new RuleSet(options.permissions) : undefined,
-    );
-    this.#trusted = new Set((options.config?.servers ?? []).filter((s) => s.trusted).map((s) => s.name));
+    const paths = options.config?.paths;
+    this.#gate = new ApprovalGate({
+      mode: options.approve ?? 'ask',
+      approver: options.approver,
+      emit: (e) => this.#emit(e),
+      rules: options.permissions ? new RuleSet(options.permissions) : undefined,
+      persistRule:
+        options.persistRule ??
+        (paths ? (rule) => addPermissionRule(paths.userConfigFile, 'allow', rule) : undefined),
+    });
+    this.#settings = new Map((options.config?.servers ?? []).map((s) => [s.name, s]));
+    const store = options.host?.store;
+    this.#guard = options.pinning !== false && store ? new DefinitionGuard(store.pins) : undefined;
     const native: NativeTool[] = [];
     if (options.skills && options.skills.skills.length > 0)
       // The gate asks before run_skill_script (alwaysAsk below), with the arguments; the skill runs once allowed.
@@ -180,6 +220,7 @@ export class AgentSession {
       ...(options.parent ? { parent: options.parent } : {}),
     });
     for (const warning of guidelines.warnings) session.#emit({ type: 'notice', text: warning });
+    for (const text of options.notices ?? []) session.#emit({ type: 'notice', text });
     const started = await runHooks(
       options.hooks,
       'SessionStart',
@@ -187,6 +228,7 @@ export class AgentSession {
       { cwd },
     );
     session.#hookOutcome(started.warnings);
+    session.#flagTrifecta();
     if (started.additionalContext.length > 0)
       session.#system.push({ name: 'hooks', text: started.additionalContext.join('\n') });
     if (!session.#price)
@@ -207,8 +249,19 @@ export class AgentSession {
 
   /** The parts of the system prompt, in order (what `tack context` prints). */
   get systemParts(): readonly ContextPart[] {
-    const instructions = serverInstructions(this.#options.host);
-    return instructions ? [...this.#system, instructions] : this.#system;
+    this.#mcpTools(); // brings the held list up to date with the catalog
+    const heldInstructions = new Set(
+      this.#held.filter((h) => h.kind === 'instructions').map((h) => h.server),
+    );
+    const instructions = serverInstructions(this.#options.host, heldInstructions);
+    const held = this.#heldPart();
+    return [...this.#system, ...(instructions ? [instructions] : []), ...(held ? [held] : [])];
+  }
+
+  /** Definitions held back right now (changed since approved, or flagged by the scan). */
+  get held(): readonly HeldDefinition[] {
+    this.#mcpTools();
+    return this.#held;
   }
 
   /**
@@ -232,12 +285,85 @@ export class AgentSession {
   #mcpTools(): AgentTool[] {
     const host = this.#options.host;
     if (!host) return [];
-    // The host rebuilds its catalog on every change: map (and mend schemas) once per catalog, not per call.
-    if (this.#mcp?.catalog !== host.catalog)
-      this.#mcp = { catalog: host.catalog, tools: mcpAgentTools(host, this.#trusted) };
+    // The host rebuilds its catalog on every change: review, map (and mend schemas) once per catalog, not per call.
+    if (this.#mcp?.catalog !== host.catalog) {
+      const catalog = host.catalog;
+      this.#held = this.#review(host, catalog);
+      const heldTools = new Set(this.#held.filter((h) => h.kind === 'tool').map((h) => h.modelName));
+      const entries = catalog.tools.filter((t) => !heldTools.has(t.name));
+      this.#mcp = { catalog, tools: mcpAgentTools(host, this.#settings, entries) };
+    }
     const mcp = this.#mcp.tools;
     const filter = this.#options.toolFilter;
     return filter ? mcp.filter((t) => filter(t.name)) : mcp;
+  }
+
+  /** Pins what is new, holds what changed or is flagged, and announces each held definition once. */
+  #review(host: McpHost, catalog: Catalog): Array<HeldDefinition & { modelName?: string }> {
+    if (!this.#guard) return [];
+    const review = this.#guard.reviewAll(hostDefinitions(host, catalog));
+    return review.held.map((h) => {
+      const modelName = catalog.tools.find(
+        (t) => h.kind === 'tool' && t.server === h.server && t.definition.name === h.name,
+      )?.name;
+      const key = `${h.identity}\0${h.kind}\0${h.name}\0${h.sha256}`;
+      if (!this.#heldSeen.has(key)) {
+        this.#heldSeen.add(key);
+        this.#emit({
+          type: 'notice',
+          text: `held back: ${h.reason} (server ${h.server}); review with \`tack pins diff ${h.server}\`, accept with \`tack pins accept ${h.server}\``,
+        });
+      }
+      return { ...h, ...(modelName ? { modelName } : {}) };
+    });
+  }
+
+  /** Tells the model which tools are disabled and why, without repeating their (untrusted) new text. */
+  #heldPart(): ContextPart | undefined {
+    const tools = this.#held.filter((h) => h.modelName);
+    if (tools.length === 0) return undefined;
+    const lines = tools.map(
+      (h) =>
+        `- ${h.modelName}: ${h.why === 'changed' ? 'its definition changed since the user approved it' : 'its definition was flagged by the security scan'}`,
+    );
+    return {
+      name: 'unavailable tools',
+      text: `<unavailable_tools>\nThese tools are disabled until the user reviews them (\`tack pins\`). Do not try to call them; if the task needs one, say so to the user.\n${lines.join('\n')}\n</unavailable_tools>`,
+    };
+  }
+
+  /** Puts each held definition to the reviewer once; an accepted one is offered from the next step on. */
+  async #reviewHeld(): Promise<void> {
+    const reviewer = this.#options.reviewer;
+    if (!reviewer || !this.#guard) return;
+    this.#mcpTools();
+    for (const h of this.#held) {
+      const key = `${h.identity}\0${h.kind}\0${h.name}\0${h.sha256}`;
+      if (this.#reviewed.has(key)) continue;
+      this.#reviewed.add(key);
+      if (!(await reviewer(h, this.#guard.diff(h)))) continue;
+      this.#guard.accept(h);
+      this.#mcp = undefined;
+      this.#emit({
+        type: 'notice',
+        text: `accepted: ${h.kind} ${h.name || '(instructions)'} of ${h.server}`,
+      });
+    }
+  }
+
+  /** A session holding untrusted input, private data and egress at once is flagged before it starts. */
+  #flagTrifecta(): void {
+    const tools = [...this.#native, ...this.#mcpTools()].map((t) => ({
+      name: t.name,
+      labels: t.capabilities ?? [],
+    }));
+    const legs = trifectaLegs(tools);
+    if (Object.values(legs).some((holders) => holders.length === 0)) return;
+    const show = (names: string[]) => names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '');
+    this.#emit({
+      type: 'notice',
+      text: `lethal trifecta: this session can read untrusted input (${show(legs['untrusted-input'])}), reach private data (${show(legs['private-data'])}) and send data out (${show(legs.egress)}); once untrusted input is read, every egress call asks`,
+    });
   }
 
   /** Whether MCP tools are deferred right now (for `tack context` and /tools). */
@@ -310,6 +436,7 @@ export class AgentSession {
         if (signal.aborted) return aborted();
         this.#emit({ type: 'error', message: `compaction failed: ${errorMessage(error)}` });
       }
+      await this.#reviewHeld();
       steps++;
       const tools = this.tools();
       this.#emit({ type: 'step-start', step: steps, tools: tools.length });
@@ -546,6 +673,12 @@ export class AgentSession {
   ): Promise<{ text: string; isError: boolean }> {
     if (tool?.name === CALL_TOOL) return this.#callTool(call, signal);
     if (!tool) {
+      const held = this.#held.find((h) => h.modelName === call.toolName);
+      if (held)
+        return {
+          text: `${call.toolName} is unavailable: ${held.why === 'changed' ? 'its definition changed since the user approved it' : 'the security scan flagged its definition'}. It stays disabled until the user reviews it (\`tack pins diff ${held.server}\`). Do the task without it or tell the user.`,
+          isError: true,
+        };
       const names = this.tools().map((t) => t.name);
       return {
         text: `There is no tool named "${call.toolName}". Available: ${names.join(', ')}.`,
@@ -590,6 +723,7 @@ export class AgentSession {
       };
     if (!tool.native) this.#deferred.used(tool);
     const result = await runTool(tool, input, signal);
+    this.#gate.noteResult(tool);
     const post = await runHooks(
       this.#options.hooks,
       'PostToolUse',
@@ -628,7 +762,7 @@ export class AgentSession {
     const file = join(dir, `${callId.replace(/[^A-Za-z0-9_-]/g, '_')}.txt`);
     try {
       mkdirSync(dir, { recursive: true });
-      writeFileSync(file, text);
+      writeFileSync(file, this.#options.secrets ? this.#options.secrets.maskText(text) : text);
     } catch (error) {
       return {
         text: `${text.slice(0, capChars)}\n[output cut at ${capChars} characters of ${text.length}; saving the rest failed: ${errorMessage(error)}]`,

@@ -1,6 +1,9 @@
+import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
+import type { CatalogTool } from '../mcp/catalog.js';
 import { resultText } from '../mcp/content.js';
 import type { McpHost } from '../mcp/host.js';
+import { labelTool } from '../security/capabilities.js';
 import type { NativeTool } from '../tools/native.js';
 import type { GatedTool } from './approval.js';
 import { sanitizeSchema } from './schema.js';
@@ -15,19 +18,33 @@ export interface AgentTool extends GatedTool {
   run(input: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
 }
 
-/** The tools of every connected server, under their model-visible names, calling through the host. */
-export function mcpAgentTools(host: McpHost, trusted: ReadonlySet<string>): AgentTool[] {
-  return host.catalog.tools.map((entry) => {
+/** What the tool mapping needs from a server's configuration. */
+export type ToolServerSettings = Pick<ServerConfig, 'trusted' | 'capabilities'>;
+
+/**
+ * The tools of every connected server (or of `entries`, a subset of the catalog), under their model-visible
+ * names, calling through the host, with their capability labels (config, then trusted annotations, then guesses).
+ */
+export function mcpAgentTools(
+  host: McpHost,
+  settings: ReadonlyMap<string, ToolServerSettings>,
+  entries: readonly CatalogTool[] = host.catalog.tools,
+): AgentTool[] {
+  return entries.map((entry) => {
     const { definition } = entry;
     const { schema, changes } = sanitizeSchema(definition.inputSchema);
+    const server = settings.get(entry.server);
+    const trustedServer = server?.trusted === true;
+    const configured = server?.capabilities?.[definition.name] ?? server?.capabilities?.['*'];
     return {
       name: entry.name,
       server: entry.server,
       serverToolName: definition.name,
       description: definition.description ?? definition.title ?? entry.name,
       readOnlyHint: definition.annotations?.readOnlyHint === true,
-      trustedServer: trusted.has(entry.server),
+      trustedServer,
       native: false,
+      capabilities: labelTool(definition, { trustedServer, ...(configured ? { configured } : {}) }),
       inputSchema: schema,
       schemaChanges: changes,
       async run(input, signal) {

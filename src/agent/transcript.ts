@@ -19,6 +19,7 @@ import {
   type SessionRow,
   sessionIdMatches,
 } from '../store/sessions.js';
+import { type SecretMasker, SHAPE_MASKER } from '../util/secrets.js';
 import { type AgentEvent, type Usage, ZERO_USAGE } from './events.js';
 
 /**
@@ -31,6 +32,10 @@ import { type AgentEvent, type Usage, ZERO_USAGE } from './events.js';
  * `process.exit`, SIGKILL). It is not fsynced: surviving a power cut or kernel panic would cost a disk flush per
  * event (0.3 to 3 ms measured on this project's CI disk, against ~10 µs for the write), for an event stream that is cheap to lose in that
  * case compared with a stalled agent loop.
+ *
+ * Secrets: every event is masked before it is written (util/secrets.ts): the known values the transcript is given
+ * (the servers' env and header values) and key shapes. The session itself keeps the real values: only the record
+ * is masked, so a resumed session reads back `••••` where a secret was.
  */
 
 /** An event as stored: its 1-based position in the file and when it was written. */
@@ -71,6 +76,8 @@ export interface CreateTranscriptOptions {
   index?: SessionIndex;
   /** Default: failures are ignored (they never throw into the session). */
   onError?: (failure: TranscriptFailure) => void;
+  /** What to mask in every event; default key shapes only (`SHAPE_MASKER`). */
+  secrets?: SecretMasker;
 }
 
 export interface ReopenTranscriptOptions {
@@ -82,6 +89,7 @@ export interface ReopenTranscriptOptions {
   row?: SessionRow;
   index?: SessionIndex;
   onError?: (failure: TranscriptFailure) => void;
+  secrets?: SecretMasker;
 }
 
 const MAX_PENDING_BYTES = 16 * 1024 * 1024;
@@ -125,6 +133,7 @@ export class Transcript {
   readonly #reported = new Set<TranscriptFailure['kind']>();
   readonly #index: SessionIndex | undefined;
   readonly #onError: ((failure: TranscriptFailure) => void) | undefined;
+  readonly #secrets: SecretMasker;
   #row: SessionRow | undefined;
   #title: string | undefined;
 
@@ -137,6 +146,7 @@ export class Transcript {
     row: SessionRow | undefined;
     index: SessionIndex | undefined;
     onError: ((failure: TranscriptFailure) => void) | undefined;
+    secrets: SecretMasker | undefined;
   }) {
     this.file = init.file;
     this.sessionId = init.sessionId;
@@ -147,6 +157,7 @@ export class Transcript {
     this.#title = init.row?.title;
     this.#index = init.index;
     this.#onError = init.onError;
+    this.#secrets = init.secrets ?? SHAPE_MASKER;
   }
 
   /** Creates `<dir>/<yyyy-mm-dd>/<sessionId>.jsonl` (UTC date); an existing file is refused, not appended to. */
@@ -180,6 +191,7 @@ export class Transcript {
       row: undefined,
       index: options.index,
       onError: options.onError,
+      secrets: options.secrets,
     });
   }
 
@@ -215,6 +227,7 @@ export class Transcript {
       row: options.row,
       index: options.index,
       onError: options.onError,
+      secrets: options.secrets,
     });
   }
 
@@ -262,7 +275,8 @@ export class Transcript {
     try {
       // Only messages carry binary content (file and image parts); base64 is what the AI SDK reads back.
       const binary = event.type === 'message' || event.type === 'compaction';
-      return Buffer.from(`${JSON.stringify({ seq, at, ...event }, binary ? binaryAsBase64 : undefined)}\n`);
+      const masked = this.#secrets.mask(event);
+      return Buffer.from(`${JSON.stringify({ seq, at, ...masked }, binary ? binaryAsBase64 : undefined)}\n`);
     } catch (error) {
       const message = `a ${event.type} event could not be serialized (${errorMessage(error)})`;
       this.#report({ kind: 'serialize', file: this.file, message, cause: error });
@@ -403,7 +417,8 @@ export class Transcript {
         break;
       case 'message': {
         if (this.#title !== undefined) return;
-        this.#title = titleOf(event.message);
+        // Masked before it is cut to length: a cut could leave a key too short to be recognised.
+        this.#title = titleOf(this.#secrets.mask(event.message));
         if (this.#title === undefined || !row) return;
         this.#row = { ...row, title: this.#title, updatedAt: at };
         break;
@@ -817,7 +832,7 @@ export function openForResume(
   dir: string,
   idOrPrefix: string,
   index: SessionIndex | undefined,
-  options: { onError?: (failure: TranscriptFailure) => void } = {},
+  options: { onError?: (failure: TranscriptFailure) => void; secrets?: SecretMasker } = {},
 ): ResumedTranscript {
   const file = findTranscript(dir, idOrPrefix, index);
   const { events, problems } = readTranscript(file);
@@ -844,6 +859,7 @@ export function openForResume(
     ...(row ? { row } : {}),
     ...(index ? { index } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.secrets ? { secrets: options.secrets } : {}),
   });
   return { file, state, problems, transcript };
 }

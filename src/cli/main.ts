@@ -9,6 +9,7 @@ import {
   runCommand,
 } from './commands/agent.js';
 import { auditCommand } from './commands/audit.js';
+import { authCommand } from './commands/auth.js';
 import { benchToolSearchCommand } from './commands/bench.js';
 import { callCommand } from './commands/call.js';
 import {
@@ -23,6 +24,7 @@ import {
   knowledgeVerifyCommand,
 } from './commands/knowledge.js';
 import { promptsCommand, resourcesCommand } from './commands/listings.js';
+import { pinsAcceptCommand, pinsDiffCommand, pinsListCommand } from './commands/pins.js';
 import { promptCommand } from './commands/prompt.js';
 import { readCommand } from './commands/read.js';
 import { scanCommand } from './commands/scan.js';
@@ -39,7 +41,8 @@ import {
   skillsShowCommand,
   skillsValidateCommand,
 } from './commands/skills.js';
-import { toolsCommand, toolsSearchCommand } from './commands/tools.js';
+import { toolsCommand, toolsSearchCommand, toolsSecurityCommand } from './commands/tools.js';
+import { trustCommand } from './commands/trust.js';
 import { reportError } from './output.js';
 
 interface CliOptions {
@@ -82,6 +85,23 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .action(action((_, options) => serversCommand(options)));
 
   program
+    .command('auth')
+    .description(
+      'log in to a remote server that asks for OAuth; --logout and --list manage the stored tokens',
+    )
+    .argument('[server]', 'server name')
+    .option('--logout', "forget the server's stored tokens")
+    .option('--list', 'show the stored logins (never the tokens)')
+    .option('--no-open', 'print the login URL without opening a browser')
+    .action(
+      async (
+        server: string | undefined,
+        opts: { logout?: boolean; list?: boolean; open?: boolean },
+        cmd: Command,
+      ) => setExitCode(await authCommand(server, { ...optionsOf([cmd]), ...opts })),
+    );
+
+  program
     .command('tools')
     .description(
       'list the tools the model sees, with the token cost of each definition; `tools search <query>` ranks them',
@@ -90,10 +110,19 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .argument('[query]', 'what the tool should do')
     .option('--server <name>', 'only this server')
     .option('-k <n>', 'with search: how many (default 10)')
+    .option('--security', 'capability labels (and where each came from), pin status and the trifecta legs')
     .action(
-      async (sub: string | undefined, query: string | undefined, opts: { k?: string }, cmd: Command) => {
+      async (
+        sub: string | undefined,
+        query: string | undefined,
+        opts: { k?: string; security?: boolean },
+        cmd: Command,
+      ) => {
         const options = optionsOf([cmd]);
-        if (sub === undefined) return setExitCode(await toolsCommand(options));
+        if (sub === undefined)
+          return setExitCode(
+            opts.security ? await toolsSecurityCommand(options) : await toolsCommand(options),
+          );
         if (sub !== 'search' || !query)
           throw new TackError('USAGE', 'expected `tack tools` or `tack tools search "<query>"`');
         setExitCode(
@@ -145,7 +174,10 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       '--http <[host:]port>',
       'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
     )
-    .option('--trust-project', "also offer the project's skills (.agents/skills, .claude/skills)")
+    .option(
+      '--trust-project',
+      'trust the project for this run (its servers, hooks, allow rules and skills) without `tack trust`',
+    )
     .action(async (opts: { http?: string; trustProject?: boolean }, cmd: Command) =>
       setExitCode(
         await serveCommand({
@@ -184,7 +216,10 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       '--http <[host:]port>',
       'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
     )
-    .option('--trust-project', "also the project's skills (.agents/skills, .claude/skills)")
+    .option(
+      '--trust-project',
+      'trust the project for this run (its skills, .agents/skills, .claude/skills) without `tack trust`',
+    )
     .action(async (opts: { http?: string; trustProject?: boolean }, cmd: Command) =>
       setExitCode(
         await serveSkillsCommand({
@@ -197,7 +232,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
   const skills = program
     .command('skills')
-    .description('Agent Skills: list, index, show, validate and run (project skills need --trust-project)');
+    .description('Agent Skills: list, index, show, validate and run (project skills wait for `tack trust`)');
   const positive = (name: string, value: unknown) => {
     if (value === undefined) return undefined;
     const n = Number(value);
@@ -219,7 +254,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     cmd
       .option(
         '--trust-project',
-        "load the project's skills (.agents/skills, .claude/skills): code from the repository",
+        'trust the project for this run (its skills, .agents/skills, .claude/skills) without `tack trust`',
       )
       .option('--servers', 'also the skills of the configured MCP servers (connects to them)');
   const withBudget = (cmd: Command) =>
@@ -447,7 +482,10 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       .option('--approve <mode>', 'ask | auto-read-only | never: calls that need approval (default ask)')
       .option('--max-steps <n>', 'model calls per run (default 50)')
       .option('--max-cost <usd>', 'stop past this cost in US dollars')
-      .option('--trust-project', "load the project's skills (.agents/skills, .claude/skills)");
+      .option(
+        '--trust-project',
+        'trust the project for this run (its servers, hooks, allow rules and skills) without `tack trust`',
+      );
   withAgentOptions(
     program
       .command('run')
@@ -478,6 +516,24 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   );
 
   program
+    .command('trust')
+    .description(
+      'trust a project: show what its tack.json, .mcp.json and skills would run, then record their hashes (a changed file asks again)',
+    )
+    .argument('[dir]', 'the project folder (default: the current one)')
+    .option('--list', 'the trusted projects, and whether their files changed since')
+    .option('--revoke', 'forget the project: its servers, hooks, allow rules and skills wait again')
+    .action(async (dir: string | undefined, opts: { list?: boolean; revoke?: boolean }, cmd: Command) =>
+      setExitCode(
+        await trustCommand(dir, {
+          ...optionsOf([cmd]),
+          list: opts.list === true,
+          revoke: opts.revoke === true,
+        }),
+      ),
+    );
+
+  program
     .command('scan')
     .description(
       'check tool definitions for poisoning (hidden text, directives to the model, exfiltration); exit 1 on a block',
@@ -485,6 +541,40 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--tools <tools.json>', 'scan exported definitions offline instead of the configured servers')
     .action(async (opts: { tools?: string }, cmd: Command) =>
       setExitCode(await scanCommand({ ...optionsOf([cmd]), ...(opts.tools ? { tools: opts.tools } : {}) })),
+    );
+
+  const pins = program
+    .command('pins')
+    .description('pinned tool definitions (trust on first use): list, diff and accept what changed');
+  pins
+    .command('list')
+    .description('every pin and its status; exit 1 when something is held back')
+    .argument('[server]', 'only this server')
+    .option('--check', 'connect the servers first: pin what is new, hold what changed')
+    .action(async (server: string | undefined, opts: { check?: boolean }, cmd: Command) =>
+      setExitCode(await pinsListCommand(server, { ...optionsOf([cmd]), check: opts.check === true })),
+    );
+  pins
+    .command('diff')
+    .description('the pinned definition against the one held back')
+    .argument('[server]', 'only this server')
+    .argument('[name]', 'only this tool or prompt')
+    .action(async (server: string | undefined, name: string | undefined, _opts: unknown, cmd: Command) =>
+      setExitCode(await pinsDiffCommand(server, name, optionsOf([cmd]))),
+    );
+  pins
+    .command('accept')
+    .description('accept what is held back: it becomes the pin and is offered again')
+    .argument('<server>', 'the server')
+    .argument('[name]', 'only this tool or prompt')
+    .option('--kind <kind>', 'only this kind: tool, instructions, prompt')
+    .action(async (server: string, name: string | undefined, opts: { kind?: string }, cmd: Command) =>
+      setExitCode(
+        await pinsAcceptCommand(server, name, {
+          ...optionsOf([cmd]),
+          ...(opts.kind ? { kind: opts.kind } : {}),
+        }),
+      ),
     );
 
   const bench = program.command('bench').description('offline benchmarks on your own data');

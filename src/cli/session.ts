@@ -1,6 +1,8 @@
 import { formatIssue, loadConfig, type TackConfig } from '../config/load.js';
+import { projectTrustWarning, resolveProjectTrust } from '../config/trust.js';
 import { TackError } from '../errors.js';
 import { McpHost, unknownServer } from '../mcp/host.js';
+import { TackStore } from '../store/store.js';
 import { warn } from './output.js';
 import { startProgress } from './spinner.js';
 
@@ -8,6 +10,8 @@ export interface GlobalOptions {
   config?: string;
   json?: boolean;
   quietFailures?: boolean;
+  /** Trust the project for this run (`--trust-project`): its servers, hooks, allow rules and skills. */
+  trustProject?: boolean;
 }
 
 /** Options of the commands that can be narrowed to one server. */
@@ -15,12 +19,36 @@ export interface ServerOptions extends GlobalOptions {
   server?: string;
 }
 
-/** Loads the configuration, printing its warnings; a broken configuration throws before anything starts. */
+/**
+ * Loads the configuration, printing its warnings; a broken configuration throws before anything starts. What an
+ * untrusted project's files add is held back here (config/trust.ts), so every command sees the same thing.
+ */
 export function loadCliConfig(options: GlobalOptions): TackConfig {
-  const config = loadConfig(options.config ? { configFile: options.config } : {});
-  for (const warning of config.warnings) warn(formatIssue(warning));
-  return config;
+  const loaded = loadConfig(options.config ? { configFile: options.config } : {});
+  for (const warning of loaded.warnings) warn(formatIssue(warning));
+  let store: TackStore | undefined;
+  try {
+    const config = resolveProjectTrust(loaded, {
+      trustProject: options.trustProject === true,
+      // Opened only when the project has files to check: most commands in most folders never touch the store.
+      records: () => {
+        store = TackStore.open(loaded.paths.storeFile);
+        return store.trustedProjects;
+      },
+    });
+    const message = projectTrustWarning(config);
+    // Once per process: `tack eval` loads the configuration once per case.
+    if (message && !warned.has(message)) {
+      warned.add(message);
+      warn(message);
+    }
+    return config;
+  } finally {
+    store?.close();
+  }
 }
+
+const warned = new Set<string>();
 
 /**
  * Runs `fn` with a host whose servers (all, or only `only`) are connected, then closes it whatever happens.
@@ -39,7 +67,12 @@ export async function withHost<T>(
       missing,
       config.servers.map((server) => server.name),
     );
-  const host = new McpHost({ config: { ...config, servers: wanted } });
+  // A server asking for OAuth may start a browser login only when a person is at the terminal; otherwise it
+  // fails with AUTH_REQUIRED, whose hint names `tack auth <server>`.
+  const host = new McpHost({
+    config: { ...config, servers: wanted },
+    oauth: { interactive: process.stdin.isTTY === true && process.stderr.isTTY === true },
+  });
   const enabled = wanted.filter((server) => server.enabled).length;
   const progress = startProgress(`connecting ${enabled} server${enabled === 1 ? '' : 's'}…`);
   let ready = 0;

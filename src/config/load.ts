@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import type * as z from 'zod';
 import { TackError } from '../errors.js';
+import type { Capability } from '../security/capabilities.js';
 import { ruleProblem } from '../security/rules.js';
 import { type ExpandResult, expandVars } from './expand.js';
 import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
@@ -11,17 +12,21 @@ import {
   DEFAULT_STARTUP_TIMEOUT_MS,
   entrySchemaFor,
   HOOK_EVENTS,
+  type HookEntry,
+  type HookEvent,
   type HttpServerEntry,
   KnowledgeSchema,
   knownKeys,
+  type OAuthSettings,
   PermissionsSchema,
   ServeSchema,
   type SseServerEntry,
   type StdioServerEntry,
   TackConfigFileSchema,
 } from './schema.js';
+import type { ProjectTrustState } from './trust.js';
 
-/** Where a server entry came from; later issues use the scope for project trust. */
+/** Where a server entry came from; `project` entries wait for project trust (config/trust.ts). */
 export interface ConfigSource {
   file: string;
   scope: 'user' | 'project' | 'explicit';
@@ -38,8 +43,12 @@ interface ServerConfigBase {
   trusted: boolean;
   /** Tools sent every step even when the agent defers definitions: all (true) or these names. */
   alwaysLoad: boolean | string[];
+  /** Capability labels per server tool name (`*`: every tool), replacing tack's guesses (security/capabilities.ts). */
+  capabilities?: Record<string, Capability[]>;
   disabledTools: string[] | undefined;
   source: ConfigSource;
+  /** Why tack switched the entry off (`enabled: false`) rather than its file, e.g. the project is not trusted. */
+  disabledReason?: string;
 }
 
 export interface StdioServerConfig extends ServerConfigBase {
@@ -57,6 +66,11 @@ export interface HttpServerConfig extends ServerConfigBase {
   transport: 'http' | 'sse';
   url: string;
   headers: Record<string, string>;
+  /**
+   * OAuth when the server asks for it (401 with OAuth metadata); `false` when the entry says so or sends its own
+   * Authorization header (a token someone else manages must not be replaced by a login). Absent: on.
+   */
+  oauth?: OAuthSettings | false | undefined;
 }
 
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
@@ -88,6 +102,17 @@ export interface TackConfig {
   warnings: ConfigWarning[];
   projectRoot: string;
   paths: TackPaths;
+  /** What the project's own files (its .mcp.json and tack.json) added: what project trust holds back. */
+  fromProject?: ProjectContributions;
+  /** Set by applyProjectTrust: the verdict and what it held back. */
+  projectTrust?: ProjectTrustState;
+}
+
+/** The hooks, allow rules and skill folders that came from the project's files, as they were declared. */
+export interface ProjectContributions {
+  hooks: Array<{ event: HookEvent; hook: HookEntry }>;
+  allow: string[];
+  skillFolders: string[];
 }
 
 export type AgentConfig = z.infer<typeof AgentSchema>;
@@ -134,6 +159,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   const knowledge: KnowledgeConfig = { bundles: [], runtimes: {} };
   let agent: AgentConfig = {};
   const permissions: TackConfig['permissions'] = { allow: [], ask: [], deny: [] };
+  const fromProject: ProjectContributions = { hooks: [], allow: [], skillFolders: [] };
 
   for (const { required, ...source } of candidates) {
     const text = readConfigText(source.file, required);
@@ -147,6 +173,12 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     if (parsed.agent) agent = mergeAgent(agent, parsed.agent);
     for (const action of ['allow', 'ask', 'deny'] as const)
       permissions[action].push(...(parsed.permissions?.[action] ?? []));
+    if (source.scope === 'project') {
+      for (const event of HOOK_EVENTS)
+        for (const hook of parsed.agent?.hooks?.[event] ?? []) fromProject.hooks.push({ event, hook });
+      fromProject.allow.push(...(parsed.permissions?.allow ?? []));
+      fromProject.skillFolders.push(...parsed.skillFolders);
+    }
     if (parsed.knowledge) {
       knowledge.bundles = [...parsed.knowledge.bundles, ...knowledge.bundles];
       knowledge.runtimes = { ...knowledge.runtimes, ...parsed.knowledge.runtimes };
@@ -177,6 +209,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     warnings,
     projectRoot,
     paths,
+    fromProject,
   };
 }
 
@@ -368,6 +401,7 @@ function resolveEntry(
     disabledTools: data.disabledTools,
     trusted: data.trusted === true,
     alwaysLoad: data.alwaysLoad ?? false,
+    capabilities: data.capabilities ?? {},
     source,
   };
   if (transport === 'stdio') {
@@ -385,13 +419,35 @@ function resolveEntry(
   const entry = data as HttpServerEntry;
   const url = expand(entry.url, at('url'));
   if (enabled && !failed && !isHttpUrl(url)) report(at('url'), `expected a URL, got ${JSON.stringify(url)}`);
+  const headers = expandMap(entry.headers, 'headers');
   const configured: HttpServerConfig = {
     ...base,
     transport: transport === 'sse' ? 'sse' : 'http',
     url,
-    headers: expandMap(entry.headers, 'headers'),
+    headers,
+    oauth: resolveOAuth(entry.oauth, headers, expand, at),
   };
   return failed ? undefined : configured;
+}
+
+function resolveOAuth(
+  oauth: HttpServerEntry['oauth'],
+  headers: Record<string, string>,
+  expand: (value: string, path: string) => string,
+  at: (...rest: Array<string | number>) => string,
+): OAuthSettings | false {
+  if (oauth === false) return false;
+  if (oauth === undefined) {
+    const ownAuthorization = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+    return ownAuthorization ? false : {};
+  }
+  return {
+    ...oauth,
+    ...(oauth.clientId !== undefined ? { clientId: expand(oauth.clientId, at('oauth', 'clientId')) } : {}),
+    ...(oauth.clientSecret !== undefined
+      ? { clientSecret: expand(oauth.clientSecret, at('oauth', 'clientSecret')) }
+      : {}),
+  };
 }
 
 function parseFolders(

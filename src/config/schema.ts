@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { CAPABILITIES } from '../security/capabilities.js';
 
 /**
  * The shape of `tack.json` (and of the `mcpServers` block tack reads from `.mcp.json` and the user config).
@@ -35,6 +36,12 @@ const lifecycleFields = {
     .describe(
       "Trust this server's annotations: its tools hinted read-only run without asking. Default false: hints from a server are claims, not facts.",
     ),
+  capabilities: z
+    .record(z.string(), z.array(z.enum(CAPABILITIES)))
+    .optional()
+    .describe(
+      "Capability labels per tool (the server's own tool name, or `*` for every tool of this server): untrusted-input, private-data, egress, destructive. They replace tack's guesses for that tool; the lethal-trifecta guard reads them (`tack tools --security` shows every label and where it came from).",
+    ),
   enabledTools: z
     .array(z.string())
     .optional()
@@ -70,6 +77,46 @@ export const StdioServerEntrySchema = z
   })
   .describe('A local server started as a child process and spoken to over stdin/stdout.');
 
+export const OAuthSettingsSchema = z
+  .object({
+    clientId: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'A client id registered with the authorization server beforehand; without one, tack registers itself (dynamic client registration).',
+      ),
+    clientSecret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The secret of a confidential pre-registered client; put it in `${VAR}`.'),
+    scopes: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'Scopes to ask for when the server names none (in its 401 challenge or its resource metadata, which come first).',
+      ),
+    callbackPort: z
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .optional()
+      .describe(
+        'Loopback port the browser is sent back to (http://127.0.0.1:<port>/callback); default a free port. Set it when a pre-registered client names a fixed redirect URI.',
+      ),
+  })
+  .strict();
+
+/** On by default: a server that answers 401 with OAuth metadata starts the login; `false` turns it off. */
+const oauthField = z
+  .union([z.literal(false), OAuthSettingsSchema])
+  .optional()
+  .describe(
+    'OAuth for this server (on by default when the server asks for it, unless the entry sends its own Authorization header): settings, or false to turn it off. Log in with `tack auth <server>`.',
+  );
+
 export const HttpServerEntrySchema = z
   .object({
     type: z.literal('http').optional(),
@@ -78,6 +125,7 @@ export const HttpServerEntrySchema = z
       .min(1)
       .describe('Streamable HTTP endpoint; falls back to legacy SSE when the server has no Streamable HTTP.'),
     headers: stringMap.optional().describe('Headers sent on every request; put tokens here as `${VAR}`.'),
+    oauth: oauthField,
     ...lifecycleFields,
   })
   .describe('A remote server over Streamable HTTP.');
@@ -87,6 +135,7 @@ export const SseServerEntrySchema = z
     type: z.literal('sse'),
     url: z.string().min(1).describe('Legacy HTTP+SSE endpoint (the stream URL, often ending in /sse).'),
     headers: stringMap.optional(),
+    oauth: oauthField,
     ...lifecycleFields,
   })
   .describe('A remote server over the legacy HTTP+SSE transport (2024-11-05).');
@@ -341,6 +390,7 @@ export const TackConfigFileSchema = z
 export type StdioServerEntry = z.infer<typeof StdioServerEntrySchema>;
 export type HttpServerEntry = z.infer<typeof HttpServerEntrySchema>;
 export type SseServerEntry = z.infer<typeof SseServerEntrySchema>;
+export type OAuthSettings = z.infer<typeof OAuthSettingsSchema>;
 
 /** Which schema an untyped entry is checked against: Claude's format leaves `type` out for stdio and often for HTTP. */
 export function entrySchemaFor(entry: Record<string, unknown>) {

@@ -19,11 +19,15 @@ import {
   SdkErrorCode,
   type ServerCapabilities,
   type Tool,
+  UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
 import type { EraCache, StoredEraVerdict } from '../store/era-cache.js';
+import type { OAuthCredentials } from '../store/oauth-credentials.js';
+import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import { classifyFailure, requestFailure } from './failures.js';
+import { type OAuthOptions, TackOAuthProvider } from './oauth.js';
 import { ServerLog } from './server-log.js';
 import { matchesAny } from './tool-filter.js';
 import { createHttpTransport, createStdioTransport, type TransportKind } from './transport.js';
@@ -56,6 +60,8 @@ export interface ConnectionOptions {
   capabilities?: ClientCapabilities | undefined;
   /** Called on every new SDK client before it connects: register request handlers here. */
   configureClient?: ((client: Client, server: string) => void) | undefined;
+  /** OAuth for remote servers that ask for it; without it a 401 is just a failed start. */
+  oauth?: { options: OAuthOptions; credentials: () => OAuthCredentials } | undefined;
   /** Called whenever state or a listing changes; `resource-updated` comes with the resource's URI. */
   onChange?: ((connection: ServerConnection, change: ConnectionChange, uri?: string) => void) | undefined;
 }
@@ -135,6 +141,8 @@ export interface ServerStatus {
   name: string;
   transport: TransportKind;
   status: ConnectionStatus;
+  /** Why tack switched a `disabled` server off (e.g. its project is not trusted); absent when its file did. */
+  disabledReason?: string;
   era: 'modern' | 'legacy' | undefined;
   protocolVersion: string | undefined;
   serverInfo: Implementation | undefined;
@@ -192,6 +200,8 @@ export class ServerConnection {
   readonly #refreshing = new Map<ListKind, { again: boolean }>();
   /** Resource URIs someone asked to hear about, with how many asked; kept across reconnects. */
   readonly #watched = new Map<string, number>();
+  /** One per server for its lifetime: a login started by one connect attempt is finished before the next. */
+  readonly #oauth: TackOAuthProvider | undefined;
 
   constructor(config: ServerConfig, options: ConnectionOptions) {
     this.name = config.name;
@@ -199,8 +209,19 @@ export class ServerConnection {
     this.#options = options;
     this.#policy = options.restartPolicy ?? DEFAULT_RESTART_POLICY;
     this.#transportKind = config.transport === 'http' ? 'streamable-http' : config.transport;
-    this.log = new ServerLog(config.name, config.enabled ? options.logDir : undefined);
+    // The log masks this server's own configured secrets (env and header values) as well as key shapes.
+    this.log = new ServerLog(
+      config.name,
+      config.enabled ? options.logDir : undefined,
+      new SecretMasker({ values: secretValuesOf(config) }),
+    );
     if (!config.enabled) this.#status = 'disabled';
+    this.#oauth =
+      config.enabled && config.transport !== 'stdio' && config.oauth !== false && options.oauth
+        ? new TackOAuthProvider(config, options.oauth.credentials, options.oauth.options, (m) =>
+            this.log.note(m),
+          )
+        : undefined;
   }
 
   get status(): ConnectionStatus {
@@ -250,7 +271,7 @@ export class ServerConnection {
   /** Closes the client and waits for a stdio server's process to exit (stdin closed, then SIGTERM). */
   async close(): Promise<void> {
     this.#status = 'closed';
-    await this.#teardown();
+    await Promise.all([this.#teardown(), this.#oauth?.close()]);
     await this.log.close();
   }
 
@@ -262,6 +283,9 @@ export class ServerConnection {
       name: this.name,
       transport: this.#transportKind,
       status: this.#status,
+      ...(this.#status === 'disabled' && this.config.disabledReason
+        ? { disabledReason: this.config.disabledReason }
+        : {}),
       era: connected ? client.getProtocolEra() : undefined,
       protocolVersion: connected ? client.getNegotiatedProtocolVersion() : undefined,
       serverInfo: connected ? client.getServerVersion() : undefined,
@@ -420,10 +444,19 @@ export class ServerConnection {
     if (this.#pending) await this.#pending;
     if (this.#status === 'connected' && this.#client) return this.#client;
     if (this.#status === 'disabled') {
-      throw new TackError('SERVER_DISABLED', `server "${this.name}" is disabled in the configuration`, {
-        subject: { server: this.name, file: this.config.source.file },
-        hint: `Remove "enabled": false from mcpServers.${this.name} to use it.`,
-      });
+      const reason = this.config.disabledReason;
+      throw new TackError(
+        'SERVER_DISABLED',
+        reason
+          ? `server "${this.name}" is held back: ${reason}`
+          : `server "${this.name}" is disabled in the configuration`,
+        {
+          subject: { server: this.name, file: this.config.source.file },
+          hint: reason
+            ? `Review ${this.config.source.file}, then run \`tack trust\` in the project (or pass --trust-project for one run).`
+            : `Remove "enabled": false from mcpServers.${this.name} to use it.`,
+        },
+      );
     }
     if (this.#status === 'closed') {
       throw new TackError('SERVER_UNAVAILABLE', `server "${this.name}" was closed by the host`, {
@@ -504,7 +537,7 @@ export class ServerConnection {
     this.log.note(`starting: ${this.#describeTarget()}`);
     const started = performance.now();
     try {
-      await this.#openWithCache(generation);
+      await this.#openWithLogin(generation);
       if (generation !== this.#generation) return;
       this.#connectMs = Math.round(performance.now() - started);
       this.#everConnected = true;
@@ -521,6 +554,33 @@ export class ServerConnection {
     } catch (error) {
       if (generation !== this.#generation) return;
       this.#fail(this.#startupFailure(error));
+    }
+  }
+
+  /**
+   * The SDK's OAuth flow stops at the redirect: the transport throws once the user has the authorization URL.
+   * Finishing takes a person at a browser, so the wait runs outside the startup budget; then the start begins
+   * afresh with the new tokens. A host that cannot log in fails with the provider's AUTH_REQUIRED instead.
+   */
+  async #openWithLogin(generation: number): Promise<void> {
+    const oauth = this.#oauth;
+    oauth?.beginAttempt();
+    try {
+      await this.#openWithCache(generation);
+    } catch (error) {
+      if (oauth?.loginRequired) throw oauth.loginRequired;
+      if (!oauth?.loginStarted || generation !== this.#generation) throw error;
+      this.#abortStart = () => oauth.close(); // close() during the wait stops it
+      try {
+        await oauth.completeLogin();
+      } finally {
+        this.#abortStart = undefined;
+      }
+      if (generation !== this.#generation) return;
+      this.log.note('OAuth login completed; connecting with the new tokens');
+      await this.#openWithCache(generation);
+    } finally {
+      await oauth?.release();
     }
   }
 
@@ -618,7 +678,7 @@ export class ServerConnection {
             },
           })
         : this.config.transport !== 'stdio'
-          ? createHttpTransport(this.config, kind === 'sse' ? 'sse' : 'streamable-http')
+          ? createHttpTransport(this.config, kind === 'sse' ? 'sse' : 'streamable-http', this.#oauth)
           : undefined;
     if (!transport) throw new Error(`no ${kind} transport for a ${this.config.transport} server`);
 
@@ -924,7 +984,7 @@ export class ServerConnection {
   }
 
   #startupFailure(error: unknown): TackError {
-    if (isStartupTimeout(error)) return error as TackError;
+    if (isStartupTimeout(error) || isOAuthError(error)) return error as TackError;
     const spawnCode = (error as NodeJS.ErrnoException).code;
     const reason =
       spawnCode === 'ENOENT' && this.config.transport === 'stdio'
@@ -987,6 +1047,7 @@ function isStartupTimeout(error: unknown): boolean {
  */
 function eraMismatch(error: unknown, cachedKind: 'modern' | 'legacy', exitedOnItsOwn: boolean): boolean {
   if (isStartupTimeout(error) || (error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  if (isAuthFailure(error)) return false; // a 401 is no era verdict: re-probing would only ask for a login twice
   if (error instanceof ProtocolError) return true;
   // A 2025 server's answer to a 2026 request has no resultType: the SDK refuses it as an invalid result.
   const eraCodes: string[] = [
@@ -1000,7 +1061,16 @@ function eraMismatch(error: unknown, cachedKind: 'modern' | 'legacy', exitedOnIt
 
 function isAuthFailure(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
-  return code === 'CLIENT_HTTP_AUTHENTICATION' || code === 'CLIENT_HTTP_FORBIDDEN';
+  return (
+    code === 'CLIENT_HTTP_AUTHENTICATION' ||
+    code === 'CLIENT_HTTP_FORBIDDEN' ||
+    error instanceof UnauthorizedError ||
+    isOAuthError(error)
+  );
+}
+
+function isOAuthError(error: unknown): boolean {
+  return TackError.isInstance(error) && (error.code === 'AUTH_REQUIRED' || error.code === 'AUTH_FAILED');
 }
 
 function ignoreMethodNotFound(error: unknown): undefined {

@@ -1,4 +1,10 @@
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
 import { errorMessage, TackError } from '../errors.js';
 
 /** What a request was, for wording its failure: `tools/call` of a tool, a resource read, a prompt. */
@@ -23,6 +29,8 @@ export type FailureKind = 'protocol' | 'timeout' | 'aborted' | 'closed' | 'trans
  */
 export function classifyFailure(error: unknown): FailureKind {
   if (error instanceof ProtocolError) return 'protocol';
+  // A refused or missing login is an answer as well: reconnecting would only meet the same 401.
+  if (error instanceof UnauthorizedError || isOAuthFailure(error)) return 'protocol';
   // An HTTP status is an answer: the server is up. Only a lost session (404) calls for a new connection.
   if (error instanceof SdkHttpError) {
     if (error.status === 404) return 'transport';
@@ -45,17 +53,20 @@ export function classifyFailure(error: unknown): FailureKind {
 }
 
 export function requestFailure(error: unknown, ctx: RequestContext): TackError {
+  if (isOAuthFailure(error)) return error; // already names the server and says to run `tack auth`
   const subject = { server: ctx.server, tool: ctx.tool, uri: ctx.uri };
   const kind = classifyFailure(error);
   switch (kind) {
     case 'protocol': {
       const status = error instanceof SdkHttpError ? error.status : undefined;
       const hint =
-        status === 401 || status === 403
-          ? `The server refused the credentials; check mcpServers.${ctx.server}.headers and the variables they use.`
-          : status !== undefined
-            ? 'The server answered with an HTTP error; its own logs say why.'
-            : 'The server refused the request; check the arguments against the tool schema (`tack tools`).';
+        error instanceof UnauthorizedError
+          ? `The server wants a login: run \`tack auth ${ctx.server}\`.`
+          : status === 401 || status === 403
+            ? `The server refused the credentials; check mcpServers.${ctx.server}.headers and the variables they use.`
+            : status !== undefined
+              ? 'The server answered with an HTTP error; its own logs say why.'
+              : 'The server refused the request; check the arguments against the tool schema (`tack tools`).';
       const message = `${ctx.what} on server "${ctx.server}" failed: ${errorMessage(error)}`;
       return new TackError('REQUEST_FAILED', message, { subject, hint, cause: error });
     }
@@ -89,4 +100,8 @@ export function requestFailure(error: unknown, ctx: RequestContext): TackError {
         { subject, hint: 'tack reconnects with backoff; check that the server is running.', cause: error },
       );
   }
+}
+
+function isOAuthFailure(error: unknown): error is TackError {
+  return TackError.isInstance(error) && (error.code === 'AUTH_REQUIRED' || error.code === 'AUTH_FAILED');
 }

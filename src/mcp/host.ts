@@ -11,7 +11,9 @@ import leven from 'leven';
 import type { ServerConfig, TackConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
 import type { EraCache } from '../store/era-cache.js';
+import type { OAuthCredentials } from '../store/oauth-credentials.js';
 import { TackStore } from '../store/store.js';
+import { secretValuesOf } from '../util/secrets.js';
 import { VERSION } from '../version.js';
 import { Catalog } from './catalog.js';
 import {
@@ -25,6 +27,7 @@ import {
   type ServerStatus,
 } from './connection.js';
 import { serverOfToolName } from './names.js';
+import type { OAuthOptions } from './oauth.js';
 
 export const TACK_CLIENT_INFO: Implementation = { name: 'tack', version: VERSION };
 
@@ -42,6 +45,11 @@ export interface HostOptions
   eraCache?: EraCache | false;
   /** Per-server logs; default `config.paths.logDir`; `false` keeps no log files (stderr tails still work). */
   logDir?: string | false;
+  /**
+   * Remote servers that ask for OAuth: whether a login may start here (default not: AUTH_REQUIRED naming
+   * `tack auth <server>`) and how its URL reaches the user. Tokens live in the store and are refreshed either way.
+   */
+  oauth?: OAuthOptions;
 }
 
 export type HostEvent =
@@ -63,6 +71,8 @@ export class McpHost {
   readonly store: TackStore | undefined;
   readonly #ownsStore: boolean = false;
   #catalog: Catalog | undefined;
+  /** Where OAuth tokens go without a store: this process only (a login per run beats none). */
+  #memoryStore: TackStore | undefined;
   /** Resource templates parsed on first use, once per catalog (the catalog is rebuilt on every change). */
   readonly #uriTemplates = new WeakMap<Catalog, Map<string, UriTemplate>>();
   #closed = false;
@@ -80,6 +90,8 @@ export class McpHost {
         process.emitWarning(`tack: store disabled: ${errorMessage(error)}`);
       }
     }
+    // The gateway audits calls with upstream error messages, which may quote what the servers were given.
+    this.store?.audit.addSecrets(config.servers.flatMap((server) => secretValuesOf(server)));
     const eraCache = options.eraCache === false ? undefined : (options.eraCache ?? this.store?.eraCache);
     const logDir = options.logDir === false ? undefined : (options.logDir ?? config.paths?.logDir);
     const connectionOptions: ConnectionOptions = {
@@ -90,6 +102,7 @@ export class McpHost {
       maxMessageBytes: options.maxMessageBytes,
       capabilities: options.capabilities,
       configureClient: options.configureClient,
+      oauth: { options: options.oauth ?? {}, credentials: () => this.#oauthCredentials() },
       onChange: (connection, change, uri) => this.#onChange(connection, change, uri),
     };
     this.#connections = new Map(
@@ -219,10 +232,17 @@ export class McpHost {
     this.#closed = true;
     await Promise.all([...this.#connections.values()].map((connection) => connection.close()));
     if (this.#ownsStore) this.store?.close();
+    this.#memoryStore?.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  #oauthCredentials(): OAuthCredentials {
+    if (this.store) return this.store.oauth;
+    this.#memoryStore ??= TackStore.open(':memory:');
+    return this.#memoryStore.oauth;
   }
 
   #onChange(connection: ServerConnection, change: ConnectionChange, uri?: string): void {
@@ -249,6 +269,16 @@ export class McpHost {
     const server = serverOfToolName(name);
     const connection = server ? this.#connections.get(server) : undefined;
     if (connection && connection.status !== 'connected') {
+      const reason = connection.status === 'disabled' ? connection.config.disabledReason : undefined;
+      if (reason)
+        return new TackError(
+          'SERVER_DISABLED',
+          `tool "${name}" belongs to server "${connection.name}", which is held back: ${reason}`,
+          {
+            subject: { server: connection.name, tool: name, file: connection.config.source.file },
+            hint: `Review ${connection.config.source.file}, then run \`tack trust\` in the project (or pass --trust-project for one run).`,
+          },
+        );
       const cause = connection.lastError;
       return new TackError(
         'SERVER_UNAVAILABLE',

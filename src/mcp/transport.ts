@@ -4,8 +4,9 @@ import {
   StreamableHTTPClientTransport,
   type Transport,
 } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { HttpServerConfig, StdioServerConfig } from '../config/load.js';
+import type { TackOAuthProvider } from './oauth.js';
 import { LinearReadBuffer } from './read-buffer.js';
 import type { ServerLog } from './server-log.js';
 
@@ -26,15 +27,40 @@ export interface StdioHooks {
   maxMessageBytes?: number;
 }
 
+/** Where a variable of a stdio server's environment comes from. */
+export type EnvSource = 'safe-default' | 'configured';
+
+export interface StdioEnvironment {
+  /** Exactly what the child process gets. */
+  env: Record<string, string>;
+  /** Every variable's name and origin, sorted by name; a configured value that replaces a default is `configured`. */
+  variables: Array<{ name: string; source: EnvSource }>;
+}
+
 /**
- * A stdio transport whose child sees only the SDK's safe default environment (PATH, HOME, USER, SHELL, TERM,
- * LOGNAME) plus the entry's own `env`: never tack's whole environment, where API keys live.
+ * The environment a stdio server is spawned with: the SDK's safe default set (PATH, HOME, USER, SHELL, TERM,
+ * LOGNAME, those that are set) plus the entry's own `env`, never tack's whole environment, where API keys live.
+ * `tack scan` lists it from this same function, so the listing cannot drift from what the child gets.
  */
+export function stdioEnvironment(config: Pick<StdioServerConfig, 'env'>): StdioEnvironment {
+  const defaults = getDefaultEnvironment();
+  const env = { ...defaults, ...config.env };
+  const variables = Object.keys(env)
+    .sort()
+    .map((name) => ({
+      name,
+      source: Object.hasOwn(config.env, name) ? ('configured' as const) : ('safe-default' as const),
+    }));
+  return { env, variables };
+}
+
+/** A stdio transport whose child gets `stdioEnvironment(config)` and nothing else of tack's environment. */
 export function createStdioTransport(config: StdioServerConfig, hooks: StdioHooks): StdioClientTransport {
   const transport = new StdioClientTransport({
     command: config.command,
     args: config.args,
-    env: config.env,
+    // The SDK spreads its defaults under this again: the same set, so the child gets exactly this.
+    env: stdioEnvironment(config).env,
     cwd: config.cwd,
     stderr: 'pipe',
     maxBufferSize: hooks.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
@@ -113,11 +139,21 @@ export function stdoutNoiseScanner(onNoise: (line: string) => void): (chunk: Buf
   };
 }
 
-export function createHttpTransport(config: HttpServerConfig, kind: 'streamable-http' | 'sse'): Transport {
+export function createHttpTransport(
+  config: HttpServerConfig,
+  kind: 'streamable-http' | 'sse',
+  oauth?: TackOAuthProvider,
+): Transport {
   const url = new URL(config.url);
   // Headers in requestInit reach every POST and, for SSE, the GET that opens the stream.
   const requestInit: RequestInit = { headers: config.headers };
-  return kind === 'sse'
-    ? new SSEClientTransport(url, { requestInit })
-    : new StreamableHTTPClientTransport(url, { requestInit });
+  // With a provider the SDK runs OAuth on a 401 (discovery, registration, PKCE, refresh); the provider keeps
+  // what it learns and binds its loopback listener through the wrapped fetch.
+  const auth = oauth ? { authProvider: oauth, fetch: oauth.wrapFetch() } : {};
+  const transport =
+    kind === 'sse'
+      ? new SSEClientTransport(url, { requestInit, ...auth })
+      : new StreamableHTTPClientTransport(url, { requestInit, ...auth });
+  oauth?.attach(transport);
+  return transport;
 }

@@ -1,17 +1,8 @@
-import {
-  closeSync,
-  type Dirent,
-  existsSync,
-  fstatSync,
-  openSync,
-  readdirSync,
-  readSync,
-  realpathSync,
-  statSync,
-} from 'node:fs';
+import { closeSync, type Dirent, existsSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { isDirectory, realOrUndefined } from '../util/fs-probe.js';
 import { parseSkill, SKILL_FILE, type SkillSource } from './skill.js';
 
 /**
@@ -118,7 +109,7 @@ export async function discoverSkills(options: DiscoverOptions = {}): Promise<Dis
     if (root.scope === 'project' && !options.trustProject) {
       discovery.roots.push({ ...root, loaded: false, reason: 'project not trusted' });
       discovery.warnings.push(
-        `${root.dir}: project skills are not loaded until the project is trusted (--trust-project)`,
+        `${root.dir}: project skills are not loaded until the project is trusted (tack trust, or --trust-project for one run)`,
       );
       continue;
     }
@@ -249,19 +240,3 @@ function readHead(dir: string): string | undefined {
 }
 
 const CASE_INSENSITIVE = process.platform === 'darwin' || process.platform === 'win32';
-
-function realOrUndefined(path: string): string | undefined {
-  try {
-    return realpathSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}

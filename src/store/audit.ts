@@ -1,3 +1,4 @@
+import { type SecretMasker, SHAPE_MASKER } from '../util/secrets.js';
 import type { Db } from './database.js';
 
 /** What happened to one call: answered, answered with isError, failed upstream, cancelled, or refused. */
@@ -15,7 +16,7 @@ export interface AuditEntry {
   argsSha256: string;
   durationMs: number;
   outcome: AuditOutcome;
-  /** The error message for `failed` / `denied`. */
+  /** The error message for `failed` / `denied`, stored with secrets masked (an upstream error may quote one). */
   detail?: string | undefined;
 }
 
@@ -23,6 +24,7 @@ export interface AuditEntry {
 export class AuditLog {
   readonly #insert;
   readonly #recent;
+  #secrets: SecretMasker = SHAPE_MASKER;
 
   constructor(db: Db) {
     this.#insert = db.prepare<[string, string, string, string, string, number, string, string | null]>(
@@ -43,6 +45,11 @@ export class AuditLog {
     >('SELECT * FROM audit ORDER BY id DESC LIMIT ?');
   }
 
+  /** Known secret values (the servers' env and header values) to mask in `detail`, besides key shapes. */
+  addSecrets(values: Iterable<string>): void {
+    this.#secrets = this.#secrets.with(values);
+  }
+
   record(entry: AuditEntry): void {
     this.#insert.run(
       entry.at,
@@ -52,7 +59,7 @@ export class AuditLog {
       entry.argsSha256,
       Math.round(entry.durationMs),
       entry.outcome,
-      entry.detail ?? null,
+      entry.detail === undefined ? null : this.#secrets.maskText(entry.detail),
     );
   }
 

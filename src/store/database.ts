@@ -74,6 +74,24 @@ const MIGRATIONS: readonly string[] = [
      files TEXT NOT NULL,
      trusted_at TEXT NOT NULL
    )`,
+  // OAuth for remote servers: client registrations and tokens per authorization server (issuer) and protected
+  // resource (the MCP endpoint). Times in ms since the epoch.
+  `CREATE TABLE oauth_clients (
+     issuer TEXT NOT NULL,
+     resource TEXT NOT NULL,
+     client TEXT NOT NULL,
+     registered_at INTEGER NOT NULL,
+     PRIMARY KEY (issuer, resource)
+   );
+   CREATE TABLE oauth_tokens (
+     issuer TEXT NOT NULL,
+     resource TEXT NOT NULL,
+     server TEXT NOT NULL,
+     tokens TEXT NOT NULL,
+     expires_at INTEGER,
+     updated_at INTEGER NOT NULL,
+     PRIMARY KEY (issuer, resource)
+   )`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

@@ -1,8 +1,11 @@
 import { AuditLog } from './audit.js';
 import { type Db, openDatabase } from './database.js';
 import { EraCache } from './era-cache.js';
+import { OAuthCredentials } from './oauth-credentials.js';
+import { PinRecords } from './pins.js';
 import { SessionIndex } from './sessions.js';
 import { ToolExamples } from './tool-examples.js';
+import { TrustedProjects } from './trusted-projects.js';
 
 /** tack's SQLite store and its repositories, opened once per process and shared by whoever needs them. */
 export class TackStore {
@@ -11,6 +14,9 @@ export class TackStore {
   readonly audit: AuditLog;
   readonly sessions: SessionIndex;
   readonly toolExamples: ToolExamples;
+  readonly oauth: OAuthCredentials;
+  readonly trustedProjects: TrustedProjects;
+  readonly pins: PinRecords;
 
   constructor(db: Db) {
     this.db = db;
@@ -18,6 +24,9 @@ export class TackStore {
     this.audit = new AuditLog(db);
     this.sessions = new SessionIndex(db);
     this.toolExamples = new ToolExamples(db);
+    this.oauth = new OAuthCredentials(db);
+    this.trustedProjects = new TrustedProjects(db);
+    this.pins = new PinRecords(db);
   }
 
   /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */

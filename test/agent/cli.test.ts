@@ -1,35 +1,21 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readTranscript } from '../../src/agent/transcript.js';
-import { BIN, tack } from '../helpers/cli.js';
-import {
-  type FakeProvider,
-  type FakeScript,
-  providerEnv,
-  startFakeProvider,
-  toolResults,
-} from '../helpers/fake-provider.js';
-import { REPO, type TempProject, tempProject } from '../helpers/project.js';
+import { BIN, ptyTack, tack } from '../helpers/cli.js';
+import { providerEnv, toolResults } from '../helpers/fake-provider.js';
+import { REPO, type TempProject } from '../helpers/project.js';
+import { testScope } from '../helpers/scope.js';
 
 const ACME = join(REPO, 'test', 'fixtures', 'okf', 'acme_retail');
 const MODEL = ['--model', 'anthropic:claude-sonnet-4-5'];
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function fake(script: FakeScript): Promise<FakeProvider> {
-  const provider = await startFakeProvider(script);
-  cleanups.push(() => provider.close());
-  return provider;
-}
+const scope = testScope();
+const { cleanups, fake } = scope;
 
 function project(config: Record<string, unknown> = {}): TempProject {
-  const p = tempProject('tack-run-');
-  cleanups.push(() => p[Symbol.dispose]());
+  const p = scope.project('tack-run-');
   p.write('tack.json', config);
   return p;
 }
@@ -177,36 +163,18 @@ describe('tack chat', () => {
     const provider = await fake([{ text: 'Hello there.' }, { text: 'Second answer.' }]);
     const env = { ...p.env, ...providerEnv(provider) };
     // `script` gives tack a real pseudo-terminal, as a person's shell would.
-    const command = [process.execPath, BIN, 'chat', ...MODEL].map((a) => `'${a}'`).join(' ');
-    const child = spawn('script', ['-qfec', command, '/dev/null'], {
-      cwd: p.dir,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    cleanups.push(() => {
-      child.kill('SIGKILL');
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const waitFor = async (text: string) => {
-      const deadline = Date.now() + 15_000;
-      while (!output.includes(text) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(output).toContain(text);
-    };
-    await waitFor('> ');
-    child.stdin.write('hello\r');
-    await waitFor('Hello there.');
-    child.stdin.write('/cost\r');
-    await waitFor('input tokens');
-    child.stdin.write('/tools\r');
-    await waitFor('search_knowledge');
-    child.stdin.write('again\r');
-    await waitFor('Second answer.');
-    child.stdin.write('/exit\r');
-    const code = await new Promise((r) => child.once('exit', r));
-    expect(code).toBe(0);
+    const chat = ptyTack(['chat', ...MODEL], { cwd: p.dir, env, onStart: (kill) => cleanups.push(kill) });
+    await chat.waitFor('> ');
+    chat.type('hello');
+    await chat.waitFor('Hello there.');
+    chat.type('/cost');
+    await chat.waitFor('input tokens');
+    chat.type('/tools');
+    await chat.waitFor('search_knowledge');
+    chat.type('again');
+    await chat.waitFor('Second answer.');
+    chat.type('/exit');
+    expect(await chat.exited()).toBe(0);
     // The second turn carried the first: one session, one history.
     expect(provider.requests[1]!.messages).toHaveLength(3);
   });

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApprovalRequest } from '../../src/agent/approval.js';
 import type { AgentEvent } from '../../src/agent/events.js';
 import { loadGuidelines } from '../../src/agent/guidelines.js';
@@ -10,35 +10,18 @@ import { readTranscript, Transcript } from '../../src/agent/transcript.js';
 import { KnowledgeBase } from '../../src/knowledge/knowledge.js';
 import type { McpHost } from '../../src/mcp/host.js';
 import { SkillLibrary } from '../../src/skills/library.js';
-import {
-  type FakeProvider,
-  type FakeScript,
-  providerEnv,
-  startFakeProvider,
-  toolResults,
-} from '../helpers/fake-provider.js';
-import { REPO, startHost, type TempProject, tempProject } from '../helpers/project.js';
+import { type FakeProvider, type FakeScript, providerEnv, toolResults } from '../helpers/fake-provider.js';
+import { REPO, startHost, type TempProject } from '../helpers/project.js';
+import { testScope } from '../helpers/scope.js';
 
 const EXAMPLES = join(REPO, 'dist', 'examples', 'servers');
 const SKILLS = join(REPO, 'test', 'fixtures', 'skills', 'valid');
 const ACME = join(REPO, 'test', 'fixtures', 'okf', 'acme_retail');
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const scope = testScope();
+const { cleanups, fake } = scope;
 
-async function fake(script: FakeScript): Promise<FakeProvider> {
-  const provider = await startFakeProvider(script);
-  cleanups.push(() => provider.close());
-  return provider;
-}
-
-function project(): TempProject {
-  const p = tempProject('tack-agent-');
-  cleanups.push(() => p[Symbol.dispose]());
-  return p;
-}
+const project = (): TempProject => scope.project('tack-agent-');
 
 /** The notes (2026-07-28) and weather (2025) example servers, real processes. */
 async function exampleHost(p: TempProject): Promise<McpHost> {

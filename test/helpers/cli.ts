@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { REPO } from './project.js';
 
 export const BIN = join(REPO, 'bin', 'tack.js');
@@ -25,4 +26,49 @@ export function tack(
       },
     );
   });
+}
+
+/** A `tack` process in a real pseudo-terminal (`script`), typed into as a person would. */
+export interface PtySession {
+  child: ChildProcess;
+  readonly output: string;
+  /** Waits (up to 20 s) until the output shows `text`, then asserts it does. */
+  waitFor(text: string | RegExp): Promise<void>;
+  /** Types a line and Enter. */
+  type(line: string): void;
+  /** Resolves with the exit code. */
+  exited(): Promise<number | null>;
+}
+
+export function ptyTack(
+  args: string[],
+  options: { cwd: string; env: Record<string, string | undefined>; onStart?: (kill: () => void) => void },
+): PtySession {
+  const command = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  options.onStart?.(() => child.kill('SIGKILL'));
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  return {
+    child,
+    get output() {
+      return output;
+    },
+    async waitFor(text) {
+      const seen = () => (typeof text === 'string' ? output.includes(text) : text.test(output));
+      const deadline = Date.now() + 20_000;
+      while (!seen() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(output).toMatch(text);
+    },
+    type(line) {
+      child.stdin?.write(`${line}\r`);
+    },
+    exited: () => new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+  };
 }

@@ -40,7 +40,13 @@ export interface TempProject {
 export function tempProject(prefix = 'tack-test-'): TempProject {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const home = join(dir, '.tack-home');
-  const env = { ...process.env, TACK_HOME: home };
+  // Trusted: most tests write a project tack.json and expect its servers to run. Project trust's own tests
+  // (test/security/project-trust.test.ts) take this out.
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    TACK_HOME: home,
+    TACK_TRUST_PROJECT: '1',
+  };
   const write = (file: string, content: unknown) => {
     const path = join(dir, file);
     writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { StdioServerConfig } from '../../src/config/load.js';
+import { stdioEnvironment } from '../../src/mcp/transport.js';
 import { fixtureEntry, startHost, tempProject } from '../helpers/project.js';
 
 describe('the environment a stdio server sees', () => {
@@ -25,6 +27,19 @@ describe('the environment a stdio server sees', () => {
         const allowed = new Set(['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'GIVEN', 'FROM_PARENT']);
         const extra = Object.keys(env).filter((key) => !allowed.has(key));
         expect(extra.filter((key) => key in process.env)).toEqual([]);
+        // What `tack scan` lists is what the process got: every listed name arrived with its value.
+        const entry = host.connection('s').config as StdioServerConfig;
+        const listed = stdioEnvironment(entry);
+        for (const { name } of listed.variables) expect(env[name], name).toBe(listed.env[name]);
+        expect(listed.variables.map((v) => v.name)).toEqual(
+          Object.keys(env)
+            .filter((key) => allowed.has(key))
+            .sort(),
+        );
+        expect(listed.variables.filter((v) => v.source === 'configured').map((v) => v.name)).toEqual([
+          'FROM_PARENT',
+          'GIVEN',
+        ]);
       } finally {
         await host.close();
       }

@@ -57,19 +57,19 @@ describe('permission rules', () => {
   it('decide before the default policy in the approval gate', async () => {
     const events: string[] = [];
     const asked: string[] = [];
-    const gate = new ApprovalGate(
-      'ask',
-      async (r) => {
+    const gate = new ApprovalGate({
+      mode: 'ask',
+      approver: async (r) => {
         asked.push(`${r.tool}: ${r.why}`);
         return { decision: 'allow' };
       },
-      (e) => events.push(e.type === 'approval' ? `${e.decision} ${e.by} ${e.reason}` : e.type),
-      new RuleSet({
+      emit: (e) => events.push(e.type === 'approval' ? `${e.decision} ${e.by} ${e.reason}` : e.type),
+      rules: new RuleSet({
         allow: ['mcp__notes__search_notes'],
         ask: ['mcp__wx__get_forecast'],
         deny: ['mcp__notes__add_note'],
       }),
-    );
+    });
     const tool = (name: string, server: string, trusted: boolean) => ({
       name,
       server,
@@ -87,7 +87,7 @@ describe('permission rules', () => {
     expect(events).toEqual([
       'deny policy denied by the rule mcp__notes__add_note',
       'allow policy allowed by the rule mcp__notes__search_notes',
-      'allow user approved',
+      'allow user approved once',
     ]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { tack } from '../helpers/cli.js';
-import { REPO, tempProject } from '../helpers/project.js';
+import { fixtureEntry, REPO, tempProject } from '../helpers/project.js';
 
 describe('tack scan', () => {
   it('gives one verdict per exported tool, shows decoded hidden text, and exits 1 on a block', async () => {
@@ -28,11 +28,11 @@ describe('tack scan', () => {
       cwd: project.dir,
       env: project.env,
     });
-    const reports = JSON.parse(json.stdout) as Array<{
-      name: string;
-      verdict: string;
-      findings: Array<{ code: string }>;
-    }>;
+    const { tools: reports, environments } = JSON.parse(json.stdout) as {
+      tools: Array<{ name: string; verdict: string; findings: Array<{ code: string }> }>;
+      environments: unknown[];
+    };
+    expect(environments).toEqual([]);
     expect(reports.map((r) => [r.name, r.verdict])).toEqual([
       ['read_file', 'clean'],
       ['add', 'block'],
@@ -46,5 +46,52 @@ describe('tack scan', () => {
     const run = await tack(['scan', '--config', 'examples/tack.json'], { cwd: REPO });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/8 scanned: 0 block, 0 warn, 8 clean/);
+  });
+
+  it('lists the environment variables each stdio server receives: names and where they come from, no values', async () => {
+    using project = tempProject();
+    const secret = 'scan-T0ken-4e8b1d0c9a';
+    project.config({
+      s: fixtureEntry('stdio-server.js', [], { env: { API_TOKEN: secret, MODE: 'quiet', PATH: '/opt/bin' } }),
+      off: fixtureEntry('stdio-server.js', [], { enabled: false }),
+    });
+    const env: Record<string, string | undefined> = {
+      ...project.env,
+      HOME: project.dir,
+      TACK_SCAN_PARENT_SECRET: 'never-listed',
+    };
+    const run = await tack(['scan'], { cwd: project.dir, env });
+    expect(run.code).toBe(0);
+    const defaults = ['HOME', 'LOGNAME', 'SHELL', 'TERM', 'USER'].filter((name) => env[name] !== undefined);
+    expect(run.stdout).toContain(
+      `  s: ${defaults.join(', ')} (safe default); API_TOKEN, MODE, PATH (configured)`,
+    );
+    expect(run.stdout).toContain(
+      `  off (disabled): ${[...defaults, 'PATH'].sort().join(', ')} (safe default)`,
+    );
+    expect(run.stdout).not.toContain(secret);
+    expect(run.stdout).not.toContain('TACK_SCAN_PARENT_SECRET');
+
+    const json = await tack(['scan', '--json'], { cwd: project.dir, env });
+    const { environments } = JSON.parse(json.stdout) as {
+      environments: Array<{
+        server: string;
+        enabled: boolean;
+        variables: Array<{ name: string; source: string }>;
+      }>;
+    };
+    expect(environments.map((e) => [e.server, e.enabled])).toEqual([
+      ['s', true],
+      ['off', false],
+    ]);
+    const sources = Object.fromEntries(environments[0]!.variables.map((v) => [v.name, v.source]));
+    expect(sources).toMatchObject({
+      API_TOKEN: 'configured',
+      MODE: 'configured',
+      PATH: 'configured',
+      HOME: 'safe-default',
+    });
+    expect(Object.keys(sources).sort()).toEqual([...defaults, 'API_TOKEN', 'MODE', 'PATH'].sort());
+    expect(json.stdout).not.toContain(secret);
   });
 });

@@ -8,10 +8,15 @@ const REAL = join(REPO, 'test', 'fixtures', 'skills', 'anthropics');
 const VALID = join(REPO, 'test', 'fixtures', 'skills', 'valid');
 const INVALID = join(REPO, 'test', 'fixtures', 'skills', 'invalid');
 
-/** A project whose tack.json lists the real skills, with a project skill that needs --trust-project. */
+/**
+ * The user's config lists the real skills; the project has a skill of its own, which waits for project trust
+ * (`tack trust` or --trust-project), so this project is left untrusted.
+ */
 function project() {
   const p = tempProject();
-  p.write('tack.json', { skills: [REAL, VALID] });
+  delete p.env.TACK_TRUST_PROJECT;
+  mkdirSync(p.home, { recursive: true });
+  writeFileSync(join(p.home, 'config.json'), JSON.stringify({ skills: [REAL, VALID] }));
   mkdirSync(join(p.dir, '.git'));
   mkdirSync(join(p.dir, '.agents', 'skills'), { recursive: true });
   cpSync(join(VALID, 'commit-message'), join(p.dir, '.agents', 'skills', 'commit-message'), {
@@ -53,7 +58,7 @@ describe('tack skills', () => {
     // Untrusted project: its skill is left out and the user is told how to load it.
     expect(out.skills.find((s) => s.name === 'commit-message')!.scope).toBe('config');
     expect(run.stderr).toMatch(
-      /project skills are not loaded until the project is trusted \(--trust-project\)/,
+      /project skills are not loaded until the project is trusted \(tack trust, or --trust-project for one run\)/,
     );
 
     const trusted = await tack(['skills', 'list', '--trust-project'], {
@@ -129,7 +134,7 @@ describe('tack skills', () => {
     const broken = join(p.dir, 'broken');
     mkdirSync(join(broken, 'half-done'), { recursive: true });
     writeFileSync(join(broken, 'half-done', 'SKILL.md'), '---\nname: half-done\n---\n# Body\n');
-    p.write('tack.json', { skills: [broken] });
+    writeFileSync(join(p.home, 'config.json'), JSON.stringify({ skills: [broken] }));
     const skipped = await tack(['skills', 'validate'], { cwd: p.dir, env });
     expect(skipped.code).toBe(1);
     expect(skipped.stdout).toContain('error: Missing required field in frontmatter: description');

@@ -1,17 +1,17 @@
-import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface, type Interface } from 'node:readline/promises';
-import { type RunningAgent, startAgent } from '../../agent/agent.js';
+import { type RunningAgent, secretMaskerFor, startAgent } from '../../agent/agent.js';
 import type { ApprovalRequest, ApproveMode, Approver } from '../../agent/approval.js';
 import { APPROVE_MODES } from '../../agent/approval.js';
 import { estimateTokens } from '../../agent/compaction.js';
 import { systemPrompt } from '../../agent/context.js';
 import type { AgentEvent, EndReason } from '../../agent/events.js';
 import type { AgentInteraction } from '../../agent/interaction.js';
-import type { Limits, RunResult } from '../../agent/session.js';
+import type { DefinitionReviewer, Limits, RunResult } from '../../agent/session.js';
 import { TackError } from '../../errors.js';
 import { countTokens } from '../../tokens/count.js';
+import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
 import { print, table } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../session.js';
 
@@ -89,31 +89,42 @@ function firstLine(text: string): string {
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
-const SECRET_KEY = /token|secret|password|passwd|api[-_]?key|authorization|credential|private/i;
+// Approval prompts mask with the rules transcripts and logs use (util/secrets.ts); re-exported for callers.
+export { maskSecrets };
 
-/** Arguments for an approval prompt: pretty, with values under secret-looking keys masked. */
-export function maskSecrets(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(maskSecrets);
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [
-      k,
-      SECRET_KEY.test(k) && typeof v === 'string' ? '••••••' : maskSecrets(v),
-    ]),
-  );
-}
-
-/** Asks at the terminal: the server, the tool, its description's hash and the full arguments. */
-function terminalApprover(): Approver {
+/**
+ * Asks at the terminal: the server, the tool, its description's hash, its capability labels, why it asks and the
+ * full arguments (secrets masked); once, always this session, always (saved to the user config), or deny.
+ */
+function terminalApprover(masker: SecretMasker): Approver {
   return async (request: ApprovalRequest) => {
-    const hash = createHash('sha256').update(request.description).digest('hex').slice(0, 12);
+    const labels = request.capabilities.map((l) => `${l.capability} (${l.source}: ${l.why})`).join(', ');
     process.stderr.write(
       `\nApprove ${request.tool}${request.server ? ` (server ${request.server})` : ''}? It ${request.why}.\n` +
-        `  description sha256:${hash}\n  arguments:\n${JSON.stringify(maskSecrets(request.arguments), null, 2).replace(/^/gm, '    ')}\n`,
+        `  description sha256:${request.descriptionSha256.slice(0, 12)}\n` +
+        (labels ? `  capabilities: ${labels}\n` : '') +
+        `  arguments:\n${JSON.stringify(maskSecrets(request.arguments, masker), null, 2).replace(/^/gm, '    ')}\n`,
     );
-    const answer = (await ask('[y] once  [a] always this session  [N] deny: ')).trim().toLowerCase();
-    if (answer === 'a') return { decision: 'allow', remember: 'session' };
+    const always = request.alwaysRule ? `  [a] always (adds ${request.alwaysRule} to the user config)` : '';
+    const answer = (await ask(`[y] once  [s] always this session${always}  [N] deny: `)).trim().toLowerCase();
+    if (answer === 's') return { decision: 'allow', remember: 'session' };
+    if (answer === 'a' && request.alwaysRule) return { decision: 'allow', remember: 'always' };
     return answer === 'y' || answer === 'yes' ? { decision: 'allow' } : { decision: 'deny' };
+  };
+}
+
+/** A held definition at the terminal: why it is held, the diff against the pin; accept it or leave it held. */
+function terminalReviewer(): DefinitionReviewer {
+  return async (held, diff) => {
+    process.stderr.write(
+      `\n${held.server}: ${held.reason}.\n${diff}\n` +
+        held.findings
+          .filter((f) => f.severity === 'high')
+          .map((f) => `  ${f.code}: ${f.message} ${JSON.stringify(f.match)}\n`)
+          .join(''),
+    );
+    const answer = (await ask(`Accept this ${held.kind} and use it? [y/N]: `)).trim().toLowerCase();
+    return answer === 'y' || answer === 'yes';
   };
 }
 
@@ -203,7 +214,13 @@ async function open(
     config,
     ...(options.model ? { model: options.model } : {}),
     ...(mode ? { approve: mode } : {}),
-    ...(interactive ? { approver: terminalApprover(), interaction: terminalInteraction() } : {}),
+    ...(interactive
+      ? {
+          approver: terminalApprover(secretMaskerFor(config)),
+          interaction: terminalInteraction(),
+          session: { reviewer: terminalReviewer() },
+        }
+      : {}),
     trustProject: options.trustProject === true,
     limits,
     ...(options.resume ? { resume: options.resume } : {}),

@@ -1,3 +1,5 @@
+import type { TackConfig } from '../../config/load.js';
+import { type EnvSource, stdioEnvironment } from '../../mcp/transport.js';
 import { loadToolsFile } from '../../search/bench.js';
 import {
   type Finding,
@@ -22,14 +24,30 @@ interface Report {
   findings: Finding[];
 }
 
+/** What one stdio server's process receives of the environment: names only, never values. */
+interface ServerEnvironment {
+  server: string;
+  enabled: boolean;
+  variables: Array<{ name: string; source: EnvSource }>;
+}
+
+/** `--json`: one verdict per tool, and what each configured stdio server receives of the environment. */
+interface ScanJson {
+  tools: Report[];
+  environments: ServerEnvironment[];
+}
+
 /**
  * `tack scan [--tools tools.json] [--json]`: poisoning checks (docs/security.md) on every tool definition, one
- * verdict per tool; without --tools, on the configured servers' tools and instructions. Exit 1 when any tool
- * would be blocked.
+ * verdict per tool; without --tools, on the configured servers' tools and instructions, followed by the names of
+ * the environment variables each stdio server receives and where each comes from. Exit 1 when any tool would be
+ * blocked.
  */
 export async function scanCommand(options: ScanOptions): Promise<number> {
-  const reports = options.tools ? scanAll(loadToolsFile(options.tools)) : await scanServers(options);
-  if (options.json) printJson(reports);
+  const { reports, environments } = options.tools
+    ? { reports: scanAll(loadToolsFile(options.tools)), environments: [] }
+    : await scanServers(options);
+  if (options.json) printJson({ tools: reports, environments } satisfies ScanJson);
   else {
     for (const r of reports.filter((x) => x.verdict !== 'clean')) {
       print(`${r.verdict.toUpperCase()} ${r.server}/${r.name}`);
@@ -38,6 +56,7 @@ export async function scanCommand(options: ScanOptions): Promise<number> {
           `  ${f.severity} ${f.code}${f.location.field ? ` (${f.location.field})` : ''}: ${f.message}\n    ${JSON.stringify(f.match)}${f.decoded ? `\n    decoded: ${JSON.stringify(f.decoded)}` : ''}`,
         );
     }
+    if (environments.length > 0) print(describeEnvironments(environments));
     const count = (v: ToolScan['verdict']) => reports.filter((r) => r.verdict === v).length;
     print(
       `${reports.length} scanned: ${count('block')} block, ${count('warn')} warn, ${count('clean')} clean`,
@@ -57,8 +76,10 @@ function scanAll(tools: readonly ScannableTool[]): Report[] {
   });
 }
 
-async function scanServers(options: ScanOptions): Promise<Report[]> {
-  return withHost(options, undefined, async (host) => {
+async function scanServers(
+  options: ScanOptions,
+): Promise<{ reports: Report[]; environments: ServerEnvironment[] }> {
+  return withHost(options, undefined, async (host, _signal, config) => {
     const reports = scanAll(
       host.catalog.tools.map((t) => ({
         server: t.server,
@@ -73,6 +94,30 @@ async function scanServers(options: ScanOptions): Promise<Report[]> {
       const findings = scanText(server.instructions, { kind: 'instructions', server: server.name });
       reports.push({ server: server.name, name: '(instructions)', verdict: verdictOf(findings), findings });
     }
-    return reports;
+    return { reports, environments: environmentsOf(config) };
   });
+}
+
+/** From the function the stdio transport spawns with, so the listing is what the processes really get. */
+function environmentsOf(config: TackConfig): ServerEnvironment[] {
+  return config.servers.flatMap((server) =>
+    server.transport === 'stdio'
+      ? [{ server: server.name, enabled: server.enabled, variables: stdioEnvironment(server).variables }]
+      : [],
+  );
+}
+
+function describeEnvironments(environments: readonly ServerEnvironment[]): string {
+  const names = (e: ServerEnvironment, source: EnvSource) =>
+    e.variables.filter((v) => v.source === source).map((v) => v.name);
+  const lines = environments.map((e) => {
+    const parts = [`${names(e, 'safe-default').join(', ') || '(none)'} (safe default)`];
+    const configured = names(e, 'configured');
+    if (configured.length > 0) parts.push(`${configured.join(', ')} (configured)`);
+    return `  ${e.server}${e.enabled ? '' : ' (disabled)'}: ${parts.join('; ')}`;
+  });
+  return [
+    "Environment of stdio servers (names only; nothing else of tack's environment is passed on):",
+    ...lines,
+  ].join('\n');
 }

@@ -40,6 +40,7 @@ export async function serversCommand(options: GlobalOptions): Promise<number> {
 }
 
 function printProblems(s: ServerStatus): void {
+  if (s.disabledReason) print(`\n${s.name}: not started: ${s.disabledReason}`);
   if (!s.error) return;
   print(`\n${s.name}: ${s.error.message}`);
   for (const line of s.error.details) print(`  ${line}`);

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { TackConfig } from '../../config/load.js';
+import { projectSkillsTrusted } from '../../config/trust.js';
 import { TackError } from '../../errors.js';
 import type { McpHost } from '../../mcp/host.js';
 import { discoverSkills, scopeRoots } from '../../skills/discover.js';
@@ -95,7 +96,7 @@ export async function skillsListCommand(options: SkillsOptions): Promise<number>
     }
     if (rows.length === 0) {
       print(
-        'No skills found. Skills live in .agents/skills/<name>/SKILL.md (project, with --trust-project),',
+        'No skills found. Skills live in .agents/skills/<name>/SKILL.md (project, once trusted: tack trust),',
       );
       print('~/.agents/skills (user), or folders listed under "skills" in tack.json.');
       return 0;
@@ -164,7 +165,7 @@ export async function skillsValidateCommand(
     // those are the ones to explain.
     const config = loadCliConfig(options);
     const discovery = await discoverSkills({
-      trustProject: options.trustProject,
+      trustProject: options.trustProject === true || projectSkillsTrusted(config),
       configFolders: config.skillFolders,
     });
     for (const warning of discovery.warnings) warn(warning);

@@ -1,4 +1,8 @@
+import { mcpAgentTools } from '../../agent/toolset.js';
+import { hostDefinitions } from '../../mcp/definitions.js';
 import { instructionsByServer, searchableTool, ToolSearchIndex } from '../../search/tool-index.js';
+import { trifectaLegs } from '../../security/capabilities.js';
+import { DefinitionGuard } from '../../security/pins.js';
 import { toolDefinitionTokens } from '../../tokens/count.js';
 import { print, printJson, table, truncate } from '../output.js';
 import { type ServerOptions, withHost } from '../session.js';
@@ -54,6 +58,52 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
       ),
     );
     print('\nTokens: each definition (name, description, input schema) counted with the Qwen3 tokenizer.');
+    return 0;
+  });
+}
+
+/**
+ * `tack tools --security`: each tool's capability labels with where each came from (config, trusted annotation,
+ * default guess and what matched), its pin status (the servers' definitions are reviewed as a session would:
+ * new ones pinned, changed or flagged ones held), and which tools hold each leg of the lethal trifecta.
+ */
+export async function toolsSecurityCommand(options: ServerOptions): Promise<number> {
+  return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
+    const held = host.store ? new DefinitionGuard(host.store.pins).reviewAll(hostDefinitions(host)).held : [];
+    const tools = mcpAgentTools(host, new Map(config.servers.map((s) => [s.name, s])));
+    const rows = tools.map((tool) => {
+      const hold = held.find(
+        (h) => h.kind === 'tool' && h.server === tool.server && h.name === tool.serverToolName,
+      );
+      return {
+        name: tool.name,
+        server: tool.server,
+        capabilities: tool.capabilities ?? [],
+        pin: host.store ? (hold?.why ?? 'pinned') : 'no store',
+        ...(hold ? { held: hold.reason } : {}),
+      };
+    });
+    const legs = trifectaLegs(rows.map((r) => ({ name: r.name, labels: r.capabilities })));
+    const trifecta = Object.values(legs).every((holders) => holders.length > 0);
+    if (options.json) {
+      printJson({ tools: rows, trifecta: { complete: trifecta, legs } });
+      return 0;
+    }
+    print(
+      table(
+        ['TOOL', 'PIN', 'CAPABILITIES (source: why)'],
+        rows.map((r) => [
+          r.name,
+          r.pin,
+          r.capabilities.map((l) => `${l.capability} (${l.source}: ${l.why})`).join('; ') || '-',
+        ]),
+      ),
+    );
+    for (const r of rows.filter((x) => x.held)) print(`\n${r.name} is held back: ${r.held}`);
+    print(
+      `\nLethal trifecta: ${trifecta ? 'ALL THREE legs present' : 'not complete'}: untrusted input ${legs['untrusted-input'].length}, private data ${legs['private-data'].length}, egress ${legs.egress.length} tools.` +
+        (trifecta ? ' Once untrusted input is read, every egress call asks.' : ''),
+    );
     return 0;
   });
 }

@@ -19,8 +19,9 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { errorMessage, TackError } from '../../errors.js';
-import type { Catalog } from '../../mcp/catalog.js';
+import { Catalog } from '../../mcp/catalog.js';
 import type { CallRound } from '../../mcp/connection.js';
+import { hostDefinitions } from '../../mcp/definitions.js';
 import type { McpHost } from '../../mcp/host.js';
 import {
   CALL_TOOL_DEFINITION,
@@ -30,6 +31,7 @@ import {
   searchToolsInput,
 } from '../../search/meta-tools.js';
 import { instructionsByServer, searchableTool, ToolSearchIndex } from '../../search/tool-index.js';
+import { DefinitionGuard, type HeldDefinition } from '../../security/pins.js';
 import type { AuditLog, AuditOutcome } from '../../store/audit.js';
 import { digest } from '../../util/canonical-json.js';
 import { VERSION } from '../../version.js';
@@ -59,6 +61,11 @@ export interface GatewayOptions {
    * (default). For hosts that load every definition eagerly.
    */
   toolSearch?: 'auto' | 'on' | 'off' | undefined;
+  /**
+   * Pin upstream definitions on first sight and hold back changed or flagged ones (security/pins.ts), so a rug
+   * pull upstream does not reach the gateway's clients. Default: on when the host has a store.
+   */
+  pinning?: boolean | undefined;
 }
 
 /** Past this many upstream tools, `toolSearch: 'auto'` serves the two meta-tools instead of the list. */
@@ -77,6 +84,10 @@ const META_TOOLS: Tool[] = [SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION].map(
 interface CatalogView {
   readonly catalog: Catalog;
   readonly names: GatewayNames;
+  /** Upstream definitions held back in this catalog (not served): why, by `server kind name`. */
+  readonly held: ReadonlyMap<string, HeldDefinition>;
+  /** Held tools by the name the gateway would serve them under, to answer a client that still calls one. */
+  readonly heldTools: ReadonlyMap<string, HeldDefinition>;
   instructions?: string;
   tools?: Tool[];
   resources?: Resource[];
@@ -110,8 +121,13 @@ export class Gateway {
   readonly #answerTimeoutMs: number | undefined;
   readonly #skills: GatewaySkills | undefined;
   readonly #toolSearch: 'auto' | 'on' | 'off';
+  readonly #guard: DefinitionGuard | undefined;
+  /** Held definitions already reported on stderr (each catalog rebuild reviews again). */
+  readonly #reported = new Set<string>();
 
   constructor(options: GatewayOptions) {
+    const store = options.host.store;
+    this.#guard = options.pinning !== false && store ? new DefinitionGuard(store.pins) : undefined;
     this.#toolSearch = options.toolSearch ?? 'off';
     this.#skills = options.skills;
     this.#host = options.host;
@@ -180,7 +196,34 @@ export class Gateway {
     const catalog = this.#host.catalog;
     let view = this.#views.get(catalog);
     if (!view) {
-      view = { catalog, names: new GatewayNames(catalog, this.#namespaced) };
+      const held = new Map<string, HeldDefinition>();
+      for (const h of this.#guard?.reviewAll(hostDefinitions(this.#host, catalog)).held ?? []) {
+        held.set(`${h.server} ${h.kind} ${h.name}`, h);
+        if (this.#reported.has(`${h.identity} ${h.kind} ${h.name} ${h.sha256}`)) continue;
+        this.#reported.add(`${h.identity} ${h.kind} ${h.name} ${h.sha256}`);
+        process.emitWarning(
+          `held back: ${h.reason} (server ${h.server}); review with \`tack pins diff ${h.server}\``,
+          'TackPins',
+        );
+      }
+      // Held tools and prompts are left out of what is served, under the names the full catalog would give.
+      const served =
+        held.size === 0
+          ? catalog
+          : new Catalog(
+              catalog.servers.map((l) => ({
+                ...l,
+                tools: l.tools.filter((t) => !held.has(`${l.server} tool ${t.name}`)),
+                prompts: l.prompts.filter((p) => !held.has(`${l.server} prompt ${p.name}`)),
+              })),
+            );
+      const heldTools = new Map<string, HeldDefinition>();
+      if (held.size > 0)
+        for (const [name, tool] of new GatewayNames(catalog, this.#namespaced).tools) {
+          const h = held.get(`${tool.server} tool ${tool.definition.name}`);
+          if (h) heldTools.set(name, h);
+        }
+      view = { catalog, names: new GatewayNames(served, this.#namespaced), held, heldTools };
       this.#views.set(catalog, view);
     }
     return view;
@@ -518,6 +561,17 @@ export class Gateway {
   /** A tool the catalog does not have: an upstream that is down is named; anything else is unknown. */
   #unknownTool(name: string, names: GatewayNames): CallToolResult {
     const server = names.serverOf(name);
+    const held = this.#view().heldTools.get(name);
+    if (held)
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: `${name} is unavailable: ${held.reason}. It is held back until the user reviews it on the gateway's machine (\`tack pins diff ${held.server}\`, \`tack pins accept ${held.server}\`).`,
+          },
+        ],
+      };
     const down = this.#host.servers().find((s) => s.name === server && s.status !== 'connected');
     if (down)
       return upstreamFailure(down.name, down.error?.message ?? `server is ${down.status}`, down.error?.hint);
@@ -533,8 +587,11 @@ export class Gateway {
   /** The instructions: the connected servers with theirs, capped; how names are formed; tack's own skills. */
   #describe(): string {
     const servers = this.#host.servers().filter((s) => s.status === 'connected');
+    const held = this.#view().held;
     const lines = servers.map((s) => {
-      const text = (s.instructions ?? '').replace(/\s+/g, ' ').trim();
+      const text = held.has(`${s.name} instructions `)
+        ? ''
+        : (s.instructions ?? '').replace(/\s+/g, ' ').trim();
       const capped = text.length > INSTRUCTIONS_CAP ? `${text.slice(0, INSTRUCTIONS_CAP - 3)}...` : text;
       return `- ${s.name}${capped ? `: ${capped}` : ''}`;
     });

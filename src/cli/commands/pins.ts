@@ -1,0 +1,157 @@
+import type { TackConfig } from '../../config/load.js';
+import { TackError } from '../../errors.js';
+import { hostDefinitions, serverIdentity } from '../../mcp/definitions.js';
+import { acceptPins, DefinitionGuard, pinDiff } from '../../security/pins.js';
+import type { PinRecord } from '../../store/pins.js';
+import { TackStore } from '../../store/store.js';
+import { print, printJson, table } from '../output.js';
+import { type GlobalOptions, loadCliConfig, withHost } from '../session.js';
+
+export interface PinsOptions extends GlobalOptions {
+  /** Connect the servers first: pin what is new and hold what changed, then list. */
+  check?: boolean;
+}
+
+type Status = 'pinned' | 'changed' | 'flagged';
+
+function statusOf(record: PinRecord): Status {
+  if (!record.pending) return 'pinned';
+  return record.sha256 ? 'changed' : 'flagged';
+}
+
+/** `tack pins list [server] [--check]`: every pin, its status and, for held ones, why. Exit 1 when any is held. */
+export async function pinsListCommand(server: string | undefined, options: PinsOptions): Promise<number> {
+  if (options.check)
+    await withHost(options, server ? [server] : undefined, async (host) => {
+      if (!host.store) throw noStore();
+      new DefinitionGuard(host.store.pins).reviewAll(hostDefinitions(host));
+    });
+  return withStore(options, (store, config) => {
+    const records = select(store, config, server);
+    const rows = records.map((r) => ({
+      server: serverOf(r.identity, config),
+      kind: r.kind,
+      name: r.name,
+      status: statusOf(r),
+      sha256: r.sha256,
+      pinnedAt: r.pinnedAt,
+      ...(r.pending
+        ? { pending: { sha256: r.pending.sha256, reason: r.pending.reason, since: r.pending.since } }
+        : {}),
+      identity: r.identity,
+    }));
+    if (options.json) printJson(rows);
+    else if (rows.length === 0)
+      print(
+        'Nothing pinned yet: definitions are pinned the first time a session (or `tack pins list --check`) sees them.',
+      );
+    else {
+      print(
+        table(
+          ['SERVER', 'KIND', 'NAME', 'STATUS', 'SHA256', 'SINCE'],
+          rows.map((r) => [
+            r.server,
+            r.kind,
+            r.name || '-',
+            r.status,
+            (r.pending?.sha256 ?? r.sha256).slice(0, 12) || '-',
+            (r.pending?.since ?? r.pinnedAt).slice(0, 19),
+          ]),
+        ),
+      );
+      for (const r of rows.filter((x) => x.pending)) print(`\n${r.server}: ${r.pending!.reason}`);
+      if (rows.some((r) => r.pending))
+        print('\nReview with `tack pins diff <server>`, then `tack pins accept <server> [name]`.');
+    }
+    return rows.some((r) => r.pending) ? 1 : 0;
+  });
+}
+
+/** `tack pins diff [server] [name]`: the pinned definition against the one held back, as a unified diff. */
+export async function pinsDiffCommand(
+  server: string | undefined,
+  name: string | undefined,
+  options: GlobalOptions,
+): Promise<number> {
+  return withStore(options, (store, config) => {
+    const held = select(store, config, server).filter(
+      (r) => r.pending && (name === undefined || r.name === name),
+    );
+    if (options.json)
+      printJson(
+        held.map((r) => ({
+          server: serverOf(r.identity, config),
+          kind: r.kind,
+          name: r.name,
+          reason: r.pending!.reason,
+          diff: pinDiff(r),
+        })),
+      );
+    else if (held.length === 0) print('Nothing is held back.');
+    else for (const r of held) print(`${serverOf(r.identity, config)}: ${r.pending!.reason}\n${pinDiff(r)}`);
+    return 0;
+  });
+}
+
+/** `tack pins accept <server> [name]`: the held definitions become the pins; sessions offer them again. */
+export async function pinsAcceptCommand(
+  server: string,
+  name: string | undefined,
+  options: GlobalOptions & { kind?: string },
+): Promise<number> {
+  return withStore(options, (store, config) => {
+    const identities = [...new Set(select(store, config, server).map((r) => r.identity))];
+    const accepted = identities.flatMap((identity) => acceptPins(store.pins, identity, options.kind, name));
+    if (accepted.length === 0)
+      throw new TackError(
+        'USAGE',
+        `nothing of server "${server}"${name ? ` named "${name}"` : ''} is held back`,
+        {
+          hint: 'See what is held with `tack pins list`.',
+        },
+      );
+    if (options.json)
+      printJson(accepted.map((r) => ({ kind: r.kind, name: r.name, sha256: r.pending!.sha256 })));
+    else
+      for (const r of accepted)
+        print(
+          `accepted ${r.kind} ${r.name || '(instructions)'} of ${server} (sha256 ${r.pending!.sha256.slice(0, 12)})`,
+        );
+    return 0;
+  });
+}
+
+function withStore<T>(options: GlobalOptions, fn: (store: TackStore, config: TackConfig) => T): T {
+  const config = loadCliConfig(options);
+  const store = TackStore.open(config.paths.storeFile);
+  try {
+    return fn(store, config);
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * A configured server's records are those of its identity now; a server no longer configured (or pointed
+ * elsewhere since) is still found by name, so old pins can be listed and accepted.
+ */
+function select(store: TackStore, config: TackConfig, server: string | undefined): PinRecord[] {
+  const all = store.pins.list();
+  if (server === undefined) return all;
+  const entry = config.servers.find((s) => s.name === server);
+  const identity = entry ? serverIdentity(entry) : undefined;
+  const mine = all.filter((r) => (identity ? r.identity === identity : r.identity.startsWith(`${server} `)));
+  return mine;
+}
+
+function serverOf(identity: string, config: TackConfig): string {
+  return (
+    config.servers.find((s) => serverIdentity(s) === identity)?.name ?? identity.split(' ')[0] ?? identity
+  );
+}
+
+function noStore(): TackError {
+  return new TackError('STORE_FAILED', 'the tack store could not be opened, so nothing can be pinned', {
+    hint: 'Check that the state directory (TACK_HOME) is writable.',
+  });
+}

