@@ -64,11 +64,13 @@ export interface GatedTool {
   askRule?: string;
   /** Capability labels (security/capabilities.ts); none for tack's own read-only tools. */
   capabilities?: readonly CapabilityLabel[];
+  /** A PreToolUse hook allowed this call (its reason): like an allow rule, after deny rules and the guard. */
+  hookAllow?: string;
 }
 
 export interface Decision {
   allowed: boolean;
-  by: 'policy' | 'user';
+  by: 'policy' | 'user' | 'hook';
   reason: string;
 }
 
@@ -80,6 +82,8 @@ export interface ApprovalGateOptions {
   rules?: RuleSet | undefined;
   /** Writes an allow rule to the user config (an "always" answer); without it, always acts as session. */
   persistRule?: ((rule: string) => void) | undefined;
+  /** The session starts tainted: a sub-agent of a session that has read untrusted input. */
+  taintedBy?: string | undefined;
 }
 
 /**
@@ -100,6 +104,7 @@ export class ApprovalGate {
 
   constructor(options: ApprovalGateOptions) {
     this.#options = options;
+    this.#taintedBy = options.taintedBy;
   }
 
   get mode(): ApproveMode {
@@ -113,13 +118,17 @@ export class ApprovalGate {
 
   /** A call ran and its result reached the model: an `untrusted-input` tool taints the session. */
   noteResult(tool: GatedTool): void {
-    if (this.#taintedBy === undefined && hasCapability(tool.capabilities ?? [], 'untrusted-input')) {
-      this.#taintedBy = tool.name;
-      this.#options.emit({
-        type: 'notice',
-        text: `${tool.name} brought untrusted input into this session: from now on every call of a tool that can send data out asks first`,
-      });
-    }
+    if (hasCapability(tool.capabilities ?? [], 'untrusted-input')) this.taint(tool.name);
+  }
+
+  /** Untrusted input reached the session through `source` (a tool, or a sub-agent that read some). */
+  taint(source: string): void {
+    if (this.#taintedBy !== undefined) return;
+    this.#taintedBy = source;
+    this.#options.emit({
+      type: 'notice',
+      text: `${source} brought untrusted input into this session: from now on every call of a tool that can send data out asks first`,
+    });
   }
 
   async decide(tool: GatedTool, callId: string, args: unknown): Promise<Decision> {
@@ -146,6 +155,7 @@ export class ApprovalGate {
         ? `this session has read untrusted input (from ${this.#taintedBy}) and ${tool.name} can send data out (egress, ${egress.source}: ${egress.why}); an instruction hidden in that input may be steering the model`
         : undefined;
     if (!trifecta) {
+      if (tool.hookAllow !== undefined) return { allowed: true, by: 'hook', reason: tool.hookAllow };
       if (rule?.action === 'allow')
         return { allowed: true, by: 'policy', reason: `allowed by the rule ${rule.rule}` };
       if (rule?.action === 'ask') tool = { ...tool, alwaysAsk: true, askRule: rule.rule };
@@ -154,7 +164,8 @@ export class ApprovalGate {
         if (tool.readOnlyHint && tool.trustedServer)
           return { allowed: true, by: 'policy', reason: `read-only on trusted server ${tool.server}` };
       }
-      if (this.#allowedForSession.has(tool.name))
+      // A script allowed "for the session" is asked about again once untrusted input is in the context.
+      if (this.#allowedForSession.has(tool.name) && !(tool.alwaysAsk && this.#taintedBy !== undefined))
         return { allowed: true, by: 'user', reason: 'allowed for this session' };
     }
     const why =

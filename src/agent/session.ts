@@ -114,6 +114,8 @@ export interface AgentOptions {
   reviewer?: DefinitionReviewer;
   /** Saves an "always" answer as an allow rule; default: the user's tack.json when `config.paths` is known. */
   persistRule?: (rule: string) => void;
+  /** The parent session had read untrusted input (from this tool) when it started this sub-agent. */
+  taintedBy?: string;
   /** Said as notices right after the session starts (what was held back while setting it up). */
   notices?: readonly string[];
   /** Masks secrets in what the session writes to disk itself (full outputs cut for the model). */
@@ -178,6 +180,7 @@ export class AgentSession {
       approver: options.approver,
       emit: (e) => this.#emit(e),
       rules: options.permissions ? new RuleSet(options.permissions) : undefined,
+      taintedBy: options.taintedBy,
       persistRule:
         options.persistRule ??
         (paths ? (rule) => addPermissionRule(paths.userConfigFile, 'allow', rule) : undefined),
@@ -221,6 +224,11 @@ export class AgentSession {
     });
     for (const warning of guidelines.warnings) session.#emit({ type: 'notice', text: warning });
     for (const text of options.notices ?? []) session.#emit({ type: 'notice', text });
+    if (options.host && !options.host.store && options.pinning !== false)
+      session.#emit({
+        type: 'notice',
+        text: 'the tack store is not open: server definitions are neither pinned nor checked for changes this session',
+      });
     const started = await runHooks(
       options.hooks,
       'SessionStart',
@@ -229,6 +237,7 @@ export class AgentSession {
     );
     session.#hookOutcome(started.warnings);
     session.#flagTrifecta();
+    session.#taintFromHistory();
     if (started.additionalContext.length > 0)
       session.#system.push({ name: 'hooks', text: started.additionalContext.join('\n') });
     if (!session.#price)
@@ -256,6 +265,11 @@ export class AgentSession {
     const instructions = serverInstructions(this.#options.host, heldInstructions);
     const held = this.#heldPart();
     return [...this.#system, ...(instructions ? [instructions] : []), ...(held ? [held] : [])];
+  }
+
+  /** The tool whose result first brought untrusted input into this session, once one has. */
+  get taintedBy(): string | undefined {
+    return this.#gate.taintedBy;
   }
 
   /** Definitions held back right now (changed since approved, or flagged by the scan). */
@@ -318,6 +332,17 @@ export class AgentSession {
     });
   }
 
+  /** What the model is told when it calls a held tool by name; undefined when `name` is not held. */
+  #heldMessage(name: string): string | undefined {
+    const held = this.#held.find((h) => h.modelName === name);
+    if (!held) return undefined;
+    const why =
+      held.why === 'changed'
+        ? 'its definition changed since the user approved it'
+        : 'the security scan flagged its definition';
+    return `${name} is unavailable: ${why}. It stays disabled until the user reviews it (\`tack pins diff ${held.server}\`). Do the task without it or tell the user.`;
+  }
+
   /** Tells the model which tools are disabled and why, without repeating their (untrusted) new text. */
   #heldPart(): ContextPart | undefined {
     const tools = this.#held.filter((h) => h.modelName);
@@ -348,6 +373,36 @@ export class AgentSession {
         type: 'notice',
         text: `accepted: ${h.kind} ${h.name || '(instructions)'} of ${h.server}`,
       });
+    }
+  }
+
+  /**
+   * A resumed history still holds the results it read: a result of an `untrusted-input` tool, or of a tool no
+   * longer offered (its labels cannot be known), taints the session again.
+   */
+  #taintFromHistory(): void {
+    if (!this.#options.history?.length) return;
+    const known = new Map([...this.#native, ...this.#mcpTools()].map((t) => [t.name, t]));
+    // call_tool's result is the named tool's: its name is in the call's arguments.
+    const called = new Map<string, string>();
+    for (const message of this.#options.history) {
+      if (message.role === 'assistant' && Array.isArray(message.content)) {
+        for (const part of message.content)
+          if (part.type === 'tool-call' && part.toolName === CALL_TOOL) {
+            const name = (part.input as { name?: unknown } | undefined)?.name;
+            if (typeof name === 'string') called.set(part.toolCallId, name);
+          }
+      }
+      if (message.role !== 'tool') continue;
+      for (const part of message.content) {
+        if (part.type !== 'tool-result' || part.toolName === SEARCH_TOOLS) continue;
+        const name = part.toolName === CALL_TOOL ? called.get(part.toolCallId) : part.toolName;
+        const tool = name === undefined ? undefined : known.get(name);
+        if (tool) this.#gate.noteResult(tool);
+        else
+          this.#gate.taint(`${name ?? part.toolName} (in the resumed history; its labels are unknown now)`);
+        if (this.#gate.taintedBy) return;
+      }
     }
   }
 
@@ -673,12 +728,8 @@ export class AgentSession {
   ): Promise<{ text: string; isError: boolean }> {
     if (tool?.name === CALL_TOOL) return this.#callTool(call, signal);
     if (!tool) {
-      const held = this.#held.find((h) => h.modelName === call.toolName);
-      if (held)
-        return {
-          text: `${call.toolName} is unavailable: ${held.why === 'changed' ? 'its definition changed since the user approved it' : 'the security scan flagged its definition'}. It stays disabled until the user reviews it (\`tack pins diff ${held.server}\`). Do the task without it or tell the user.`,
-          isError: true,
-        };
+      const held = this.#heldMessage(call.toolName);
+      if (held) return { text: held, isError: true };
       const names = this.tools().map((t) => t.name);
       return {
         text: `There is no tool named "${call.toolName}". Available: ${names.join(', ')}.`,
@@ -701,19 +752,25 @@ export class AgentSession {
     this.#hookOutcome(pre.warnings);
     let allowed: boolean;
     let reason: string;
-    if (pre.decision === 'deny' || pre.decision === 'allow') {
-      allowed = pre.decision === 'allow';
-      reason = pre.reason ?? `a PreToolUse hook said ${pre.decision}`;
+    if (pre.decision === 'deny') {
+      allowed = false;
+      reason = pre.reason ?? 'a PreToolUse hook said deny';
       this.#emit({
         type: 'approval',
         callId: call.toolCallId,
         name: tool.name,
-        decision: pre.decision,
+        decision: 'deny',
         by: 'hook',
         reason,
       });
     } else {
-      const gated = pre.decision === 'ask' ? { ...tool, alwaysAsk: true } : tool;
+      // A hook's allow counts like an allow rule: deny rules and the trifecta guard still come first.
+      const gated =
+        pre.decision === 'ask'
+          ? { ...tool, alwaysAsk: true }
+          : pre.decision === 'allow'
+            ? { ...tool, hookAllow: pre.reason ?? 'a PreToolUse hook said allow' }
+            : tool;
       ({ allowed, reason } = await this.#gate.decide(gated, call.toolCallId, input));
     }
     if (!allowed)
@@ -744,6 +801,8 @@ export class AgentSession {
     const name = typeof input.name === 'string' ? input.name : '';
     const args = input.arguments ?? {};
     const target = this.#mcpTools().find((t) => t.name === name);
+    const held = target ? undefined : this.#heldMessage(name);
+    if (held) return { text: held, isError: true };
     if (!target)
       return {
         text: `${CALL_TOOL}: no tool named "${name}"; find one with ${SEARCH_TOOLS} first and pass its exact name.`,
@@ -876,13 +935,22 @@ export class AgentSession {
         const parentFilter = this.#options.toolFilter;
         const maxSteps =
           typeof input.max_steps === 'number' ? Math.min(50, Math.max(1, Math.trunc(input.max_steps))) : 20;
-        const { resumedFrom: _resumed, initialUsage: _usage, ...inherited } = this.#options;
+        const {
+          resumedFrom: _resumed,
+          initialUsage: _usage,
+          taintedBy: _taint,
+          ...inherited
+        } = this.#options;
+        // The guard follows the data: a sub-agent of a tainted session starts tainted, and a sub-agent that read
+        // untrusted input hands it back in its answer, tainting this session.
+        const taintedBy = this.#gate.taintedBy;
         const child = await AgentSession.create({
           ...inherited,
           guidelines: this.guidelines,
           history: [],
           sessionId: newSessionId(),
           parent: { sessionId: this.id, callId: 'task' },
+          ...(taintedBy ? { taintedBy } : {}),
           limits: { ...this.limits, maxSteps },
           transcript: false,
           subagents: false,
@@ -897,6 +965,7 @@ export class AgentSession {
         });
         const result = await child.run(prompt, context?.signal ? { signal: context.signal } : {});
         this.#total = addUsage(this.#total, result.usage);
+        if (child.taintedBy) this.#gate.taint(`${SUBAGENT_TOOL} (${child.taintedBy})`);
         if (result.reason === 'completed') return { text: result.answer ?? '' };
         return {
           text: `The sub-agent stopped without an answer: ${result.reason} (${result.detail}).`,

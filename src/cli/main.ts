@@ -568,13 +568,16 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .argument('<server>', 'the server')
     .argument('[name]', 'only this tool or prompt')
     .option('--kind <kind>', 'only this kind: tool, instructions, prompt')
-    .action(async (server: string, name: string | undefined, opts: { kind?: string }, cmd: Command) =>
-      setExitCode(
-        await pinsAcceptCommand(server, name, {
-          ...optionsOf([cmd]),
-          ...(opts.kind ? { kind: opts.kind } : {}),
-        }),
-      ),
+    .option('--sha <prefix>', 'only the version with this sha256 (as `tack pins diff` showed it)')
+    .action(
+      async (server: string, name: string | undefined, opts: { kind?: string; sha?: string }, cmd: Command) =>
+        setExitCode(
+          await pinsAcceptCommand(server, name, {
+            ...optionsOf([cmd]),
+            ...(opts.kind ? { kind: opts.kind } : {}),
+            ...(opts.sha ? { sha: opts.sha } : {}),
+          }),
+        ),
     );
 
   const bench = program.command('bench').description('offline benchmarks on your own data');

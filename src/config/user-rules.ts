@@ -1,4 +1,12 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { errorMessage, TackError } from '../errors.js';
 import { type RuleAction, ruleProblem } from '../security/rules.js';
@@ -8,7 +16,14 @@ import { type RuleAction, ruleProblem } from '../security/rules.js';
  * read, the rule appended to `permissions.<action>` unless present, and written whole through a temporary file,
  * so a crash leaves the old file or the new one, never half of one. Other keys are kept as they were.
  */
-export function addPermissionRule(file: string, action: RuleAction, rule: string): boolean {
+export function addPermissionRule(configFile: string, action: RuleAction, rule: string): boolean {
+  // A config kept in dotfiles is often a symlink: write the file it points at, not over the link.
+  let file = configFile;
+  try {
+    file = realpathSync(configFile);
+  } catch {
+    // not there yet: created below
+  }
   const problem = ruleProblem(rule, action);
   if (problem)
     throw new TackError('CONFIG_INVALID', `permissions.${action}: "${rule}": ${problem}`, {
@@ -29,7 +44,7 @@ export function addPermissionRule(file: string, action: RuleAction, rule: string
   if (text !== undefined && text.trim() !== '') {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
     } catch (error) {
       throw new TackError('CONFIG_INVALID', `${file}: not valid JSON (${errorMessage(error)})`, {
         subject: { file },
@@ -55,8 +70,16 @@ export function addPermissionRule(file: string, action: RuleAction, rule: string
   if (list.includes(rule)) return false;
   root.permissions = { ...permissions, [action]: [...list, rule] };
   mkdirSync(dirname(file), { recursive: true });
+  // The file may hold tokens in servers' env: the new one keeps the old one's mode (0600 for a new file).
+  let mode = 0o600;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    // a new file
+  }
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(root, null, 2)}\n`);
+  writeFileSync(temporary, `${JSON.stringify(root, null, 2)}\n`, { mode });
+  chmodSync(temporary, mode); // writeFileSync's mode is filtered by the umask
   renameSync(temporary, file);
   return true;
 }

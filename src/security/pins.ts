@@ -261,8 +261,8 @@ export class DefinitionGuard {
   }
 
   /** Accepts one held definition: it becomes the pin. */
-  accept(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name'>): void {
-    acceptPins(this.#records, held.identity, held.kind, held.name);
+  accept(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name' | 'sha256'>): void {
+    acceptPins(this.#records, held.identity, held.kind, held.name, held.sha256);
     this.#last.delete(held.identity);
   }
 
@@ -282,12 +282,26 @@ export class DefinitionGuard {
   }
 }
 
-/** Accepts what is pending (for an identity, optionally one kind and name); returns what was accepted. */
-export function acceptPins(records: PinRecords, identity: string, kind?: string, name?: string): PinRecord[] {
+/**
+ * Accepts what is pending (for an identity, optionally one kind and name); returns what was accepted. With
+ * `sha256` (a prefix), only a pending version with that digest: the one the user reviewed, not one another tack
+ * process recorded since.
+ */
+export function acceptPins(
+  records: PinRecords,
+  identity: string,
+  kind?: string,
+  name?: string,
+  sha256?: string,
+): PinRecord[] {
   const pending = records
     .list(identity)
     .filter(
-      (r) => r.pending && (kind === undefined || r.kind === kind) && (name === undefined || r.name === name),
+      (r) =>
+        r.pending &&
+        (kind === undefined || r.kind === kind) &&
+        (name === undefined || r.name === name) &&
+        (sha256 === undefined || r.pending.sha256.startsWith(sha256)),
     );
   for (const record of pending)
     records.approve(identity, record.kind, record.name, record.pending!.sha256, record.pending!.definition);

@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalGate, type ApprovalRequest } from '../../src/agent/approval.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -91,6 +91,24 @@ describe('approval answers', () => {
     const script = { ...tool, name: 'run_skill_script', native: true, alwaysAsk: true };
     await gate.decide(script, 'c3', { name: 's', script: 'x.sh' });
     expect(answers.map((a) => a.alwaysRule)).toEqual(['mcp__notes__add_note', undefined]);
+  });
+
+  it('writes through a symlinked config, keeps its mode, and reads a BOM', () => {
+    const p = project();
+    const real = p.write(
+      'dotfiles-tack.json',
+      '\uFEFF{"mcpServers": {"gh": {"command": "gh", "env": {"GH_TOKEN": "x"}}}}',
+    );
+    chmodSync(real, 0o600);
+    const link = join(p.dir, 'tack.json');
+    symlinkSync(real, link);
+    expect(addPermissionRule(link, 'allow', 'mcp__gh__list')).toBe(true);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(statSync(real).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(real, 'utf8'))).toEqual({
+      mcpServers: { gh: { command: 'gh', env: { GH_TOKEN: 'x' } } },
+      permissions: { allow: ['mcp__gh__list'] },
+    });
   });
 
   it('refuses to rewrite a user config that is not JSON, naming the file', () => {

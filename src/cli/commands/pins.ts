@@ -97,17 +97,21 @@ export async function pinsDiffCommand(
 export async function pinsAcceptCommand(
   server: string,
   name: string | undefined,
-  options: GlobalOptions & { kind?: string },
+  options: GlobalOptions & { kind?: string; sha?: string },
 ): Promise<number> {
   return withStore(options, (store, config) => {
     const identities = [...new Set(select(store, config, server).map((r) => r.identity))];
-    const accepted = identities.flatMap((identity) => acceptPins(store.pins, identity, options.kind, name));
+    const accepted = identities.flatMap((identity) =>
+      acceptPins(store.pins, identity, options.kind, name, options.sha),
+    );
     if (accepted.length === 0)
       throw new TackError(
         'USAGE',
-        `nothing of server "${server}"${name ? ` named "${name}"` : ''} is held back`,
+        `nothing of server "${server}"${name ? ` named "${name}"` : ''}${options.sha ? ` with sha256 ${options.sha}` : ''} is held back`,
         {
-          hint: 'See what is held with `tack pins list`.',
+          hint: options.sha
+            ? 'The held version changed since you reviewed it: run `tack pins diff` again.'
+            : 'See what is held with `tack pins list`.',
         },
       );
     if (options.json)

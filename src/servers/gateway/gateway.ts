@@ -19,7 +19,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { errorMessage, TackError } from '../../errors.js';
-import { Catalog } from '../../mcp/catalog.js';
+import type { Catalog } from '../../mcp/catalog.js';
 import type { CallRound } from '../../mcp/connection.js';
 import { hostDefinitions } from '../../mcp/definitions.js';
 import type { McpHost } from '../../mcp/host.js';
@@ -206,24 +206,16 @@ export class Gateway {
           'TackPins',
         );
       }
-      // Held tools and prompts are left out of what is served, under the names the full catalog would give.
-      const served =
-        held.size === 0
-          ? catalog
-          : new Catalog(
-              catalog.servers.map((l) => ({
-                ...l,
-                tools: l.tools.filter((t) => !held.has(`${l.server} tool ${t.name}`)),
-                prompts: l.prompts.filter((p) => !held.has(`${l.server} prompt ${p.name}`)),
-              })),
-            );
       const heldTools = new Map<string, HeldDefinition>();
       if (held.size > 0)
         for (const [name, tool] of new GatewayNames(catalog, this.#namespaced).tools) {
           const h = held.get(`${tool.server} tool ${tool.definition.name}`);
           if (h) heldTools.set(name, h);
         }
-      view = { catalog, names: new GatewayNames(served, this.#namespaced), held, heldTools };
+      const names = new GatewayNames(catalog, this.#namespaced, (kind, server, name) =>
+        held.has(`${server} ${kind} ${name}`),
+      );
+      view = { catalog, names, held, heldTools };
       this.#views.set(catalog, view);
     }
     return view;

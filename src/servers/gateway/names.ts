@@ -20,7 +20,16 @@ export class GatewayNames {
   /** Upstream names hidden by a clash when not namespaced: `server: name`. */
   readonly clashes: readonly string[];
 
-  constructor(catalog: Catalog, namespaced: boolean) {
+  /**
+   * `held`: tools and prompts the definition guard holds back. They are named with the rest, then left out, so a
+   * held tool's name is never handed to another server's tool of the same name (a client that allowed one
+   * server's `send_email` must not reach another's).
+   */
+  constructor(
+    catalog: Catalog,
+    namespaced: boolean,
+    held: (kind: 'tool' | 'prompt', server: string, name: string) => boolean = () => false,
+  ) {
     this.#namespaced = namespaced;
     const prefix = namespaced ? (server: string) => `${server}__` : () => '';
     const toolEntries = catalog.tools.map((tool) => ({
@@ -29,12 +38,18 @@ export class GatewayNames {
       entry: tool,
     }));
     const tools = assignToolNames(toolEntries, prefix);
-    this.tools = new Map([...tools].map(([name, t]) => [name, t.entry]));
+    this.tools = new Map(
+      [...tools].filter(([, t]) => !held('tool', t.server, t.tool)).map(([name, t]) => [name, t.entry]),
+    );
     const promptEntries = catalog.servers.flatMap((s) =>
       s.prompts.map((prompt) => ({ server: s.server, tool: prompt.name, prompt })),
     );
     const prompts = assignToolNames(promptEntries, prefix);
-    this.prompts = new Map([...prompts].map(([name, p]) => [name, { server: p.server, prompt: p.prompt }]));
+    this.prompts = new Map(
+      [...prompts]
+        .filter(([, p]) => !held('prompt', p.server, p.tool))
+        .map(([name, p]) => [name, { server: p.server, prompt: p.prompt }]),
+    );
     const kept = new Set([...tools.values(), ...prompts.values()]);
     this.clashes = [...toolEntries, ...promptEntries]
       .filter((e) => !kept.has(e))
