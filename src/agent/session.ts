@@ -11,7 +11,7 @@ import type { Catalog } from '../mcp/catalog.js';
 import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION, searchToolsInput } from '../search/meta-tools.js';
-import { trifectaLegs } from '../security/capabilities.js';
+import { type CapabilityLabel, trifectaLegs } from '../security/capabilities.js';
 import { DefinitionGuard, type HeldDefinition } from '../security/pins.js';
 import { type PermissionRules, RuleSet } from '../security/rules.js';
 import type { SkillLibrary } from '../skills/library.js';
@@ -189,17 +189,33 @@ export class AgentSession {
     const store = options.host?.store;
     this.#guard = options.pinning !== false && store ? new DefinitionGuard(store.pins) : undefined;
     const native: NativeTool[] = [];
+    // tack's own tools carry labels too, so the trifecta flag and the guard see them: a script can do anything.
+    const labels = new Map<string, CapabilityLabel[]>([
+      [
+        RUN_SKILL_SCRIPT,
+        (['egress', 'destructive'] as const).map((capability) => ({
+          capability,
+          source: 'default' as const,
+          why: 'runs code on this machine',
+        })),
+      ],
+    ]);
     if (options.skills && options.skills.skills.length > 0)
       // The gate asks before run_skill_script (alwaysAsk below), with the arguments; the skill runs once allowed.
       native.push(...skillTools(options.skills, { active: this.#activeSkills, approve: () => true }));
     if (options.knowledge && options.knowledge.size > 0) {
-      native.push(...knowledgeTools(options.knowledge));
+      const knowledge = knowledgeTools(options.knowledge);
       if (options.computations && options.computations.executors.length > 0)
-        native.push(computationTool(options.knowledge, options.computations));
+        knowledge.push(computationTool(options.knowledge, options.computations));
+      for (const tool of knowledge)
+        labels.set(tool.name, [
+          { capability: 'private-data', source: 'default', why: 'reads knowledge bundles' },
+        ]);
+      native.push(...knowledge);
     }
     native.push(...(options.tools ?? []));
     if (options.subagents !== false && !options.parent) native.push(this.#subagentTool());
-    this.#native = nativeAgentTools(native, new Set([RUN_SKILL_SCRIPT]));
+    this.#native = nativeAgentTools(native, new Set([RUN_SKILL_SCRIPT]), labels);
     this.#deferred = new DeferredTools(options.host, options.toolSearch);
     this.#price = priceOf(options.model.id, { ...DEFAULT_PRICES, ...options.prices });
     this.#metaTools = this.#searchTools();

@@ -3,7 +3,7 @@ import { errorMessage, TackError } from '../errors.js';
 import type { CatalogTool } from '../mcp/catalog.js';
 import { resultText } from '../mcp/content.js';
 import type { McpHost } from '../mcp/host.js';
-import { labelTool } from '../security/capabilities.js';
+import { type CapabilityLabel, labelTool } from '../security/capabilities.js';
 import type { NativeTool } from '../tools/native.js';
 import type { GatedTool } from './approval.js';
 import { sanitizeSchema } from './schema.js';
@@ -59,8 +59,10 @@ export function mcpAgentTools(
 export function nativeAgentTools(
   tools: readonly NativeTool[],
   alwaysAsk: ReadonlySet<string> = new Set(),
+  labels: ReadonlyMap<string, readonly CapabilityLabel[]> = new Map(),
 ): AgentTool[] {
   return tools.map((tool) => ({
+    capabilities: labels.get(tool.name) ?? [],
     name: tool.name,
     description: tool.description,
     readOnlyHint: !alwaysAsk.has(tool.name),

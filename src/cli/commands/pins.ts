@@ -88,7 +88,11 @@ export async function pinsDiffCommand(
         })),
       );
     else if (held.length === 0) print('Nothing is held back.');
-    else for (const r of held) print(`${serverOf(r.identity, config)}: ${r.pending!.reason}\n${pinDiff(r)}`);
+    else
+      for (const r of held)
+        print(
+          `${r.kind === 'skill' ? r.identity : serverOf(r.identity, config)}: ${r.pending!.reason}\n${pinDiff(r)}`,
+        );
     return 0;
   });
 }
@@ -101,6 +105,20 @@ export async function pinsAcceptCommand(
 ): Promise<number> {
   return withStore(options, (store, config) => {
     const identities = [...new Set(select(store, config, server).map((r) => r.identity))];
+    // Skills are pinned per folder: two held skills of one name (two projects) need the version named.
+    const ambiguous = identities.filter((identity) =>
+      store.pins
+        .list(identity)
+        .some((r) => r.pending && r.kind === 'skill' && (name === undefined || r.name === name)),
+    );
+    if (ambiguous.length > 1 && !options.sha)
+      throw new TackError(
+        'USAGE',
+        `${ambiguous.length} held skills match: ${ambiguous.map((i) => i.slice(6)).join(', ')}`,
+        {
+          hint: 'Accept one with --sha <prefix> (`tack pins diff skill` shows each with its sha256).',
+        },
+      );
     const accepted = identities.flatMap((identity) =>
       acceptPins(store.pins, identity, options.kind, name, options.sha),
     );
