@@ -316,7 +316,8 @@ export class AgentSession {
     const host = this.#options.host;
     if (!host) return [];
     // The host rebuilds its catalog on every change: review, map (and mend schemas) once per catalog, not per call.
-    if (this.#mcp?.catalog !== host.catalog) {
+    // A held definition accepted meanwhile (`tack pins accept` in another terminal) is seen at the next step.
+    if (this.#mcp?.catalog !== host.catalog || (this.#held.length > 0 && this.#guard?.released(this.#held))) {
       const catalog = host.catalog;
       this.#held = this.#review(host, catalog);
       const heldTools = new Set(this.#held.filter((h) => h.kind === 'tool').map((h) => h.modelName));

@@ -260,6 +260,21 @@ export class DefinitionGuard {
     };
   }
 
+  /**
+   * Whether any of `held` was accepted (or forgotten) since, in this process or another (`tack pins accept` while
+   * a session or `tack serve` runs). Forgets the last review of those servers, so the next review sees it.
+   */
+  released(held: readonly HeldDefinition[]): boolean {
+    let any = false;
+    for (const h of held) {
+      const record = this.#records.get(h.identity, h.kind, h.name);
+      if (record?.pending?.sha256 === h.sha256) continue;
+      this.#last.delete(h.identity);
+      any = true;
+    }
+    return any;
+  }
+
   /** Accepts one held definition: it becomes the pin. */
   accept(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name' | 'sha256'>): void {
     acceptPins(this.#records, held.identity, held.kind, held.name, held.sha256);

@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/servers/gateway/start.js';
+import { tack } from '../helpers/cli.js';
 import { fixture, tempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
@@ -44,5 +45,10 @@ describe('tack serve and pins', () => {
     expect(text(refused)).toMatch(
       /rug__add is unavailable: tool add changed since it was approved .*high scan findings/,
     );
+    // Accepted from another terminal while the gateway runs: served again from the next request.
+    const accept = await tack(['pins', 'accept', 'rug', 'add'], { cwd: p.dir, env: p.env });
+    expect(accept.code, accept.stderr).toBe(0);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['rug__add']);
+    expect(text(await client.callTool({ name: 'rug__add', arguments: { a: 2, b: 2 } }))).toBe('4');
   });
 });

@@ -195,6 +195,8 @@ export class Gateway {
   #view(): CatalogView {
     const catalog = this.#host.catalog;
     let view = this.#views.get(catalog);
+    // A held definition accepted with `tack pins accept` while the gateway runs is served from the next request.
+    if (view && view.held.size > 0 && this.#guard?.released([...view.held.values()])) view = undefined;
     if (!view) {
       const held = new Map<string, HeldDefinition>();
       for (const h of this.#guard?.reviewAll(hostDefinitions(this.#host, catalog)).held ?? []) {
