@@ -3,6 +3,22 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO } from './helpers/project.js';
 
+/** Every layer below the harness and the servers: what those two (and all above them) may build on. */
+const FEATURES = [
+  'errors',
+  'version',
+  'util',
+  'config',
+  'store',
+  'mcp',
+  'tokens',
+  'tools',
+  'skills',
+  'knowledge',
+  'search',
+  'security',
+] as const;
+
 /**
  * The architecture, held by a test rather than by prose: which layer of src/ may import which. A lower layer
  * never reaches up (config and store know nothing of MCP connections; nothing but the CLI knows the CLI).
@@ -11,7 +27,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   errors: [],
   version: [],
   util: [],
-  // Config checks the syntax of permission rules with the security layer's parser (which imports nothing).
+  // Config checks permission rules and capability names with the security layer's parsers, and applies project
+  // trust (config/trust.ts) with its file checks.
   config: ['errors', 'util', 'security'],
   store: ['errors', 'util'],
   mcp: ['errors', 'version', 'util', 'config', 'store'],
@@ -25,67 +42,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   security: ['errors', 'util', 'store'],
   // Knowledge reads bundles and queries databases; it needs no MCP connection.
   knowledge: ['errors', 'util', 'tools'],
-  servers: [
-    'errors',
-    'version',
-    'util',
-    'config',
-    'store',
-    'mcp',
-    'tokens',
-    'tools',
-    'skills',
-    'knowledge',
-    'search',
-    'security',
-  ],
+  servers: FEATURES,
   // The harness: everything a session needs, nothing of serving or the CLI.
-  agent: [
-    'errors',
-    'version',
-    'util',
-    'config',
-    'store',
-    'mcp',
-    'tokens',
-    'tools',
-    'skills',
-    'knowledge',
-    'search',
-    'security',
-  ],
-  index: [
-    'errors',
-    'version',
-    'util',
-    'config',
-    'store',
-    'mcp',
-    'tokens',
-    'tools',
-    'skills',
-    'knowledge',
-    'search',
-    'security',
-    'agent',
-    'servers',
-  ],
-  cli: [
-    'errors',
-    'version',
-    'util',
-    'config',
-    'store',
-    'mcp',
-    'tokens',
-    'tools',
-    'skills',
-    'knowledge',
-    'search',
-    'security',
-    'agent',
-    'servers',
-  ],
+  agent: FEATURES,
+  index: [...FEATURES, 'agent', 'servers'],
+  cli: [...FEATURES, 'agent', 'servers'],
 };
 
 const SRC = join(REPO, 'src');

@@ -71,7 +71,7 @@ export function secretMaskerFor(
 }
 
 /**
- * Pins every skill's SKILL.md read from disk (security/pins.ts reviewSkill); a project or configured skill whose
+ * Pins every skill's SKILL.md read from disk (security/pins.ts reviewSkills); a project or configured skill whose
  * file changed since it was approved is left out of the library until `tack pins accept skill <name>`.
  */
 async function pinSkills(
@@ -79,33 +79,38 @@ async function pinSkills(
   guard: DefinitionGuard,
   notices: string[],
 ): Promise<SkillLibrary> {
-  const kept: SkillEntry[] = [];
+  // Skills served over MCP, and files unreadable now (activation will say so), are not pinned here.
+  const read: Array<{ skill: SkillEntry; text: string }> = [];
   for (const skill of library.skills) {
-    if (skill.remote) {
-      kept.push(skill);
-      continue;
-    }
-    let text: string;
+    if (skill.remote) continue;
     try {
-      text = await readFile(skill.file, 'utf8');
-    } catch {
-      kept.push(skill); // unreadable now: activation will say so
-      continue;
-    }
-    const held = guard.reviewSkill({
+      read.push({ skill, text: await readFile(skill.file, 'utf8') });
+    } catch {}
+  }
+  const verdicts = guard.reviewSkills(
+    read.map(({ skill, text }) => ({
       identity: `skill ${skill.dir}`,
       name: skill.name,
       text,
       own: skill.scope === 'user',
-    });
-    if (held === 'repinned') notices.push(`your skill ${skill.name} changed; its new SKILL.md is pinned`);
-    if (typeof held === 'object')
-      notices.push(
-        `held back: ${held.reason} (${skill.file}); review with \`tack pins diff skill ${skill.name}\`, accept with \`tack pins accept skill ${skill.name}\``,
+    })),
+  );
+  const held = new Set<SkillEntry>();
+  read.forEach(({ skill }, i) => {
+    const verdict = verdicts[i];
+    if (verdict === 'repinned') notices.push(`your skill ${skill.name} changed; its new SKILL.md is pinned`);
+    if (typeof verdict !== 'object') return;
+    held.add(skill);
+    notices.push(
+      `held back: ${verdict.reason} (${skill.file}); review with \`tack pins diff skill ${skill.name}\`, accept with \`tack pins accept skill ${skill.name}\``,
+    );
+  });
+  return held.size === 0
+    ? library
+    : new SkillLibrary(
+        library.skills.filter((skill) => !held.has(skill)),
+        library.warnings,
       );
-    else kept.push(skill);
-  }
-  return kept.length === library.skills.length ? library : new SkillLibrary(kept, library.warnings);
 }
 
 /**

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { errorMessage } from '../errors.js';
 import { type CapabilityLabel, hasCapability } from '../security/capabilities.js';
 import type { RuleSet } from '../security/rules.js';
+import { sha256Hex } from '../util/canonical-json.js';
 import type { AgentEvent } from './events.js';
 
 /**
@@ -196,7 +196,7 @@ export class ApprovalGate {
       tool: tool.name,
       ...(tool.server ? { server: tool.server } : {}),
       description: tool.description,
-      descriptionSha256: createHash('sha256').update(tool.description).digest('hex'),
+      descriptionSha256: sha256Hex(tool.description),
       arguments: args,
       readOnlyHint: tool.readOnlyHint,
       capabilities: tool.capabilities ?? [],

@@ -317,7 +317,7 @@ export class AgentSession {
     if (!host) return [];
     // The host rebuilds its catalog on every change: review, map (and mend schemas) once per catalog, not per call.
     // A held definition accepted meanwhile (`tack pins accept` in another terminal) is seen at the next step.
-    if (this.#mcp?.catalog !== host.catalog || (this.#held.length > 0 && this.#guard?.released(this.#held))) {
+    if (this.#mcp?.catalog !== host.catalog) {
       const catalog = host.catalog;
       this.#held = this.#review(host, catalog);
       const heldTools = new Set(this.#held.filter((h) => h.kind === 'tool').map((h) => h.modelName));
@@ -337,7 +337,7 @@ export class AgentSession {
       const modelName = catalog.tools.find(
         (t) => h.kind === 'tool' && t.server === h.server && t.definition.name === h.name,
       )?.name;
-      const key = `${h.identity}\0${h.kind}\0${h.name}\0${h.sha256}`;
+      const key = heldKey(h);
       if (!this.#heldSeen.has(key)) {
         this.#heldSeen.add(key);
         this.#emit({
@@ -374,13 +374,20 @@ export class AgentSession {
     };
   }
 
-  /** Puts each held definition to the reviewer once; an accepted one is offered from the next step on. */
+  /**
+   * Before each step: a held definition accepted meanwhile (`tack pins accept` in another terminal) is offered
+   * again, and each one still held is put to the reviewer once; an accepted one is offered from this step on.
+   */
   async #reviewHeld(): Promise<void> {
+    if (!this.#guard) return;
+    this.#mcpTools();
+    // One store read per held definition per step, not per tools() call.
+    if (this.#held.length > 0 && this.#guard.released(this.#held)) this.#mcp = undefined;
     const reviewer = this.#options.reviewer;
-    if (!reviewer || !this.#guard) return;
+    if (!reviewer) return;
     this.#mcpTools();
     for (const h of this.#held) {
-      const key = `${h.identity}\0${h.kind}\0${h.name}\0${h.sha256}`;
+      const key = heldKey(h);
       if (this.#reviewed.has(key)) continue;
       this.#reviewed.add(key);
       if (!(await reviewer(h, this.#guard.diff(h)))) continue;
@@ -991,6 +998,11 @@ export class AgentSession {
       },
     };
   }
+}
+
+/** One held version of one definition: announced and put to the reviewer once each. */
+function heldKey(h: HeldDefinition): string {
+  return `${h.identity}\0${h.kind}\0${h.name}\0${h.sha256}`;
 }
 
 /** The search layer's frozen definitions in NativeTool's shape. */

@@ -33,9 +33,7 @@ export function mcpAgentTools(
   return entries.map((entry) => {
     const { definition } = entry;
     const { schema, changes } = sanitizeSchema(definition.inputSchema);
-    const server = settings.get(entry.server);
-    const trustedServer = server?.trusted === true;
-    const configured = server?.capabilities?.[definition.name] ?? server?.capabilities?.['*'];
+    const trustedServer = settings.get(entry.server)?.trusted === true;
     return {
       name: entry.name,
       server: entry.server,
@@ -44,7 +42,7 @@ export function mcpAgentTools(
       readOnlyHint: definition.annotations?.readOnlyHint === true,
       trustedServer,
       native: false,
-      capabilities: labelTool(definition, { trustedServer, ...(configured ? { configured } : {}) }),
+      capabilities: mcpToolLabels(entry, settings),
       inputSchema: schema,
       schemaChanges: changes,
       async run(input, signal) {
@@ -52,6 +50,20 @@ export function mcpAgentTools(
         return { text: resultText(result), isError: result.isError === true };
       },
     };
+  });
+}
+
+/** An MCP tool's capability labels: its server's configured ones (by tool name, or `*`), else annotations a
+ * trusted server gives, else guesses. */
+export function mcpToolLabels(
+  entry: Pick<CatalogTool, 'server' | 'definition'>,
+  settings: ReadonlyMap<string, ToolServerSettings>,
+): CapabilityLabel[] {
+  const server = settings.get(entry.server);
+  const configured = server?.capabilities?.[entry.definition.name] ?? server?.capabilities?.['*'];
+  return labelTool(entry.definition, {
+    trustedServer: server?.trusted === true,
+    ...(configured ? { configured } : {}),
   });
 }
 

@@ -228,6 +228,11 @@ export class ServerConnection {
     return this.#status;
   }
 
+  /** The server's instructions while connected (what `snapshot().instructions` says, without the rest). */
+  get instructions(): string | undefined {
+    return this.#status === 'connected' ? this.#client?.getInstructions() : undefined;
+  }
+
   get lastError(): TackError | undefined {
     return this.#lastError;
   }
@@ -289,7 +294,7 @@ export class ServerConnection {
       era: connected ? client.getProtocolEra() : undefined,
       protocolVersion: connected ? client.getNegotiatedProtocolVersion() : undefined,
       serverInfo: connected ? client.getServerVersion() : undefined,
-      instructions: connected ? client.getInstructions() : undefined,
+      instructions: this.instructions,
       eraSource: connected ? this.#eraSource : undefined,
       counts: {
         tools: this.tools.length,

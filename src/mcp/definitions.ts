@@ -37,7 +37,7 @@ export function hostDefinitions(host: McpHost, catalog: Catalog = host.catalog):
       server: listing.server,
       identity: serverIdentity(connection.config),
       tools: listing.tools,
-      instructions: connection.snapshot().instructions,
+      instructions: connection.instructions,
       prompts: listing.prompts,
     };
   });

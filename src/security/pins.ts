@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { createTwoFilesPatch } from 'diff';
 import type { PinRecord, PinRecords } from '../store/pins.js';
-import { canonicalJson } from '../util/canonical-json.js';
+import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
 import { type Finding, type ScanOptions, scanText, scanTool } from './scan.js';
 
 /**
@@ -82,10 +81,6 @@ export function promptPinDefinition(prompt: PinnablePrompt): Record<string, unkn
   });
 }
 
-export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
 /** Pins and held definitions over the store's `pins` table; one per host or session. */
 export class DefinitionGuard {
   readonly #records: PinRecords;
@@ -128,7 +123,7 @@ export class DefinitionGuard {
     const records = new Map(this.#records.list(definitions.identity).map((r) => [`${r.kind}\0${r.name}`, r]));
     const check = (kind: PinKind, name: string, definition: unknown, findings: () => Finding[]) => {
       const text = kind === 'instructions' ? String(definition) : canonicalJson(definition);
-      const digest = sha256(text);
+      const digest = sha256Hex(text);
       const record = records.get(`${kind}\0${name}`);
       if (record && record.sha256 === digest) {
         if (record.pending) this.#records.approve(definitions.identity, kind, name, digest, text);
@@ -229,13 +224,20 @@ export class DefinitionGuard {
    * design, so directive phrasing is its job, not a sign); a changed file is held like a changed tool, except
    * with `own` (the user's own skills folder), where the user is the author: re-pinned, and reported.
    */
-  reviewSkill(skill: {
+  reviewSkills(
+    skills: ReadonlyArray<{ identity: string; name: string; text: string; own: boolean }>,
+  ): Array<HeldDefinition | 'repinned' | undefined> {
+    // One transaction for a library's worth of first pins, as for a catalog.
+    return this.#records.transaction(() => skills.map((skill) => this.#reviewSkill(skill)));
+  }
+
+  #reviewSkill(skill: {
     identity: string;
     name: string;
     text: string;
     own: boolean;
   }): HeldDefinition | 'repinned' | undefined {
-    const digest = sha256(skill.text);
+    const digest = sha256Hex(skill.text);
     const record = this.#records.get(skill.identity, 'skill', skill.name);
     if (record && record.sha256 === digest) {
       if (record.pending) this.#records.approve(skill.identity, 'skill', skill.name, digest, skill.text);

@@ -14,6 +14,7 @@ import {
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { TackError } from '../errors.js';
 import type { TrustedProject } from '../store/trusted-projects.js';
+import { sha256Hex } from '../util/canonical-json.js';
 import { realOrUndefined } from '../util/fs-probe.js';
 
 /**
@@ -156,11 +157,11 @@ export function projectFiles(scope: ProjectTrustScope): ProjectFiles {
     if (out.problem) return;
     if (++count > TRUST_BOUNDS.maxFiles) return fail(`more than ${TRUST_BOUNDS.maxFiles} files`);
     if (stats.isSymbolicLink()) {
-      out.files[name] = sha256(`symlink:${safeReadlink(path)}`);
+      out.files[name] = sha256Hex(`symlink:${safeReadlink(path)}`);
       return;
     }
     if (!stats.isFile()) {
-      out.files[name] = sha256(`special:${kindOf(stats)}`);
+      out.files[name] = sha256Hex(`special:${kindOf(stats)}`);
       return;
     }
     bytes += stats.size;
@@ -343,10 +344,6 @@ function toRelative(root: string, path: string): string {
   return (rel === '' ? '.' : rel).split(sep).join('/');
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
 /** Streams the file through the hash: skill assets can be large, and only their digest is kept. */
 function hashFile(path: string): string {
   const hash = createHash('sha256');
@@ -355,7 +352,7 @@ function hashFile(path: string): string {
     fd = openSync(path, 'r');
   } catch (error) {
     // Unreadable now: recorded as such, so becoming readable (with content) counts as a change.
-    return sha256(`unreadable:${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    return sha256Hex(`unreadable:${(error as NodeJS.ErrnoException).code ?? 'error'}`);
   }
   try {
     const buffer = Buffer.allocUnsafe(64 * 1024);

@@ -21,5 +21,10 @@ function sortKeys(value: unknown): unknown {
 
 /** SHA-256 (hex) of the canonical JSON of `value`. */
 export function digest(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return sha256Hex(canonicalJson(value));
+}
+
+/** SHA-256 (hex) of a string's UTF-8 bytes. */
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }

@@ -1,4 +1,4 @@
-import { mcpAgentTools } from '../../agent/toolset.js';
+import { mcpToolLabels } from '../../agent/toolset.js';
 import { hostDefinitions } from '../../mcp/definitions.js';
 import { instructionsByServer, searchableTool, ToolSearchIndex } from '../../search/tool-index.js';
 import { trifectaLegs } from '../../security/capabilities.js';
@@ -70,15 +70,15 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
 export async function toolsSecurityCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
     const held = host.store ? new DefinitionGuard(host.store.pins).reviewAll(hostDefinitions(host)).held : [];
-    const tools = mcpAgentTools(host, new Map(config.servers.map((s) => [s.name, s])));
-    const rows = tools.map((tool) => {
+    const settings = new Map(config.servers.map((s) => [s.name, s]));
+    const rows = host.catalog.tools.map((tool) => {
       const hold = held.find(
-        (h) => h.kind === 'tool' && h.server === tool.server && h.name === tool.serverToolName,
+        (h) => h.kind === 'tool' && h.server === tool.server && h.name === tool.definition.name,
       );
       return {
         name: tool.name,
         server: tool.server,
-        capabilities: tool.capabilities ?? [],
+        capabilities: mcpToolLabels(tool, settings),
         pin: host.store ? (hold?.why ?? 'pinned') : 'no store',
         ...(hold ? { held: hold.reason } : {}),
       };

@@ -86,8 +86,6 @@ interface CatalogView {
   readonly names: GatewayNames;
   /** Upstream definitions held back in this catalog (not served): why, by `server kind name`. */
   readonly held: ReadonlyMap<string, HeldDefinition>;
-  /** Held tools by the name the gateway would serve them under, to answer a client that still calls one. */
-  readonly heldTools: ReadonlyMap<string, HeldDefinition>;
   instructions?: string;
   tools?: Tool[];
   resources?: Resource[];
@@ -208,16 +206,10 @@ export class Gateway {
           'TackPins',
         );
       }
-      const heldTools = new Map<string, HeldDefinition>();
-      if (held.size > 0)
-        for (const [name, tool] of new GatewayNames(catalog, this.#namespaced).tools) {
-          const h = held.get(`${tool.server} tool ${tool.definition.name}`);
-          if (h) heldTools.set(name, h);
-        }
       const names = new GatewayNames(catalog, this.#namespaced, (kind, server, name) =>
         held.has(`${server} ${kind} ${name}`),
       );
-      view = { catalog, names, held, heldTools };
+      view = { catalog, names, held };
       this.#views.set(catalog, view);
     }
     return view;
@@ -555,7 +547,9 @@ export class Gateway {
   /** A tool the catalog does not have: an upstream that is down is named; anything else is unknown. */
   #unknownTool(name: string, names: GatewayNames): CallToolResult {
     const server = names.serverOf(name);
-    const held = this.#view().heldTools.get(name);
+    const view = this.#view();
+    const tool = view.names.heldTools.get(name);
+    const held = tool && view.held.get(`${tool.server} tool ${tool.definition.name}`);
     if (held)
       return {
         isError: true,

@@ -16,6 +16,8 @@ const URI_PREFIX = 'tack://';
 export class GatewayNames {
   readonly #namespaced: boolean;
   readonly tools: ReadonlyMap<string, CatalogTool>;
+  /** Tools left out as held, under the names they would be served by. */
+  readonly heldTools: ReadonlyMap<string, CatalogTool>;
   readonly prompts: ReadonlyMap<string, { server: string; prompt: Prompt }>;
   /** Upstream names hidden by a clash when not namespaced: `server: name`. */
   readonly clashes: readonly string[];
@@ -38,9 +40,11 @@ export class GatewayNames {
       entry: tool,
     }));
     const tools = assignToolNames(toolEntries, prefix);
-    this.tools = new Map(
-      [...tools].filter(([, t]) => !held('tool', t.server, t.tool)).map(([name, t]) => [name, t.entry]),
-    );
+    const served = new Map<string, CatalogTool>();
+    const heldTools = new Map<string, CatalogTool>();
+    for (const [name, t] of tools) (held('tool', t.server, t.tool) ? heldTools : served).set(name, t.entry);
+    this.tools = served;
+    this.heldTools = heldTools;
     const promptEntries = catalog.servers.flatMap((s) =>
       s.prompts.map((prompt) => ({ server: s.server, tool: prompt.name, prompt })),
     );
