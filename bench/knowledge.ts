@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadBundle } from '../src/knowledge/bundle.js';
-import { renderIndexes } from '../src/knowledge/index-file.js';
+import { planIndexes } from '../src/knowledge/index-file.js';
 import { KnowledgeBase } from '../src/knowledge/knowledge.js';
 import { mulberry32 } from './random.js';
 
@@ -124,7 +124,8 @@ async function coldRun(dir: string, queryCount: number): Promise<ColdResult> {
   }
 
   started = performance.now();
-  const indexes = renderIndexes(bundle);
+  // What `tack knowledge index` computes: every index.md as the generator would leave it (read, merged).
+  const indexes = (await planIndexes(bundle)).files;
   const renderIndexesMs = performance.now() - started;
   return {
     concepts: bundle.concepts.size,
@@ -133,7 +134,7 @@ async function coldRun(dir: string, queryCount: number): Promise<ColdResult> {
     loadMs,
     indexMs,
     renderIndexesMs,
-    indexFiles: indexes.size,
+    indexFiles: indexes.length,
     rssStartMB,
     rssAfterLoadMB: mb(afterLoad.rss),
     rssAfterIndexMB: mb(afterIndex.rss),

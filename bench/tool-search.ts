@@ -4,23 +4,27 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
-  compareRetrieval,
   contextCost,
   evaluate,
   loadQueriesFile,
   loadToolsFile,
-  type RetrievalMetrics,
   type RetrievalQuery,
 } from '../src/search/bench.js';
-import {
-  BaselineToolIndex,
-  DEFAULT_RANKING,
-  type RankingOptions,
-  type SearchableTool,
-  ToolSearchIndex,
-} from '../src/search/tool-index.js';
+import { DEFAULT_RANKING, mergeRanking } from '../src/search/ranking.js';
+import { BaselineToolIndex, type SearchableTool, ToolSearchIndex } from '../src/search/tool-index.js';
 import { countTokens } from '../src/tokens/count.js';
 import { mulberry32 } from './random.js';
+import {
+  type Dataset,
+  diffFromPrior,
+  KS,
+  leaveOneOut,
+  loadDataset,
+  metricsRow,
+  sample,
+  tune,
+  tunedOnAll,
+} from './tool-retrieval/lodo.js';
 import { collectGarbage, isMain, log, median, p50p99, repoRoot, round, sdkClient, tempDir } from './util.js';
 
 /**
@@ -314,47 +318,6 @@ async function realCatalog(): Promise<{ tools: SearchableTool[]; servers: Record
 // ---------------------------------------------------------------------------------------------------------
 // The benchmark
 
-const KS = [1, 5, 10];
-
-function table(metrics: RetrievalMetrics) {
-  return {
-    queries: metrics.queries,
-    hit1: round(metrics.hitAt[1]!, 3),
-    hit5: round(metrics.hitAt[5]!, 3),
-    recall5: round(metrics.recallAt[5]!, 3),
-    recall10: round(metrics.recallAt[10]!, 3),
-    mrr: round(metrics.mrr, 3),
-  };
-}
-
-/** What each part of the ranking gains: the default with that part switched off, on the TUNE split. */
-function ablation(data: MetaTool, single: RetrievalQuery[], multi: RetrievalQuery[]) {
-  const uniform = Object.fromEntries(Object.keys(DEFAULT_RANKING.weights).map((f) => [f, 1]));
-  const variants: Record<string, Partial<RankingOptions>> = {
-    tack: {},
-    'without name splitting': { splitNames: false },
-    'without stemming': { stem: false },
-    'without stop words': { stopWords: false },
-    'without field weights (all 1)': { weights: uniform as RankingOptions['weights'] },
-    'name weight 2': { weights: { ...DEFAULT_RANKING.weights, name: 2 } },
-  };
-  const row = (index: { search: ToolSearchIndex['search'] }) => {
-    const s = evaluate(index, single, KS, data.tools);
-    const m = evaluate(index, multi, KS, data.tools);
-    return {
-      singleHit1: round(s.hitAt[1]!, 3),
-      singleHit5: round(s.hitAt[5]!, 3),
-      singleMrr: round(s.mrr, 3),
-      multiRecall5: round(m.recallAt[5]!, 3),
-    };
-  };
-  const rows: Record<string, ReturnType<typeof row>> = {};
-  for (const [name, ranking] of Object.entries(variants))
-    rows[name] = row(ToolSearchIndex.build(data.tools, { ranking }));
-  rows.baseline = row(BaselineToolIndex.build(data.tools));
-  return rows;
-}
-
 function timeSearches(index: { search(q: string, k?: number): unknown }, queries: readonly string[]) {
   for (const q of queries.slice(0, 100)) index.search(q, 5);
   const samples = queries.map((q) => {
@@ -383,6 +346,11 @@ function latency(plugins: readonly SearchableTool[], queries: readonly string[],
   collectGarbage();
   const heapMB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
   const search = timeSearches(index!, queries);
+  // Three capability queries at once, as a model splitting a task would send them.
+  const many = {
+    search: (q: string, k?: number) => index!.searchMany([q, `${q} report`, `send ${q}`], k),
+  };
+  const searchThreeQueries = timeSearches(many, queries.slice(0, 500));
   // A list_changed: one server's tools re-listed (same tools, as most refreshes are) and re-indexed.
   const servers = [...new Set(tools.map((t) => t.server))];
   const byServer = new Map<string, SearchableTool[]>(servers.map((server) => [server, []]));
@@ -402,6 +370,7 @@ function latency(plugins: readonly SearchableTool[], queries: readonly string[],
     buildMs: round(median(builds), 1),
     indexHeapMB: round(heapMB, 1),
     search,
+    searchThreeQueries,
     searchAfterReplaces: searchAfter,
     replaceServer: {
       toolsPerServer: 5,
@@ -430,11 +399,38 @@ function withExamples(
   return tools.map((t) => ({ ...t, examples: byName.get(t.name) ?? [] }));
 }
 
+/** The sets of TACK_TOOL_RETRIEVAL_DIR (default ../data/tool-retrieval) (converted by tool-retrieval/convert.ts; SOURCE.txt in each). */
+export const SETS = ['restbench', 'taubench', 'toollens'] as const;
+
+/** MetaTool as one data set of the leave-one-out: its single-tool and two-tool queries together. */
+function metatoolSet(data: MetaTool): Dataset {
+  return {
+    name: 'metatool',
+    tools: data.tools,
+    servers: {},
+    queries: [...data.single, ...data.multi],
+    tuning: [...sample(data.single, 1200), ...sample(data.multi, 300)],
+  };
+}
+
 export async function runToolSearch(options: { metatool?: string } = {}) {
   const data = loadMetaTool(options.metatool);
+  const sets: Dataset[] = [metatoolSet(data)];
+  for (const name of SETS) {
+    const set = loadDataset(name);
+    if (set) sets.push(set);
+    else log(`tool-search: ${name} is not in TACK_TOOL_RETRIEVAL_DIR (default ../data/tool-retrieval), left out`);
+  }
   const tmp = tempDir('tool-search');
   try {
-    // Through the files `tack bench tool-search` reads, so the loaders are part of what is measured.
+    log('tool-search: leave one data set out');
+    const unseen = leaveOneOut(sets);
+    log('tool-search: tuning on every set (the shipped ranking)');
+    const all = tune(sets);
+    const tuned = tunedOnAll(sets, all.ranking);
+
+    // Usage-learned examples on MetaTool: the TUNE half of its queries stand in for past sessions (a search,
+    // then that tool used), recorded per tool; the TEST queries are never seen. Scored with the shipped ranking.
     const files = writeMetaTool(tmp.dir, data);
     const tools = loadToolsFile(files.tools!);
     const q = (name: string) => loadQueriesFile(files[name]!);
@@ -444,24 +440,38 @@ export async function runToolSearch(options: { metatool?: string } = {}) {
       q('single-tune'),
       q('multi-tune'),
     ];
-    log('tool-search: retrieval on the TEST split');
-    const single = compareRetrieval(tools, singleTest, KS);
-    const multi = compareRetrieval(tools, multiTest, KS);
-    // Usage-learned examples: the TUNE queries stand in for past sessions (a search, then that tool used),
-    // which the harness records per tool; TEST queries are never seen.
-    const learned = withExamples(tools, [...singleTune, ...multiTune]);
-    const learnedIndex = ToolSearchIndex.build(learned);
-    const singleLearned = evaluate(learnedIndex, singleTest, KS, learned);
-    const multiLearned = evaluate(learnedIndex, multiTest, KS, learned);
-    log('tool-search: ablation on the TUNE split');
-    const tune = ablation(data, singleTune, multiTune);
+    const cold = ToolSearchIndex.build(tools, { ranking: all.ranking });
+    const learnedIndex = ToolSearchIndex.build(withExamples(tools, [...singleTune, ...multiTune]), {
+      ranking: all.ranking,
+    });
+    const learned = {
+      single: {
+        cold: metricsRow(evaluate(cold, singleTest, KS, tools)),
+        withExamples: metricsRow(evaluate(learnedIndex, singleTest, KS, tools)),
+      },
+      multi: {
+        cold: metricsRow(evaluate(cold, multiTest, KS, tools)),
+        withExamples: metricsRow(evaluate(learnedIndex, multiTest, KS, tools)),
+      },
+    };
 
     log('tool-search: context cost');
     const real = await realCatalog();
     const synthetic = syntheticCatalog(data.tools, 500, { perServer: 3 });
+    const share = async (list: readonly SearchableTool[]) => {
+      const cost = await contextCost(list, countTokens);
+      return {
+        ...cost,
+        deferredIdleShare: round(cost.deferredIdleShare, 4),
+        meanToolTokens: round(cost.meanToolTokens, 1),
+      };
+    };
     const context = {
-      real: { servers: real.servers, ...(await contextCost(real.tools, countTokens)) },
-      realPlus500: await contextCost([...real.tools, ...synthetic], countTokens),
+      real: { servers: real.servers, ...(await share(real.tools)) },
+      realPlus500: await share([...real.tools, ...synthetic]),
+      sets: Object.fromEntries(
+        await Promise.all(sets.map(async (set) => [set.name, await share(set.tools)] as const)),
+      ),
     };
 
     log('tool-search: latency');
@@ -473,33 +483,30 @@ export async function runToolSearch(options: { metatool?: string } = {}) {
 
     return {
       description:
-        'Tool retrieval on MetaTool (199 tools, server "metatool", no input schemas): queries split by a hash of their text into TUNE (30 %, used to choose the ranking) and TEST (70 %, reported); single-tool = all_clean_data.csv (distinct queries, a query listed with two tools has both as gold), multi-tool = multi_tool_query_golden.json. tack = ToolSearchIndex (DEFAULT_RANKING), baseline = MiniSearch defaults over name + description. Context: tool definitions as {name, description, input_schema} JSON, Qwen3 tokens; real = the reference servers everything, filesystem, memory, sequential-thinking plus tack\'s notes, weather and docs examples listed over stdio; realPlus500 adds 500 synthetic tools (MetaTool plugins as servers of 3 tools with 1-6 parameters, nested objects among them). Latency: synthetic catalogs (plugins as servers of 5 tools, replicated), 2000 TEST queries, k = 5.',
-      split: {
-        rule: 'sha256(query) first 4 bytes mod 100 < 30 -> TUNE',
-        single: { tune: singleTune.length, test: singleTest.length },
-        multi: { tune: multiTune.length, test: multiTest.length },
+        'Tool retrieval, leave one data set out: for each set, every weight and switch of the ranking is chosen by coordinate ascent on the other sets (objective: mean over sets of task-text Hit@5, task-text Recall@10 and capability-query Recall@5), then scored on the set left out (unseen). tuned = the shipped ranking (the same search on all sets) scored on each set (every set was in its tuning). task = the task text as one query; split = the task cut into capability queries by capabilityClauses, merged by reciprocal rank fusion. baseline = MiniSearch defaults over name + description. Sets: MetaTool (199 tools, 1 server; single- and two-tool queries), RestBench (TMDB + Spotify), tau-bench (retail + airline tasks), ToolLens (ToolBench endpoints under 314 servers); sources in TACK_TOOL_RETRIEVAL_DIR (default ../data/tool-retrieval)/*/SOURCE.txt. Context: tool definitions as {name, description, input_schema} JSON, Qwen3 tokens. Latency: synthetic catalogs (MetaTool plugins as servers of 5 tools), 2000 MetaTool queries, k = 5.',
+      sets: Object.fromEntries(
+        sets.map((s) => [
+          s.name,
+          {
+            tools: s.tools.length,
+            servers: new Set(s.tools.map((t) => t.server)).size,
+            queries: s.queries.length,
+            meanGold: round(s.queries.reduce((n, q) => n + q.gold.length, 0) / s.queries.length, 2),
+          },
+        ]),
+      ),
+      unseen,
+      shipped: {
+        ranking: all.ranking,
+        fromPrior: diffFromPrior(all.ranking),
+        // DEFAULT_RANKING must be this ranking; false means src/search/ranking.ts needs the values above.
+        isDefault: JSON.stringify(mergeRanking(DEFAULT_RANKING)) === JSON.stringify(all.ranking),
+        objective: round(all.objective, 3),
+        evaluations: all.evaluations,
       },
-      test: {
-        single: {
-          tack: table(single.tack),
-          tackWithLearnedExamples: table(singleLearned),
-          baseline: table(single.baseline),
-        },
-        multi: {
-          tack: table(multi.tack),
-          tackWithLearnedExamples: table(multiLearned),
-          baseline: table(multi.baseline),
-        },
-        unknownGold: [...single.unknownGold, ...multi.unknownGold],
-      },
-      tuneAblation: tune,
-      context: {
-        real: { ...context.real, deferredIdleShare: round(context.real.deferredIdleShare, 4) },
-        realPlus500: {
-          ...context.realPlus500,
-          deferredIdleShare: round(context.realPlus500.deferredIdleShare, 4),
-        },
-      },
+      tuned,
+      learnedExamples: learned,
+      context,
       latency: latencies,
     };
   } finally {

@@ -1,4 +1,13 @@
 #!/usr/bin/env node
-import { main } from '../dist/src/cli/main.js';
-
+// Checked before anything else loads: on an older Node the first failure would be an unrelated error deep in a
+// dependency (the SQLite store, a syntax error), not this.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 20) {
+  process.stderr.write(
+    `error: tack needs Node.js 20 or newer; this is Node.js ${process.versions.node}\n` +
+      'hint: Install Node.js 20 or later (for example `nvm install 20`), then run tack again.\n',
+  );
+  process.exit(2);
+}
+const { main } = await import('../dist/src/cli/main.js');
 process.exitCode = await main(process.argv);

@@ -64,6 +64,59 @@ interface Run {
 
 const AT_2026 = ['--spec-version', '2026-07-28'];
 
+/**
+ * The OAuth client scenarios on the spec's timeline: the suite's test server answers 401 until the client logs
+ * in through the suite's authorization server, which approves at once. The fixture client follows the
+ * authorization URL itself, as a browser would (test/fixtures/conformance/client.ts). Not run: the extension
+ * scenarios (client credentials, enterprise-managed authorization / cross-app access, DPoP, workload identity
+ * federation), none of which tack implements (its OAuth client runs the authorization-code flow only).
+ */
+const AUTH_COMMON = [
+  'auth/metadata-default',
+  'auth/metadata-var1',
+  'auth/metadata-var2',
+  'auth/metadata-var3',
+  'auth/basic-cimd',
+  'auth/scope-from-www-authenticate',
+  'auth/scope-from-scopes-supported',
+  'auth/scope-omitted-when-undefined',
+  'auth/scope-step-up',
+  'auth/scope-retry-limit',
+  'auth/token-endpoint-auth-basic',
+  'auth/token-endpoint-auth-post',
+  'auth/token-endpoint-auth-none',
+  'auth/pre-registration',
+];
+/** 0.1.16 (at each scenario's own revision): the 2025-03-26 fallbacks too; its draft ones run in client-2026. */
+const AUTH_2025 = [
+  ...AUTH_COMMON,
+  'auth/2025-03-26-oauth-metadata-backcompat',
+  'auth/2025-03-26-oauth-endpoint-fallback',
+];
+/** 0.2.0-alpha.12 at 2026-07-28 (the 2025-03-26 fallbacks do not apply there). */
+const AUTH_2026 = [
+  ...AUTH_COMMON,
+  'auth/resource-mismatch',
+  'auth/offline-access-scope',
+  'auth/offline-access-not-supported',
+  'auth/authorization-server-migration',
+  'auth/iss-supported',
+  'auth/iss-not-advertised',
+  'auth/iss-supported-missing',
+  'auth/iss-wrong-issuer',
+  'auth/iss-unexpected',
+  'auth/iss-normalized',
+  'auth/metadata-issuer-mismatch',
+];
+
+/**
+ * tack's own check on every client scenario: the client under test exited 0 (or the scenario allows it an
+ * error). The suite counts a client's exit status only without a baseline; with `--expected-failures` it judges
+ * the checks alone, so a client that fails after the checks were made (a call refused after the login) would
+ * go unseen. Neither suite version knows the id, so `<scenario>:client-exit` is a baseline entry in every run.
+ */
+const CLIENT_EXIT = 'client-exit';
+
 const RUNS: Run[] = [
   {
     name: 'server-direct-2025',
@@ -163,10 +216,10 @@ const RUNS: Run[] = [
     name: 'client-2025',
     suite: '2025',
     mode: 'client',
-    scenarios: ['initialize', 'tools_call', 'elicitation-sep1034-client-defaults', 'sse-retry'],
+    scenarios: ['initialize', 'tools_call', 'elicitation-sep1034-client-defaults', 'sse-retry', ...AUTH_2025],
     scenarioArgs: [],
     timeoutMs: 90_000,
-    what: "tack's connection layer (McpHost), client scenarios of 0.1.16",
+    what: "tack's connection layer (McpHost), client scenarios of 0.1.16 (OAuth included)",
   },
   {
     name: 'client-2026',
@@ -181,10 +234,11 @@ const RUNS: Run[] = [
       'sep-2322-client-request-state',
       'json-schema-ref-no-deref',
       'json-schema-2020-12-preservation',
+      ...AUTH_2026,
     ],
     scenarioArgs: AT_2026,
     timeoutMs: 90_000,
-    what: "tack's connection layer (McpHost), 2026-07-28 client scenarios of 0.2.0-alpha.12",
+    what: "tack's connection layer (McpHost), 2026-07-28 client scenarios of 0.2.0-alpha.12 (OAuth included)",
   },
 ];
 
@@ -479,7 +533,7 @@ async function executeRun(
   const baselineFile = join(BASELINES, `${run.name}.yaml`);
   const { entries, problems } = loadBaseline(baselineFile, run.mode);
   if (run.suite === '2025') {
-    for (const entry of entries.filter((e) => e.check)) {
+    for (const entry of entries.filter((e) => e.check && e.check !== CLIENT_EXIT)) {
       problems.push(`${entry.text}: 0.1.16 reads whole scenarios only; write "${entry.scenario}"`);
     }
   }
@@ -490,7 +544,7 @@ async function executeRun(
   const where = run.mode === 'server' ? ['--url', target ?? ''] : ['--command', clientCommand()];
   if (run.scenarios) {
     for (const scenario of run.scenarios) {
-      const label = scenario.replace(/[^A-Za-z0-9_-]/g, '_');
+      const label = scenarioLabel(scenario);
       invocations.push({
         label,
         args: [
@@ -531,6 +585,12 @@ async function executeRun(
     }),
   );
   const results = readResults(join(dir, 'out'), run.mode);
+  if (run.mode === 'client') {
+    for (const scenario of run.scenarios ?? []) {
+      const label = scenarioLabel(scenario);
+      results.get(scenario)?.push(clientExit(join(dir, `${label}.log`), join(dir, 'out', label)));
+    }
+  }
   const verdict = judge(results, entries);
   for (const scenario of run.scenarios ?? []) {
     if (!results.has(scenario))
@@ -545,6 +605,40 @@ async function executeRun(
     }
   }
   return { run, verdict, problems, seconds: (Date.now() - began) / 1000 };
+}
+
+function scenarioLabel(scenario: string): string {
+  return scenario.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
+/**
+ * The client-exit check of one scenario (see CLIENT_EXIT), from the suite's output for it; the message quotes
+ * the last line of the client's stderr (the suite keeps it next to checks.json under `out`).
+ */
+function clientExit(log: string, out: string): Check {
+  const output = existsSync(log) ? readFileSync(log, 'utf8') : '';
+  const exited = /CLIENT EXITED WITH ERROR \(code (-?\d+)\)/.exec(output);
+  const timedOut = output.includes('CLIENT TIMED OUT');
+  if (!exited && !timedOut) return { id: CLIENT_EXIT, status: 'SUCCESS' };
+  const stderr = findFile(out, 'stderr.txt');
+  // The fixture client's own verdict ("conformance client (<scenario>): <error>") when it gave one.
+  const lines = stderr ? readFileSync(stderr, 'utf8').trimEnd().split('\n') : [];
+  const last = lines.findLast((line) => line.startsWith('conformance client (')) ?? lines.at(-1);
+  return {
+    id: CLIENT_EXIT,
+    status: 'FAILURE',
+    errorMessage: `${timedOut ? 'the client timed out' : `the client exited ${exited?.[1]}`}${last ? `: ${last}` : ''}`,
+  };
+}
+
+function findFile(dir: string, name: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const found = entry.isDirectory() ? findFile(path, name) : entry.name === name ? path : undefined;
+    if (found) return found;
+  }
+  return undefined;
 }
 
 function clientCommand(): string {

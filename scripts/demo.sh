@@ -3,7 +3,18 @@
 set -e
 cd "$(dirname "$0")/.."
 tack() { node bin/tack.js --config examples/tack.json "$@"; }
-step() { printf '\n\033[1m$ tack %s\033[0m\n' "$*"; }
+# Bold step lines only on a terminal and without NO_COLOR, so `npm run demo > file` gets plain text; FORCE_COLOR
+# decides when set, read as Node reads it ('', 1, 2, 3 or true: on; anything else: off).
+case "${FORCE_COLOR-unset}" in
+  unset) if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=1; else bold=; fi ;;
+  '' | 1 | 2 | 3 | true) bold=1 ;;
+  *) bold= ;;
+esac
+if [ -n "$bold" ]; then
+  step() { printf '\n\033[1m$ tack %s\033[0m\n' "$*"; }
+else
+  step() { printf '\n$ tack %s\n' "$*"; }
+fi
 
 step servers;  tack servers
 step tools;    tack tools

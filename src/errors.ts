@@ -18,6 +18,7 @@ export type TackErrorCode =
   | 'UNKNOWN_SERVER'
   | 'UNKNOWN_TOOL'
   | 'UNKNOWN_RESOURCE'
+  | 'UNKNOWN_PROMPT'
   | 'UNKNOWN_SKILL'
   | 'SKILL_FILE'
   | 'SKILL_SCRIPT'
@@ -34,6 +35,7 @@ export type TackErrorCode =
   | 'COMPUTATION_INPUT'
   | 'COMPUTATION_FAILED'
   | 'ATTESTATION_FAILED'
+  | 'LIMIT_EXCEEDED'
   | 'USAGE';
 
 /** What an error is about; every field is optional, but the CLI prints whichever are set. */

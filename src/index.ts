@@ -28,6 +28,15 @@ export {
 } from './agent/interaction.js';
 export { type ResolvedModel, resolveModel } from './agent/model.js';
 export { costOf, DEFAULT_PRICES, type Price, priceOf } from './agent/prices.js';
+export {
+  type ProjectReview,
+  type ReviewedHook,
+  type ReviewedServer,
+  type ReviewedSkill,
+  type ReviewProjectOptions,
+  reviewProject,
+  trustReviewedProject,
+} from './agent/project-review.js';
 export { type SanitizedSchema, sanitizeSchema } from './agent/schema.js';
 export {
   type AgentOptions,
@@ -137,7 +146,15 @@ export {
   graphJson,
   renderGraph,
 } from './knowledge/graph.js';
-export { renderIndexes, writeIndexes } from './knowledge/index-file.js';
+export {
+  applyIndexPlan,
+  GENERATED_BEGIN,
+  GENERATED_END,
+  type IndexFilePlan,
+  type IndexPlan,
+  planIndexes,
+  writeIndexes,
+} from './knowledge/index-file.js';
 export { formatKnowledgeIssue, type KnowledgeIssue } from './knowledge/issues.js';
 export {
   KnowledgeBase,
@@ -223,6 +240,7 @@ export {
   type ProjectTrustVerdict,
   projectFiles,
   projectSkillRoots,
+  recordProjectFiles,
   recordProjectTrust,
   revokeProjectTrust,
   TRUST_BOUNDS,
@@ -311,7 +329,14 @@ export {
 export { type PinRecord, PinRecords } from './store/pins.js';
 export { TackStore } from './store/store.js';
 export { type TrustedProject, TrustedProjects } from './store/trusted-projects.js';
-export { countTokens, toolDefinitionText, toolDefinitionTokens } from './tokens/count.js';
+export {
+  countTokens,
+  type ModelToolDefinition,
+  modelToolOf,
+  TOOL_TOKENS_BASIS,
+  toolDefinitionText,
+  toolDefinitionTokens,
+} from './tokens/count.js';
 export type { NativeTool, NativeToolResult } from './tools/native.js';
 export {
   isSecretKey,
@@ -321,4 +346,5 @@ export {
   type SecretMaskerOptions,
   secretValuesOf,
 } from './util/secrets.js';
+export type { TackWarning, TackWarningCode, WarningSink } from './util/warnings.js';
 export { VERSION } from './version.js';

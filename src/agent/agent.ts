@@ -5,11 +5,14 @@ import { projectSkillsTrusted, projectTrustWarning, resolveProjectTrust } from '
 import { KnowledgeBase } from '../knowledge/knowledge.js';
 import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js';
 import { McpHost } from '../mcp/host.js';
+import { configuredSemanticRanker } from '../search/embeddings.js';
+import type { SemanticRanker } from '../search/semantic.js';
 import { DefinitionGuard } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
 import { TackStore } from '../store/store.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
+import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { ApproveMode, Approver } from './approval.js';
 import type { AgentEvent } from './events.js';
 import { type AgentInteraction, INTERACTIVE_CAPABILITIES, interactionHandlers } from './interaction.js';
@@ -41,6 +44,11 @@ export interface StartAgentOptions {
   /** Connect the configured MCP servers (default true). */
   servers?: boolean;
   onEvent?: (event: AgentEvent) => void;
+  /**
+   * Where warnings raised while starting go (a project held back until trusted, a store that would not open);
+   * default nowhere. What happens during the session arrives as `notice` events instead.
+   */
+  onWarning?: WarningSink;
   /** More options for the session (tools, filters, hooks...). */
   session?: Partial<AgentOptions>;
 }
@@ -141,7 +149,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   });
   if (config !== options.config) {
     const message = projectTrustWarning(config);
-    if (message) process.emitWarning(message, 'TackProjectTrust');
+    if (message) sendWarning(options.onWarning, { code: 'PROJECT_UNTRUSTED', message });
   }
   const agent = config.agent;
   const sessionsDir = join(config.paths.stateDir, 'sessions');
@@ -177,6 +185,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         // A person who can answer questions can also log in to a server that asks for OAuth.
         oauth: { interactive: options.interaction !== undefined },
         configureClient: interactionHandlers(options.interaction, model),
+        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
       });
     }
     const notices: string[] = [];
@@ -186,7 +195,13 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       trustProject: options.trustProject === true || projectSkillsTrusted(config),
       ...(host ? { host } : {}),
     });
-    const skills = store ? await pinSkills(loaded, new DefinitionGuard(store.pins), notices) : loaded;
+    const skills = store
+      ? await pinSkills(
+          loaded,
+          new DefinitionGuard(store.pins, { scanBytes: config.limits.scanBytes }),
+          notices,
+        )
+      : loaded;
     const knowledge =
       config.knowledge.bundles.length > 0 ? await KnowledgeBase.load(config.knowledge.bundles) : undefined;
     runtimes = knowledge ? await openRuntimes(config.knowledge.runtimes) : undefined;
@@ -218,6 +233,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       toolSearch: {
         ...(agent.toolSearch ? { mode: agent.toolSearch } : {}),
         ...(store ? { examples: store.toolExamples } : {}),
+        ...semanticOption(config.toolSearch.embeddings, store?.toolEmbeddings, options.onWarning),
         alwaysLoad: (tool) => {
           const entry = config.servers.find((s) => s.name === tool.server)?.alwaysLoad ?? false;
           return (
@@ -241,4 +257,10 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     await cleanup();
     throw error;
   }
+}
+
+/** `toolSearch.embeddings` as DeferredTools' semantic ranker, when configured. */
+function semanticOption(...args: Parameters<typeof configuredSemanticRanker>): { semantic?: SemanticRanker } {
+  const semantic = configuredSemanticRanker(...args);
+  return semantic ? { semantic } : {};
 }

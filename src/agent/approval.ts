@@ -72,6 +72,8 @@ export interface Decision {
   allowed: boolean;
   by: 'policy' | 'user' | 'hook';
   reason: string;
+  /** Refused because a person would have been asked and none could be (--approve never / auto-read-only, no terminal). */
+  unasked?: true;
 }
 
 export interface ApprovalGateOptions {
@@ -140,6 +142,7 @@ export class ApprovalGate {
       decision: decision.allowed ? 'allow' : 'deny',
       by: decision.by,
       reason: decision.reason,
+      ...(decision.unasked ? { unasked: true as const } : {}),
     });
     return decision;
   }
@@ -177,16 +180,18 @@ export class ApprovalGate {
           : tool.readOnlyHint
             ? `hinted read-only, but ${tool.server} is not marked trusted`
             : 'may change something (not read-only)');
-    if (mode === 'never') return { allowed: false, by: 'policy', reason: `--approve never: ${why}` };
+    if (mode === 'never')
+      return { allowed: false, by: 'policy', reason: `--approve never: ${why}`, unasked: true };
     if (mode === 'auto-read-only')
       return tool.readOnlyHint && !tool.alwaysAsk && !trifecta
         ? { allowed: true, by: 'policy', reason: '--approve auto-read-only: hinted read-only' }
-        : { allowed: false, by: 'policy', reason: `--approve auto-read-only: ${why}` };
+        : { allowed: false, by: 'policy', reason: `--approve auto-read-only: ${why}`, unasked: true };
     if (!approver)
       return {
         allowed: false,
         by: 'policy',
         reason: `nobody to ask (${why}); use --approve or run in a terminal`,
+        unasked: true,
       };
     // "Always" is offered for MCP tools only: a skill script or an egress call after untrusted input is judged
     // call by call.

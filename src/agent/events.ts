@@ -60,6 +60,8 @@ export type AgentEvent =
       /** Who decided: the policy (mode, read-only trusted server), the user at a prompt, or a hook. */
       by: 'policy' | 'user' | 'hook';
       reason: string;
+      /** A person would have been asked, and none could be: headless, or --approve never / auto-read-only. */
+      unasked?: true;
     }
   | {
       type: 'tool-result';

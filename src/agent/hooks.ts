@@ -8,6 +8,7 @@ import {
   type HooksConfig,
 } from '../config/schema.js';
 import { TackError } from '../errors.js';
+import { pushAll } from '../util/arrays.js';
 import { type CappedRunResult, runCapped } from '../util/run-capped.js';
 
 export { DEFAULT_HOOK_TIMEOUT_MS, HOOK_EVENTS, type HookEntry, type HookEvent, type HooksConfig };
@@ -107,8 +108,8 @@ export async function runHooks(
   const reasons: Record<HookDecision, string[]> = { allow: [], ask: [], deny: [] };
   entries.forEach((entry, index) => {
     const answer = interpret(entry, event, runs[index]!);
-    result.warnings.push(...answer.warnings);
-    result.additionalContext.push(...answer.additionalContext);
+    pushAll(result.warnings, answer.warnings);
+    pushAll(result.additionalContext, answer.additionalContext);
     if (!answer.decision) return;
     if (answer.reason) reasons[answer.decision].push(answer.reason);
     if (!result.decision || RANK[answer.decision] > RANK[result.decision]) result.decision = answer.decision;

@@ -17,6 +17,7 @@ import { type PermissionRules, RuleSet } from '../security/rules.js';
 import type { SkillLibrary } from '../skills/library.js';
 import { RUN_SKILL_SCRIPT, skillTools } from '../skills/tools.js';
 import type { NativeTool } from '../tools/native.js';
+import { pushAll } from '../util/arrays.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import type { SecretMasker } from '../util/secrets.js';
 import { ApprovalGate, type ApproveMode, type Approver } from './approval.js';
@@ -27,7 +28,14 @@ import { type Guidelines, loadGuidelines } from './guidelines.js';
 import { type HooksConfig, runHooks } from './hooks.js';
 import type { ResolvedModel } from './model.js';
 import { addUsage, costOf, DEFAULT_PRICES, type Price, priceOf } from './prices.js';
-import { CALL_TOOL, DeferredTools, SEARCH_TOOLS, type ToolSearchOptions } from './tool-search.js';
+import { SEARCH_SKILLS, skillSearchTool, skillsLeftOutNote } from './skill-search.js';
+import {
+  CALL_TOOL,
+  DeferredTools,
+  deferredToolsPart,
+  SEARCH_TOOLS,
+  type ToolSearchOptions,
+} from './tool-search.js';
 import {
   type AgentTool,
   mcpAgentTools,
@@ -64,7 +72,7 @@ export interface AgentOptions {
   /** MCP tools: every tool of the host's catalog, re-read each step (servers come and go). */
   host?: McpHost;
   /** For `trusted` servers and the state directory (transcripts, saved outputs). */
-  config?: Pick<TackConfig, 'servers' | 'paths'>;
+  config?: Pick<TackConfig, 'servers' | 'paths'> & Partial<Pick<TackConfig, 'limits'>>;
   skills?: SkillLibrary;
   knowledge?: KnowledgeBase;
   computations?: ComputationRuntimes;
@@ -187,7 +195,10 @@ export class AgentSession {
     });
     this.#settings = new Map((options.config?.servers ?? []).map((s) => [s.name, s]));
     const store = options.host?.store;
-    this.#guard = options.pinning !== false && store ? new DefinitionGuard(store.pins) : undefined;
+    this.#guard =
+      options.pinning !== false && store
+        ? new DefinitionGuard(store.pins, { scanBytes: options.config?.limits?.scanBytes })
+        : undefined;
     const native: NativeTool[] = [];
     // tack's own tools carry labels too, so the trifecta flag and the guard see them: a script can do anything.
     const labels = new Map<string, CapabilityLabel[]>([
@@ -202,7 +213,7 @@ export class AgentSession {
     ]);
     if (options.skills && options.skills.skills.length > 0)
       // The gate asks before run_skill_script (alwaysAsk below), with the arguments; the skill runs once allowed.
-      native.push(...skillTools(options.skills, { active: this.#activeSkills, approve: () => true }));
+      pushAll(native, skillTools(options.skills, { active: this.#activeSkills, approve: () => true }));
     if (options.knowledge && options.knowledge.size > 0) {
       const knowledge = knowledgeTools(options.knowledge);
       if (options.computations && options.computations.executors.length > 0)
@@ -211,9 +222,9 @@ export class AgentSession {
         labels.set(tool.name, [
           { capability: 'private-data', source: 'default', why: 'reads knowledge bundles' },
         ]);
-      native.push(...knowledge);
+      pushAll(native, knowledge);
     }
-    native.push(...(options.tools ?? []));
+    pushAll(native, options.tools ?? []);
     if (options.subagents !== false && !options.parent) native.push(this.#subagentTool());
     this.#native = nativeAgentTools(native, new Set([RUN_SKILL_SCRIPT]), labels);
     this.#deferred = new DeferredTools(options.host, options.toolSearch);
@@ -280,7 +291,13 @@ export class AgentSession {
     );
     const instructions = serverInstructions(this.#options.host, heldInstructions);
     const held = this.#heldPart();
-    return [...this.#system, ...(instructions ? [instructions] : []), ...(held ? [held] : [])];
+    const deferred = this.deferringTools ? deferredToolsPart(this.#options.host) : undefined;
+    return [
+      ...this.#system,
+      ...(instructions ? [instructions] : []),
+      ...(deferred ? [deferred] : []),
+      ...(held ? [held] : []),
+    ];
   }
 
   /** The tool whose result first brought untrusted input into this session, once one has. */
@@ -453,10 +470,10 @@ export class AgentSession {
   #searchTools(): AgentTool[] {
     const search: NativeTool = {
       ...mutable(SEARCH_TOOLS_DEFINITION),
-      execute: async (input) => {
+      execute: async (input, context) => {
         const args = searchToolsInput(input);
         if ('error' in args) return { text: args.error, isError: true };
-        return { text: this.#deferred.search(args.query, args.k, this.#mcpTools()) };
+        return { text: await this.#deferred.search(args.queries, args.k, this.#mcpTools(), context?.signal) };
       },
     };
     // call_tool never runs here: #runOne routes it to the tool it names, through the same approval.
@@ -586,7 +603,14 @@ export class AgentSession {
         countTokens,
         contextWindow: this.#options.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
       });
-      parts.push({ name: 'skills index', text: index.text });
+      // Skills past the budget stay reachable: a search over all of them, and a line saying so.
+      const left = index.dropped.length;
+      if (left > 0 && !this.#native.some((t) => t.name === SEARCH_SKILLS))
+        pushAll(this.#native, nativeAgentTools([skillSearchTool(skills, left)]));
+      parts.push({
+        name: 'skills index',
+        text: left > 0 ? `${index.text}\n${skillsLeftOutNote(left, skills.skills.length)}` : index.text,
+      });
     }
     if (knowledge && knowledge.size > 0)
       parts.push({

@@ -4,9 +4,16 @@ import {
   CALL_TOOL_DEFINITION,
   downServers,
   formatToolHits,
+  quoteQueries,
   SEARCH_TOOLS_DEFINITION,
 } from '../search/meta-tools.js';
-import { instructionsByServer, type SearchableTool, ToolSearchIndex } from '../search/tool-index.js';
+import { hybridSearch, type SemanticRanker } from '../search/semantic.js';
+import {
+  type SearchableTool,
+  type ServerProfile,
+  serverProfiles,
+  ToolSearchIndex,
+} from '../search/tool-index.js';
 import type { AgentTool } from './toolset.js';
 
 export const SEARCH_TOOLS = SEARCH_TOOLS_DEFINITION.name;
@@ -31,6 +38,29 @@ export interface ToolSearchOptions {
     record(server: string, tool: string, query: string): void;
     all(): Map<string, Map<string, string[]>>;
   };
+  /**
+   * Semantic ranking (tack.json `toolSearch.embeddings`), fused with the lexical one; the search is lexical
+   * while its endpoint is down.
+   */
+  semantic?: SemanticRanker;
+}
+
+/** Server names the deferred-loading notice lists at most: past that, the count says the rest. */
+const NOTICE_SERVERS = 40;
+
+/**
+ * The system part a deferring session adds: which servers' tools are waiting, and how to search them (the same
+ * advice as search_tools' description: one short query per capability, in a tool's words).
+ */
+export function deferredToolsPart(host: McpHost | undefined): { name: string; text: string } | undefined {
+  const servers = (host?.servers() ?? []).filter((s) => s.status === 'connected').map((s) => s.name);
+  if (servers.length === 0) return undefined;
+  const named = servers.slice(0, NOTICE_SERVERS).join(', ');
+  const more = servers.length > NOTICE_SERVERS ? ` and ${servers.length - NOTICE_SERVERS} more` : '';
+  return {
+    name: 'deferred tools',
+    text: `<deferred_tools>The tools of these servers are not loaded: ${named}${more}. Before you say a capability is missing, find it with ${SEARCH_TOOLS}: split the task into the capabilities it needs and pass one short query per capability in "queries", worded as a tool would describe itself ("send email", not the whole request). Call a found tool from your next step on, or at once with ${CALL_TOOL}.</deferred_tools>`,
+  };
 }
 
 /** A rough token count of one definition, enough to decide whether to defer; no tokenizer to load. */
@@ -51,7 +81,9 @@ export class DeferredTools {
   readonly #loaded = new Set<string>();
   #index: ToolSearchIndex | undefined;
   #indexed: Catalog | undefined;
-  #perServer = new Map<string, string>();
+  /** What each server's tools were indexed from, and the objects indexed. */
+  #perServer = new Map<string, { key: string; tools: SearchableTool[] }>();
+  #tools: SearchableTool[] = [];
   /** The query that found each tool in this session, until the tool is used (then it becomes an example). */
   readonly #foundBy = new Map<string, string>();
 
@@ -104,68 +136,90 @@ export class DeferredTools {
   }
 
   /**
-   * search_tools: the best k tools with their server and first description line, loaded from the next step on;
-   * servers that are down are named, so a missing tool is not mistaken for a missing capability.
+   * search_tools: the best k tools for one or several capability queries (merged by reciprocal rank fusion, and
+   * with the semantic ranking when configured), grouped by server with their first description line, loaded from
+   * the next step on; servers that are down are named, so a missing tool is not mistaken for a missing
+   * capability.
    */
-  search(query: string, k: number, mcp: readonly AgentTool[]): string {
-    const index = this.#ensureIndex(mcp);
-    const hits = index.search(query, k);
+  async search(
+    queries: readonly string[],
+    k: number,
+    mcp: readonly AgentTool[],
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const { index, tools } = this.#ensureIndex(mcp);
+    const { hits } = await hybridSearch(index, tools, queries, k, this.#options.semantic, {
+      ...(signal ? { signal } : {}),
+    });
+    // The words that found a tool: the query of the several whose own list ranks it best.
+    const perQuery = queries.length > 1 ? queries.map((q) => index.search(q, Math.max(k, 20))) : [];
     for (const hit of hits) {
       this.load(hit.tool.name);
-      if (!this.#foundBy.has(hit.tool.name)) this.#foundBy.set(hit.tool.name, query);
+      if (this.#foundBy.has(hit.tool.name)) continue;
+      let best = queries[0]!;
+      let bestRank = Number.POSITIVE_INFINITY;
+      perQuery.forEach((list, i) => {
+        const rank = list.findIndex((h) => h.tool.name === hit.tool.name);
+        if (rank >= 0 && rank < bestRank) {
+          bestRank = rank;
+          best = queries[i]!;
+        }
+      });
+      this.#foundBy.set(hit.tool.name, best);
     }
     return formatToolHits(
-      query,
+      quoteQueries(queries),
       hits,
       downServers(this.#host?.servers() ?? []),
       `These tools are loaded from your next step on; or run one now with ${CALL_TOOL}.`,
     );
   }
 
-  #ensureIndex(mcp: readonly AgentTool[]): ToolSearchIndex {
+  /** The index over the MCP tools, following the catalog: only servers whose tools changed are re-indexed. */
+  #ensureIndex(mcp: readonly AgentTool[]): { index: ToolSearchIndex; tools: SearchableTool[] } {
     const catalog = this.#host?.catalog;
-    if (this.#index && catalog === this.#indexed) return this.#index;
-    const byServer = new Map<string, SearchableTool[]>();
+    if (this.#index && catalog === this.#indexed) return { index: this.#index, tools: this.#tools };
     let learned = new Map<string, Map<string, string[]>>();
     try {
       learned = this.#options.examples?.all() ?? learned;
     } catch {
       // A store that cannot be read: search without examples.
     }
+    const byServer = new Map<string, AgentTool[]>();
     for (const t of mcp) {
       const list = byServer.get(t.server ?? '') ?? [];
-      const examples = learned.get(t.server ?? '')?.get(t.serverToolName ?? t.name);
-      list.push({
-        server: t.server ?? '',
-        name: t.name,
-        description: t.description,
-        inputSchema: t.inputSchema,
-        ...(examples ? { examples } : {}),
-      });
+      list.push(t);
       byServer.set(t.server ?? '', list);
     }
-    const instructions = instructionsByServer(this.#host?.servers() ?? []);
-    if (!this.#index) {
-      this.#index = ToolSearchIndex.build([...byServer.values()].flat(), {
-        serverInstructions: instructions,
+    const profiles = serverProfiles(this.#host?.servers() ?? []);
+    this.#index ??= ToolSearchIndex.build([]);
+    const index = this.#index;
+    const next = new Map<string, { key: string; tools: SearchableTool[] }>();
+    for (const [server, agentTools] of byServer) {
+      const tools = agentTools.map((t): SearchableTool => {
+        const examples = learned.get(server)?.get(t.serverToolName ?? t.name);
+        return {
+          server,
+          name: t.name,
+          description: t.description,
+          inputSchema: t.inputSchema,
+          ...(examples ? { examples } : {}),
+        };
       });
-    } else {
-      // Rebuild only the servers whose tools changed.
-      for (const [server, tools] of byServer) {
-        const key = JSON.stringify(tools.map((t) => [t.name, t.description]));
-        if (this.#perServer.get(server) !== key)
-          this.#index.replaceServer(server, tools, instructions[server]);
+      const profile: ServerProfile = profiles[server] ?? {};
+      const key = JSON.stringify([tools.map((t) => [t.name, t.description, t.examples]), profile]);
+      const before = this.#perServer.get(server);
+      // An unchanged server keeps its indexed objects: the semantic ranker matches hits by identity.
+      if (before?.key === key) next.set(server, before);
+      else {
+        index.replaceServer(server, tools, profile);
+        next.set(server, { key, tools });
       }
-      for (const server of this.#perServer.keys())
-        if (!byServer.has(server)) this.#index.removeServer(server);
     }
-    this.#perServer = new Map(
-      [...byServer].map(([server, tools]) => [
-        server,
-        JSON.stringify(tools.map((t) => [t.name, t.description])),
-      ]),
-    );
+    for (const server of this.#perServer.keys()) if (!byServer.has(server)) index.removeServer(server);
+    this.#perServer = next;
+    this.#tools = [...next.values()].flatMap((entry) => entry.tools);
     this.#indexed = catalog;
-    return this.#index;
+    return { index, tools: this.#tools };
   }
 }

@@ -38,10 +38,16 @@ import {
   skillsIndexCommand,
   skillsListCommand,
   skillsRunCommand,
+  skillsSearchCommand,
   skillsShowCommand,
   skillsValidateCommand,
 } from './commands/skills.js';
-import { toolsCommand, toolsSearchCommand, toolsSecurityCommand } from './commands/tools.js';
+import {
+  toolsExamplesExportCommand,
+  toolsExamplesImportCommand,
+  toolsSearchCommand,
+} from './commands/tool-search.js';
+import { toolsCommand, toolsSecurityCommand } from './commands/tools.js';
 import { trustCommand } from './commands/trust.js';
 import { reportError } from './output.js';
 
@@ -49,6 +55,7 @@ interface CliOptions {
   config?: string;
   json?: boolean;
   server?: string;
+  trustProject?: boolean;
 }
 
 /** Commander hands every action its command last; optsWithGlobals() merges options given before or after it. */
@@ -59,6 +66,7 @@ function optionsOf(args: unknown[]): CliOptions {
     ...(text(raw.config) ? { config: text(raw.config) } : {}),
     ...(raw.json === true ? { json: true } : {}),
     ...(text(raw.server) ? { server: text(raw.server) } : {}),
+    ...(raw.trustProject === true ? { trustProject: true } : {}),
   };
 }
 
@@ -70,7 +78,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .showHelpAfterError()
     .exitOverride()
     .option('--config <file>', 'use this configuration file alone (tack.json or .mcp.json format)')
-    .option('--json', 'print machine-readable JSON');
+    .option('--json', 'print machine-readable JSON')
+    .option(
+      '--trust-project',
+      'trust the project for this run (its servers, hooks, allow rules and skills) without `tack trust`',
+    );
 
   const action =
     (fn: (positional: string[], options: CliOptions) => Promise<number>) =>
@@ -104,18 +116,19 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   program
     .command('tools')
     .description(
-      'list the tools the model sees, with the token cost of each definition; `tools search <query>` ranks them',
+      'list the tools the model sees, with the token cost of each definition; `tools search <query...>` ranks them; `tools examples export|import` shares what search learned',
     )
-    .argument('[search]', '`search`, to rank the tools for a query')
-    .argument('[query]', 'what the tool should do')
+    .argument('[sub]', '`search` (rank the tools for one or more queries) or `examples` (export or import)')
+    .argument('[args...]', 'search: one argument per query; examples: export [file] | import <file>')
     .option('--server <name>', 'only this server')
     .option('-k <n>', 'with search: how many (default 10)')
+    .option('--explain', 'with search: why each tool matched (fields and words, expansion, server evidence)')
     .option('--security', 'capability labels (and where each came from), pin status and the trifecta legs')
     .action(
       async (
         sub: string | undefined,
-        query: string | undefined,
-        opts: { k?: string; security?: boolean },
+        args: string[],
+        opts: { k?: string; security?: boolean; explain?: boolean },
         cmd: Command,
       ) => {
         const options = optionsOf([cmd]);
@@ -123,10 +136,28 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
           return setExitCode(
             opts.security ? await toolsSecurityCommand(options) : await toolsCommand(options),
           );
-        if (sub !== 'search' || !query)
-          throw new TackError('USAGE', 'expected `tack tools` or `tack tools search "<query>"`');
+        if (sub === 'examples') {
+          const [verb, file] = args;
+          if (verb === 'export' && args.length <= 2)
+            return setExitCode(toolsExamplesExportCommand(file, options));
+          if (verb === 'import' && file && args.length === 2)
+            return setExitCode(toolsExamplesImportCommand(file, options));
+          throw new TackError(
+            'USAGE',
+            'expected `tack tools examples export [file]` or `tack tools examples import <file>`',
+          );
+        }
+        if (sub !== 'search' || args.length === 0 || args.some((q) => q.trim() === ''))
+          throw new TackError(
+            'USAGE',
+            'expected `tack tools`, `tack tools search "<query>" ["<query>" ...]` or `tack tools examples export|import`',
+          );
         setExitCode(
-          await toolsSearchCommand(query, { ...options, ...(opts.k ? { k: positive('k', opts.k) } : {}) }),
+          await toolsSearchCommand(args, {
+            ...options,
+            ...(opts.k ? { k: positive('k', opts.k) } : {}),
+            ...(opts.explain ? { explain: true } : {}),
+          }),
         );
       },
     );
@@ -174,18 +205,8 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       '--http <[host:]port>',
       'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
     )
-    .option(
-      '--trust-project',
-      'trust the project for this run (its servers, hooks, allow rules and skills) without `tack trust`',
-    )
-    .action(async (opts: { http?: string; trustProject?: boolean }, cmd: Command) =>
-      setExitCode(
-        await serveCommand({
-          ...optionsOf([cmd]),
-          ...(opts.http ? { http: opts.http } : {}),
-          trustProject: opts.trustProject === true,
-        }),
-      ),
+    .action(async (opts: { http?: string }, cmd: Command) =>
+      setExitCode(await serveCommand({ ...optionsOf([cmd]), ...(opts.http ? { http: opts.http } : {}) })),
     );
 
   program
@@ -216,17 +237,9 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       '--http <[host:]port>',
       'serve Streamable HTTP on this address instead of stdio (host defaults to 127.0.0.1)',
     )
-    .option(
-      '--trust-project',
-      'trust the project for this run (its skills, .agents/skills, .claude/skills) without `tack trust`',
-    )
-    .action(async (opts: { http?: string; trustProject?: boolean }, cmd: Command) =>
+    .action(async (opts: { http?: string }, cmd: Command) =>
       setExitCode(
-        await serveSkillsCommand({
-          ...optionsOf([cmd]),
-          ...(opts.http ? { http: opts.http } : {}),
-          trustProject: opts.trustProject === true,
-        }),
+        await serveSkillsCommand({ ...optionsOf([cmd]), ...(opts.http ? { http: opts.http } : {}) }),
       ),
     );
 
@@ -244,19 +257,13 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     const raw = cmd.optsWithGlobals<Record<string, unknown>>();
     return {
       ...optionsOf([cmd]),
-      trustProject: raw.trustProject === true,
       servers: raw.servers === true,
       contextWindow: positive('context-window', raw.contextWindow),
       budget: positive('budget', raw.budget),
     };
   };
   const withSkillOptions = (cmd: Command) =>
-    cmd
-      .option(
-        '--trust-project',
-        'trust the project for this run (its skills, .agents/skills, .claude/skills) without `tack trust`',
-      )
-      .option('--servers', 'also the skills of the configured MCP servers (connects to them)');
+    cmd.option('--servers', 'also the skills of the configured MCP servers (connects to them)');
   const withBudget = (cmd: Command) =>
     cmd
       .option(
@@ -274,6 +281,20 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       skills.command('index').description('tier 1: the skills index exactly as the model gets it'),
     ),
   ).action(async (_opts: unknown, cmd: Command) => setExitCode(await skillsIndexCommand(skillOptions(cmd))));
+  withSkillOptions(
+    skills
+      .command('search')
+      .description('rank every installed skill (those left out of the index too) for one or more queries')
+      .argument('<query...>', 'one argument per query')
+      .option('-k <n>', 'how many (default 10)'),
+  ).action(async (queries: string[], opts: { k?: string }, cmd: Command) =>
+    setExitCode(
+      await skillsSearchCommand(queries, {
+        ...skillOptions(cmd),
+        ...(opts.k ? { k: positive('k', opts.k) ?? 10 } : {}),
+      }),
+    ),
+  );
   withSkillOptions(
     skills
       .command('show')
@@ -365,10 +386,15 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     );
   knowledge
     .command('index')
-    .description('write index.md in every folder of each bundle (sections per type, with descriptions)')
+    .description(
+      'show the index.md changes each bundle needs as a diff (exit 1 when any); --write writes them, keeping hand-written lines',
+    )
     .argument('[bundle...]', 'bundle folders (default: tack.json knowledge.bundles)')
-    .action(async (bundles: string[], _opts: unknown, cmd: Command) =>
-      setExitCode(await knowledgeIndexCommand(knowledgeOptions(cmd, bundles))),
+    .option('--write', 'write the changes (only the generated block of each index.md changes)')
+    .action(async (bundles: string[], opts: { write?: boolean }, cmd: Command) =>
+      setExitCode(
+        await knowledgeIndexCommand({ ...knowledgeOptions(cmd, bundles), write: opts.write === true }),
+      ),
     );
   bundleOption(
     knowledge
@@ -470,7 +496,6 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       ...(steps ? { maxSteps: steps } : {}),
       ...(cost ? { maxCost: cost } : {}),
       ...(text(raw.resume) ? { resume: text(raw.resume) } : {}),
-      trustProject: raw.trustProject === true,
     };
   };
   const withAgentOptions = (cmd: Command) =>
@@ -481,16 +506,12 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       )
       .option('--approve <mode>', 'ask | auto-read-only | never: calls that need approval (default ask)')
       .option('--max-steps <n>', 'model calls per run (default 50)')
-      .option('--max-cost <usd>', 'stop past this cost in US dollars')
-      .option(
-        '--trust-project',
-        'trust the project for this run (its servers, hooks, allow rules and skills) without `tack trust`',
-      );
+      .option('--max-cost <usd>', 'stop past this cost in US dollars');
   withAgentOptions(
     program
       .command('run')
       .description(
-        'run a task headless: the answer streams to stdout; exit 0 done, 3 a limit, 1 an error, 130 interrupted',
+        'run a task headless: the answer streams to stdout; exit 0 done, 4 done but calls were refused (nobody to ask), 3 a limit, 1 an error, 130 interrupted',
       )
       .argument('[task]', 'what to do (with --resume: optional, default "continue")')
       .option('--resume <session>', 'continue a session (its id, or the last part of it)'),
@@ -518,19 +539,28 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   program
     .command('trust')
     .description(
-      'trust a project: show what its tack.json, .mcp.json and skills would run, then record their hashes (a changed file asks again)',
+      'trust a project: show what its tack.json, .mcp.json and skills would run, ask, then record their hashes (a changed file asks again)',
     )
     .argument('[dir]', 'the project folder (default: the current one)')
+    .option('--yes', 'trust without asking (scripts, CI)')
+    .option('--dry-run', 'show what would be trusted; record nothing')
     .option('--list', 'the trusted projects, and whether their files changed since')
     .option('--revoke', 'forget the project: its servers, hooks, allow rules and skills wait again')
-    .action(async (dir: string | undefined, opts: { list?: boolean; revoke?: boolean }, cmd: Command) =>
-      setExitCode(
-        await trustCommand(dir, {
-          ...optionsOf([cmd]),
-          list: opts.list === true,
-          revoke: opts.revoke === true,
-        }),
-      ),
+    .action(
+      async (
+        dir: string | undefined,
+        opts: { list?: boolean; revoke?: boolean; yes?: boolean; dryRun?: boolean },
+        cmd: Command,
+      ) =>
+        setExitCode(
+          await trustCommand(dir, {
+            ...optionsOf([cmd]),
+            list: opts.list === true,
+            revoke: opts.revoke === true,
+            yes: opts.yes === true,
+            dryRun: opts.dryRun === true,
+          }),
+        ),
     );
 
   program
@@ -584,10 +614,16 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   bench
     .command('tool-search')
     .description(
-      'retrieval quality (Hit@k, Recall@k, MRR) of tack vs plain BM25, and tool-definition tokens inline vs deferred',
+      'retrieval quality (Hit@k, Recall@k, MRR) of tack, its ablations and plain BM25, for the task text and for capability queries; tool-definition tokens inline vs deferred',
     )
-    .requiredOption('--tools <tools.json>', 'an array of {server, name, description, inputSchema?, title?}')
-    .requiredOption('--queries <queries.jsonl>', 'one {query, gold: ["server/tool", ...]} per line')
+    .requiredOption(
+      '--tools <tools.json>',
+      'an array of {server, name, description, inputSchema?, title?}, or {servers: {<name>: {title?, description?, instructions?}}, tools: [...]}',
+    )
+    .requiredOption(
+      '--queries <queries.jsonl>',
+      'one {query, gold: ["server/tool", ...], queries?: [...]} per line',
+    )
     .option('--k <list>', 'cut-offs, e.g. 1,5,10 (default)')
     .action(async (opts: { tools: string; queries: string; k?: string }, cmd: Command) =>
       setExitCode(await benchToolSearchCommand({ ...optionsOf([cmd]), ...opts })),

@@ -1,4 +1,5 @@
 import { TackError } from '../errors.js';
+import { maxOf } from '../util/arrays.js';
 
 /** Writes to stdout; data goes to stdout, everything about the run (spinner, warnings, errors) to stderr. */
 export function print(text: string): void {
@@ -31,7 +32,10 @@ export function warn(text: string): void {
  */
 export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = headers.map((header, i) =>
-    Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
+    maxOf(
+      rows.map((row) => (row[i] ?? '').length),
+      header.length,
+    ),
   );
   const line = (cells: readonly string[]) =>
     cells

@@ -1,5 +1,5 @@
 import { formatIssue, loadConfig, type TackConfig } from '../config/load.js';
-import { projectTrustWarning, resolveProjectTrust } from '../config/trust.js';
+import { invalidProjectFilesWarnings, projectTrustWarning, resolveProjectTrust } from '../config/trust.js';
 import { TackError } from '../errors.js';
 import { McpHost, unknownServer } from '../mcp/host.js';
 import { TackStore } from '../store/store.js';
@@ -24,7 +24,10 @@ export interface ServerOptions extends GlobalOptions {
  * untrusted project's files add is held back here (config/trust.ts), so every command sees the same thing.
  */
 export function loadCliConfig(options: GlobalOptions): TackConfig {
-  const loaded = loadConfig(options.config ? { configFile: options.config } : {});
+  const loaded = loadConfig({
+    ...(options.config ? { configFile: options.config } : {}),
+    deferProjectIssues: true,
+  });
   for (const warning of loaded.warnings) warn(formatIssue(warning));
   let store: TackStore | undefined;
   try {
@@ -36,6 +39,7 @@ export function loadCliConfig(options: GlobalOptions): TackConfig {
         return store.trustedProjects;
       },
     });
+    for (const message of invalidProjectFilesWarnings(config)) warn(message);
     const message = projectTrustWarning(config);
     // Once per process: `tack eval` loads the configuration once per case.
     if (message && !warned.has(message)) {
@@ -72,6 +76,7 @@ export async function withHost<T>(
   const host = new McpHost({
     config: { ...config, servers: wanted },
     oauth: { interactive: process.stdin.isTTY === true && process.stderr.isTTY === true },
+    onWarning: (warning) => warn(warning.message),
   });
   const enabled = wanted.filter((server) => server.enabled).length;
   const progress = startProgress(`connecting ${enabled} server${enabled === 1 ? '' : 's'}…`);

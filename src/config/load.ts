@@ -4,7 +4,9 @@ import type * as z from 'zod';
 import { TackError } from '../errors.js';
 import type { Capability } from '../security/capabilities.js';
 import { ruleProblem } from '../security/rules.js';
+import { pushAll } from '../util/arrays.js';
 import { type ExpandResult, expandVars } from './expand.js';
+import { type Limits, type LimitsConfig, LimitsSchema, resolveLimits } from './limits.js';
 import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
 import {
   AgentSchema,
@@ -24,6 +26,7 @@ import {
   type StdioServerEntry,
   TackConfigFileSchema,
 } from './schema.js';
+import { type ToolSearchConfig, ToolSearchSchema } from './tool-search.js';
 import type { ProjectTrustState } from './trust.js';
 
 /** Where a server entry came from; `project` entries wait for project trust (config/trust.ts). */
@@ -97,6 +100,10 @@ export interface TackConfig {
   agent: AgentConfig;
   /** Approval rules from every file, combined (the user's and the project's all apply). */
   permissions: { allow: string[]; ask: string[]; deny: string[] };
+  /** `limits`, merged key by key (the more local file winning) over the defaults. */
+  limits: Limits;
+  /** `toolSearch`, merged key by key (the more local file winning); `${VAR}` expanded. */
+  toolSearch: ToolSearchConfig;
   /** Files that were read, lowest precedence first. */
   sources: ConfigSource[];
   warnings: ConfigWarning[];
@@ -104,6 +111,12 @@ export interface TackConfig {
   paths: TackPaths;
   /** What the project's own files (its .mcp.json and tack.json) added: what project trust holds back. */
   fromProject?: ProjectContributions;
+  /**
+   * Project files that did not validate, left out whole (only with `deferProjectIssues`): resolveProjectTrust
+   * throws them as CONFIG_INVALID when the project is trusted, and only warns when it is not (nothing of an
+   * untrusted project's servers would run anyway).
+   */
+  invalidProjectFiles?: InvalidConfigFile[];
   /** Set by applyProjectTrust: the verdict and what it held back. */
   projectTrust?: ProjectTrustState;
 }
@@ -122,6 +135,12 @@ export interface KnowledgeConfig {
   runtimes: { sqlite?: { database: string }; postgres?: { url: string } };
 }
 
+/** A configuration file that did not validate, with every problem found in it. */
+export interface InvalidConfigFile {
+  file: string;
+  issues: ConfigWarning[];
+}
+
 export interface LoadConfigOptions {
   /** Directory the project is looked up from (default `process.cwd()`). */
   cwd?: string;
@@ -129,6 +148,12 @@ export interface LoadConfigOptions {
   configFile?: string;
   /** Variables for `${VAR}` expansion and for locating XDG directories (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Do not throw for a project file (.mcp.json, tack.json) that does not validate: leave the file out and list
+   * it in `invalidProjectFiles`, for resolveProjectTrust to judge. What the CLI does: a broken .mcp.json in a
+   * project the user never trusted must not stop every command there.
+   */
+  deferProjectIssues?: boolean;
 }
 
 /**
@@ -158,26 +183,36 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   let skillFolders: string[] = [];
   const knowledge: KnowledgeConfig = { bundles: [], runtimes: {} };
   let agent: AgentConfig = {};
+  let limits: LimitsConfig = {};
+  let toolSearch: ToolSearchConfig = {};
   const permissions: TackConfig['permissions'] = { allow: [], ask: [], deny: [] };
   const fromProject: ProjectContributions = { hooks: [], allow: [], skillFolders: [] };
+
+  const invalidProjectFiles: InvalidConfigFile[] = [];
 
   for (const { required, ...source } of candidates) {
     const text = readConfigText(source.file, required);
     if (text === undefined) continue;
-    sources.push(source);
     const parsed = parseConfigText(text, source, env);
-    issues.push(...parsed.issues);
-    warnings.push(...parsed.warnings);
+    if (options.deferProjectIssues && source.scope === 'project' && parsed.issues.length > 0) {
+      invalidProjectFiles.push({ file: source.file, issues: parsed.issues });
+      continue;
+    }
+    sources.push(source);
+    pushAll(issues, parsed.issues);
+    pushAll(warnings, parsed.warnings);
     if (parsed.serve) serve = { ...serve, ...parsed.serve };
     skillFolders = [...parsed.skillFolders, ...skillFolders];
     if (parsed.agent) agent = mergeAgent(agent, parsed.agent);
+    if (parsed.limits) limits = { ...limits, ...parsed.limits };
+    if (parsed.toolSearch) toolSearch = { ...toolSearch, ...parsed.toolSearch };
     for (const action of ['allow', 'ask', 'deny'] as const)
-      permissions[action].push(...(parsed.permissions?.[action] ?? []));
+      pushAll(permissions[action], parsed.permissions?.[action] ?? []);
     if (source.scope === 'project') {
       for (const event of HOOK_EVENTS)
         for (const hook of parsed.agent?.hooks?.[event] ?? []) fromProject.hooks.push({ event, hook });
-      fromProject.allow.push(...(parsed.permissions?.allow ?? []));
-      fromProject.skillFolders.push(...parsed.skillFolders);
+      pushAll(fromProject.allow, parsed.permissions?.allow ?? []);
+      pushAll(fromProject.skillFolders, parsed.skillFolders);
     }
     if (parsed.knowledge) {
       knowledge.bundles = [...parsed.knowledge.bundles, ...knowledge.bundles];
@@ -189,15 +224,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     }
   }
 
-  if (issues.length > 0) {
-    const lines = issues.map((issue) => formatIssue(issue, cwd));
-    const first = issues[0]!;
-    throw new TackError('CONFIG_INVALID', lines[0]!, {
-      subject: { file: first.file, path: first.path },
-      details: lines.slice(1),
-      hint: 'Fix the configuration and run again; no server was started.',
-    });
-  }
+  if (issues.length > 0) throw invalidConfig(issues, cwd);
   return {
     servers: [...byName.values()],
     serve,
@@ -205,12 +232,26 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     knowledge,
     agent,
     permissions,
+    limits: resolveLimits(limits),
+    toolSearch,
     sources,
     warnings,
     projectRoot,
     paths,
     fromProject,
+    ...(invalidProjectFiles.length > 0 ? { invalidProjectFiles } : {}),
   };
+}
+
+/** The one CONFIG_INVALID error for a set of problems: the first as the message, the rest as details. */
+export function invalidConfig(issues: readonly ConfigWarning[], cwd: string = process.cwd()): TackError {
+  const lines = issues.map((issue) => formatIssue(issue, cwd));
+  const first = issues[0]!;
+  return new TackError('CONFIG_INVALID', lines[0]!, {
+    subject: { file: first.file, path: first.path },
+    details: lines.slice(1),
+    hint: 'Fix the configuration and run again; no server was started.',
+  });
 }
 
 function readConfigText(file: string, required: boolean): string | undefined {
@@ -247,6 +288,8 @@ interface ParsedFile {
   knowledge?: KnowledgeConfig;
   agent?: AgentConfig;
   permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
+  limits?: LimitsConfig;
+  toolSearch?: ToolSearchConfig;
   issues: ConfigWarning[];
   warnings: ConfigWarning[];
 }
@@ -285,32 +328,40 @@ export function parseConfigText(
   if (source.format === 'tack' && root.skills !== undefined) {
     result.skillFolders = parseFolders('skills', root.skills, source.file, env, issue);
   }
-  if (source.format === 'tack' && root.agent !== undefined) {
-    const parsed = AgentSchema.safeParse(root.agent);
-    if (parsed.success) result.agent = parsed.data;
-    else
-      for (const zi of parsed.error.issues)
-        issue(
-          jsonPath(['agent', ...zi.path.map(pathKey)]),
-          zodMessage(zi, isRecord(root.agent) ? root.agent : {}),
-        );
-  }
-  if (source.format === 'tack' && root.permissions !== undefined) {
-    const parsed = PermissionsSchema.safeParse(root.permissions);
-    if (!parsed.success)
-      for (const zi of parsed.error.issues)
-        issue(
-          jsonPath(['permissions', ...zi.path.map(pathKey)]),
-          zodMessage(zi, isRecord(root.permissions) ? root.permissions : {}),
-        );
-    else {
+  if (source.format === 'tack') {
+    result.agent = section(root, 'agent', AgentSchema, issue);
+    const permissions = section(root, 'permissions', PermissionsSchema, issue);
+    if (permissions) {
       for (const action of ['allow', 'ask', 'deny'] as const)
-        (parsed.data[action] ?? []).forEach((pattern, i) => {
+        (permissions[action] ?? []).forEach((pattern, i) => {
           const problem = ruleProblem(pattern, action);
           if (problem) issue(`permissions.${action}[${i}]`, `"${pattern}": ${problem}`);
         });
-      result.permissions = parsed.data;
+      result.permissions = permissions;
     }
+    result.limits = section(root, 'limits', LimitsSchema, issue);
+  }
+  if (source.format === 'tack' && root.toolSearch !== undefined) {
+    const parsed = ToolSearchSchema.safeParse(root.toolSearch);
+    if (parsed.success) {
+      const embeddings = parsed.data.embeddings;
+      for (const key of ['baseURL', 'apiKey'] as const) {
+        const raw = embeddings?.[key];
+        if (embeddings && raw !== undefined)
+          embeddings[key] = expandReporting(
+            raw,
+            env,
+            (message) => issue(`toolSearch.embeddings.${key}`, message),
+            (variable) => `set ${variable} or remove toolSearch.embeddings.${key}`,
+          ).value;
+      }
+      result.toolSearch = parsed.data;
+    } else
+      for (const zi of parsed.error.issues)
+        issue(
+          jsonPath(['toolSearch', ...zi.path.map(pathKey)]),
+          zodMessage(zi, isRecord(root.toolSearch) ? root.toolSearch : {}),
+        );
   }
   if (source.format === 'tack' && root.knowledge !== undefined) {
     result.knowledge = parseKnowledge(root.knowledge, source.file, env, issue);
@@ -677,4 +728,20 @@ function jsonErrorWithPosition(text: string, error: unknown): string {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A top-level section checked against its schema: the parsed value, or undefined with every problem reported. */
+function section<T extends z.ZodType>(
+  root: Record<string, unknown>,
+  key: string,
+  schema: T,
+  issue: (path: string, message: string) => void,
+): z.infer<T> | undefined {
+  const value = root[key];
+  if (value === undefined) return undefined;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const zi of parsed.error.issues)
+    issue(jsonPath([key, ...zi.path.map(pathKey)]), zodMessage(zi, isRecord(value) ? value : {}));
+  return undefined;
 }

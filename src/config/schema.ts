@@ -1,5 +1,7 @@
 import * as z from 'zod';
 import { CAPABILITIES } from '../security/capabilities.js';
+import { LimitsSchema } from './limits.js';
+import { ToolSearchSchema } from './tool-search.js';
 
 /**
  * The shape of `tack.json` (and of the `mcpServers` block tack reads from `.mcp.json` and the user config).
@@ -380,6 +382,8 @@ export const TackConfigFileSchema = z
     knowledge: KnowledgeSchema.optional(),
     agent: AgentSchema.optional(),
     permissions: PermissionsSchema.optional(),
+    limits: LimitsSchema.optional(),
+    toolSearch: ToolSearchSchema.optional(),
     mcpServers: z
       .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)
       .optional()

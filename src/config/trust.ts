@@ -6,7 +6,7 @@ import {
   type ProjectTrustVerdict,
   TRUST_PROJECT_ENV,
 } from '../security/project-trust.js';
-import type { AgentConfig, TackConfig } from './load.js';
+import { type AgentConfig, formatIssue, invalidConfig, type TackConfig } from './load.js';
 import { HOOK_EVENTS, type HookEntry, type HookEvent } from './schema.js';
 
 /** What applyProjectTrust decided, kept on the configuration it returns. */
@@ -57,6 +57,9 @@ export function projectTrustScope(config: TackConfig, cwd: string = process.cwd(
  */
 export function applyProjectTrust(config: TackConfig, verdict: ProjectTrustVerdict): TackConfig {
   const heldBack: HeldBack = { servers: [], hooks: [], allow: [], skillFolders: [], skillRoots: [] };
+  // A trusted project's files are used, so a broken one is the error it always was.
+  const invalid = config.invalidProjectFiles ?? [];
+  if (verdict.trusted && invalid.length > 0) throw invalidConfig(invalid.flatMap((file) => file.issues));
   if (verdict.trusted) return { ...config, projectTrust: { verdict, heldBack } };
   const reason = untrustedReason(verdict);
   const servers = config.servers.map((server) => {
@@ -139,6 +142,18 @@ export function projectTrustWarning(config: Pick<TackConfig, 'projectTrust'>): s
   }
   const why = verdict.problem ? ` (${verdict.problem})` : '';
   return `project ${verdict.root} is not trusted${why}: ${what} from ${listed(verdict.files, 5)}; ${run}`;
+}
+
+/**
+ * One warning per project file left out because it does not validate, when the project is not trusted (when it
+ * is, applyProjectTrust throws instead).
+ */
+export function invalidProjectFilesWarnings(config: Pick<TackConfig, 'invalidProjectFiles'>): string[] {
+  return (config.invalidProjectFiles ?? []).map(({ file, issues }) => {
+    const more =
+      issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
+    return `${formatIssue(issues[0]!)}${more}; ignored ${file} whole: the project is not trusted, so nothing of it is used (fix it before \`tack trust\`)`;
+  });
 }
 
 function listed(items: readonly string[], max: number): string {

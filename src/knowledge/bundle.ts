@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { TackError } from '../errors.js';
+import { pushAll } from '../util/arrays.js';
 import { type Concept, parseConcept } from './concept.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
 import { scanBody } from './links.js';
@@ -141,19 +142,19 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
     if (file === INDEX_FILE) {
       const { index, issues: found } = parseIndexFile(path, text);
       indexes.set(path.slice(0, -INDEX_FILE.length).replace(/\/$/, ''), index);
-      append(issues, found);
+      pushAll(issues, found);
     } else if (file === LOG_FILE) {
       const { log, issues: found } = parseLogFile(path, text);
       logs.set(path, log);
-      append(issues, found);
+      pushAll(issues, found);
     } else {
       const { concept, issues: found } = parseConcept(path, text);
       if (concept) concepts.set(concept.id, concept);
-      append(issues, found);
+      pushAll(issues, found);
     }
   });
   const edges: Edge[] = [];
-  for (const concept of concepts.values()) append(edges, conceptEdges(dir, concept, issues, lookup));
+  for (const concept of concepts.values()) pushAll(edges, conceptEdges(dir, concept, issues, lookup));
   for (const index of indexes.values()) checkIndexLinks(dir, index, issues, lookup);
   return new KnowledgeBundle(
     options.name ?? basename(dir),
@@ -257,7 +258,7 @@ function conceptEdges(root: string, concept: Concept, issues: KnowledgeIssue[], 
       sink.warn('footnote-source', `footnote [^${label}] names no sources[].id`, concept.bodyLine + at - 1);
       ids.add(label);
     }
-  append(issues, sink.issues);
+  pushAll(issues, sink.issues);
   return edges;
 }
 
@@ -268,12 +269,7 @@ function checkIndexLinks(root: string, index: IndexFile, issues: KnowledgeIssue[
     if (!resolveInBundle(root, index.path, entry.target, lookup))
       sink.warn('broken-link', `index entry "${entry.title}" points at "${entry.target}", not in the bundle`);
   }
-  append(issues, sink.issues);
-}
-
-/** `target.push(...items)` without spreading: a spread of a few hundred thousand items overflows the stack. */
-function append<T>(target: T[], items: readonly T[]): void {
-  for (const item of items) target.push(item);
+  pushAll(issues, sink.issues);
 }
 
 function basenameOf(path: string): string {

@@ -1,5 +1,5 @@
+import { readFrontMatter } from '../util/front-matter.js';
 import { type ComputationContract, readComputationContract } from './computation.js';
-import { readFrontMatter } from './front-matter.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
 import { parseTimeValue, type TimeValue } from './time.js';
 import { actorKind, type TrustTier, trustTier } from './trust.js';

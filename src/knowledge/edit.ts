@@ -2,8 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Document, isMap, isScalar, isSeq, visit } from 'yaml';
 import { TackError } from '../errors.js';
+import { readFrontMatter } from '../util/front-matter.js';
 import type { Actor, Concept } from './concept.js';
-import { readFrontMatter } from './front-matter.js';
 import { okfNow, parseTimeValue } from './time.js';
 import { actorKind } from './trust.js';
 

@@ -5,8 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { Document, isCollection } from 'yaml';
 import { TackError } from '../errors.js';
 import { isDocFile, isSkippedDir } from '../util/doc-files.js';
+import { readFrontMatter } from '../util/front-matter.js';
 import { loadBundle } from './bundle.js';
-import { readFrontMatter } from './front-matter.js';
 import { writeIndexes } from './index-file.js';
 import { atxHeading, bodyLinks, codeLines } from './links.js';
 import { encodePath, isUrl } from './paths.js';
@@ -125,11 +125,14 @@ export async function generateBundle(options: GenerateOptions): Promise<Generate
     await mkdir(dirname(full), { recursive: true });
     await writeFile(full, text);
   });
-  // renderIndexes keeps the root okf_version only when the root index already declares it.
-  await writeFile(join(out, INDEX_FILE), '---\nokf_version: "0.2"\n---\n');
+  // The root declares the OKF version. An index.md already there (--force into a bundle) is someone's: it is
+  // kept, and writeIndexes only changes its generated block.
+  const rootIndex = join(out, INDEX_FILE);
+  const created = !existsSync(rootIndex);
+  if (created) await writeFile(rootIndex, '---\nokf_version: "0.2"\n---\n');
   const indexes = await writeIndexes(await loadBundle(out));
   return {
-    written: [...new Set([...files.map((f) => f.path), ...indexes])].sort(),
+    written: [...new Set([...files.map((f) => f.path), ...indexes, ...(created ? [INDEX_FILE] : [])])].sort(),
     concepts: docs.length,
     skipped: skipped.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)),
   };

@@ -1,4 +1,4 @@
-import { readFrontMatter } from './front-matter.js';
+import { readFrontMatter } from '../util/front-matter.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
 import { atxHeading, bodyLinks, codeLines } from './links.js';
 import { parseTimeValue } from './time.js';
@@ -35,7 +35,8 @@ export interface LogFile {
   entries: LogEntry[];
 }
 
-const ENTRY = /^\s*[*+-]\s+\[([^\]]*)\]\(([^)\s]+)\)\s*(?:[-–—:]\s*(.*))?$/;
+/** An index entry, `* [Title](url) - description`: groups title, target, description. */
+export const ENTRY = /^\s*[*+-]\s+\[([^\]]*)\]\(([^)\s]+)\)\s*(?:[-–—:]\s*(.*))?$/;
 
 /**
  * Reads an index.md. Front matter is allowed only at the bundle root and only for `okf_version` (§8, §12):

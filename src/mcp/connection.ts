@@ -21,14 +21,17 @@ import {
   type Tool,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
+import { DEFAULT_LIMITS } from '../config/limits.js';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
 import type { EraCache, StoredEraVerdict } from '../store/era-cache.js';
 import type { OAuthCredentials } from '../store/oauth-credentials.js';
+import { jsonDepth } from '../util/json-depth.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
+import { guardIncomingDepth } from './depth-guard.js';
 import { classifyFailure, requestFailure } from './failures.js';
 import { type OAuthOptions, TackOAuthProvider } from './oauth.js';
-import { ServerLog } from './server-log.js';
+import { ServerLog, type ServerLogLimits } from './server-log.js';
 import { matchesAny } from './tool-filter.js';
 import { createHttpTransport, createStdioTransport, type TransportKind } from './transport.js';
 
@@ -37,25 +40,31 @@ type ListKind = 'tools' | 'resources' | 'prompts';
 export type ConnectionStatus = 'idle' | 'connecting' | 'connected' | 'failed' | 'disabled' | 'closed';
 
 export interface RestartPolicy {
-  /** Delay before the first restart after a crash; doubled per consecutive failure. */
+  /** Delay before the first restart after a crash; doubled per consecutive failure, up to maxDelayMs. */
   initialDelayMs: number;
+  /**
+   * The longest wait between restarts. tack never gives up on a server that crashed after it worked: as long as
+   * callers ask for it, it is restarted on their next use, at most this often (an HTTP server is retried in
+   * the background at this pace too). A server that never started stays failed until restart().
+   */
   maxDelayMs: number;
-  /** Consecutive failed starts (or crashes without a successful request between them) before tack gives up. */
-  maxAttempts: number;
 }
 
 export const DEFAULT_RESTART_POLICY: RestartPolicy = {
   initialDelayMs: 500,
   maxDelayMs: 30_000,
-  maxAttempts: 5,
 };
 
 export interface ConnectionOptions {
   clientInfo: Implementation;
   eraCache?: EraCache | undefined;
   logDir?: string | undefined;
+  /** How large each server's log may grow; default the defaults of `limits.serverLogBytes` and `serverLogFiles`. */
+  logLimits?: ServerLogLimits | undefined;
   restartPolicy?: RestartPolicy | undefined;
   maxMessageBytes?: number | undefined;
+  /** The deepest JSON sent or taken in one message (limits.jsonDepth); default 64. */
+  jsonDepth?: number | undefined;
   /** Capabilities to declare (elicitation, sampling, ...) when the matching handlers are registered. */
   capabilities?: ClientCapabilities | undefined;
   /** Called on every new SDK client before it connects: register request handlers here. */
@@ -160,6 +169,8 @@ export interface ServerStatus {
 }
 
 const MAX_DIAGNOSTICS = 5;
+/** Logins one connect may need: the first, and one more after an authorization server migration. */
+const MAX_LOGINS_PER_CONNECT = 2;
 
 /**
  * One configured server: its SDK client, its lifecycle (connect, crash, restart with backoff) and its
@@ -177,6 +188,7 @@ export class ServerConnection {
 
   readonly #options: ConnectionOptions;
   readonly #policy: RestartPolicy;
+  readonly #jsonDepth: number;
   readonly #diagnostics: string[] = [];
   #status: ConnectionStatus = 'idle';
   #client: Client | undefined;
@@ -208,12 +220,14 @@ export class ServerConnection {
     this.config = config;
     this.#options = options;
     this.#policy = options.restartPolicy ?? DEFAULT_RESTART_POLICY;
+    this.#jsonDepth = options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth;
     this.#transportKind = config.transport === 'http' ? 'streamable-http' : config.transport;
     // The log masks this server's own configured secrets (env and header values) as well as key shapes.
     this.log = new ServerLog(
       config.name,
       config.enabled ? options.logDir : undefined,
       new SecretMasker({ values: secretValuesOf(config) }),
+      options.logLimits,
     );
     if (!config.enabled) this.#status = 'disabled';
     this.#oauth =
@@ -239,12 +253,12 @@ export class ServerConnection {
 
   /**
    * Whether the catalog should keep offering this server's tools: it is up, or it worked before and is being
-   * (or will be, on next use) restarted. A server that never started, or that tack gave up on, is left out.
+   * (or will be, on next use) restarted. A server that never started is left out.
    */
   get listed(): boolean {
     if (this.#status === 'connected') return true;
     if (!this.#everConnected) return false;
-    return this.#status === 'connecting' || (this.#status === 'failed' && this.#retryAt !== undefined);
+    return this.#status === 'connecting' || this.#status === 'failed';
   }
 
   /** The connected SDK client, for what tack does not wrap (completion, subscriptions, custom methods). */
@@ -361,6 +375,10 @@ export class ServerConnection {
     round: CallRound | undefined,
     options: RequestCallOptions,
   ): Promise<RoundResult> {
+    const tooDeep =
+      request.method !== 'resources/read' &&
+      this.#depthError(`${request.method} "${request.name}"`, request.arguments, round);
+    if (tooDeep) return Promise.reject(tooDeep);
     const extra = {
       ...(round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
       ...(round?.requestState !== undefined ? { requestState: round.requestState } : {}),
@@ -403,6 +421,8 @@ export class ServerConnection {
     params: CompleteRequest['params'],
     options: RequestCallOptions = {},
   ): Promise<CompleteResult> {
+    const tooDeep = this.#depthError('completion/complete', params);
+    if (tooDeep) throw tooDeep;
     const client = await this.ensureClient(options.signal);
     if (!client.getServerCapabilities()?.completions) return { completion: { values: [] } };
     return this.#request<CompleteResult>('completion/complete', {}, options, (c, ro) =>
@@ -471,13 +491,13 @@ export class ServerConnection {
     if (this.#status === 'failed') {
       // A server that never started is not retried behind the caller's back: the startup error stands until
       // restart() (or, for HTTP, the background reconnect) succeeds. A crash is restarted on next use.
-      if (!this.#everConnected || this.#retryAt === undefined) throw this.#lastError ?? this.#gaveUp();
-      const wait = this.#retryAt - Date.now();
+      if (!this.#everConnected) throw this.#lastError ?? this.#down();
+      const wait = (this.#retryAt ?? 0) - Date.now();
       if (wait > 0) await sleep(wait, signal);
     }
     await (this.#pending ?? this.start());
     if (this.#status === 'connected' && this.#client) return this.#client;
-    throw this.#lastError ?? this.#gaveUp();
+    throw this.#lastError ?? this.#down();
   }
 
   async #request<T>(
@@ -493,7 +513,7 @@ export class ServerConnection {
     const timer = options.timeoutHold ? heldTimer(options.timeoutHold, timeoutMs, options.signal) : undefined;
     try {
       const onProgress = options.onProgress;
-      const result = await run(client, {
+      const requestOptions: RequestOptions = {
         timeout: timer ? MAX_TIMER_MS : timeoutMs,
         resetTimeoutOnProgress: true,
         ...(timer ? { signal: timer.signal } : options.signal ? { signal: options.signal } : {}),
@@ -505,7 +525,18 @@ export class ServerConnection {
               },
             }
           : {}),
-      });
+      };
+      let result: T;
+      try {
+        result = await run(client, requestOptions);
+      } catch (error) {
+        // A 403 asking for more scope (step-up) or a 401 mid-session sent the user to log in: once that login
+        // is done, the request is worth one more try with the new tokens.
+        const oauth = this.#oauth;
+        if (!oauth?.loginStarted || generation !== this.#generation) throw error;
+        await this.#awaitLogin(oauth);
+        result = await run(client, requestOptions);
+      }
       this.#failures = 0; // a served request is the proof of health that ends a crash loop's count
       return result;
     } catch (error) {
@@ -571,21 +602,33 @@ export class ServerConnection {
     const oauth = this.#oauth;
     oauth?.beginAttempt();
     try {
-      await this.#openWithCache(generation);
-    } catch (error) {
-      if (oauth?.loginRequired) throw oauth.loginRequired;
-      if (!oauth?.loginStarted || generation !== this.#generation) throw error;
-      this.#abortStart = () => oauth.close(); // close() during the wait stops it
-      try {
-        await oauth.completeLogin();
-      } finally {
-        this.#abortStart = undefined;
+      // A login can lead to a second one: tokens from an authorization server the resource has since left
+      // (SEP-2352) are refused on the next connect, which sends the user to the new one.
+      for (let logins = 0; ; logins++) {
+        try {
+          await this.#openWithCache(generation);
+          return;
+        } catch (error) {
+          if (oauth?.loginRequired) throw oauth.loginRequired;
+          if (!oauth?.loginStarted || generation !== this.#generation || logins >= MAX_LOGINS_PER_CONNECT)
+            throw error;
+          await this.#awaitLogin(oauth);
+          if (generation !== this.#generation) return;
+          this.log.note('OAuth login completed; connecting with the new tokens');
+        }
       }
-      if (generation !== this.#generation) return;
-      this.log.note('OAuth login completed; connecting with the new tokens');
-      await this.#openWithCache(generation);
     } finally {
       await oauth?.release();
+    }
+  }
+
+  /** The login the SDK started, finished in the browser; close() during the wait stops it. */
+  async #awaitLogin(oauth: TackOAuthProvider): Promise<void> {
+    this.#abortStart = () => oauth.close();
+    try {
+      await oauth.completeLogin();
+    } finally {
+      this.#abortStart = undefined;
     }
   }
 
@@ -686,6 +729,7 @@ export class ServerConnection {
           ? createHttpTransport(this.config, kind === 'sse' ? 'sse' : 'streamable-http', this.#oauth)
           : undefined;
     if (!transport) throw new Error(`no ${kind} transport for a ${this.config.transport} server`);
+    guardIncomingDepth(transport, this.#jsonDepth, (message) => this.log.note(message));
 
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -909,6 +953,25 @@ export class ServerConnection {
     return exit ?? fallback;
   }
 
+  /**
+   * The refusal, before anything serializes them, of arguments (and a round's answers) nested deeper than
+   * limits.jsonDepth: JSON.stringify overflows at a few thousand levels, and that failure once passed for a
+   * broken link and took the server down for every caller. Counted as the message counts them: two levels of
+   * envelope (the message, `params`) above the arguments.
+   */
+  #depthError(what: string, ...parts: unknown[]): TackError | undefined {
+    const limit = this.#jsonDepth - 2;
+    if (parts.every((part) => jsonDepth(part, limit) <= limit)) return undefined;
+    return new TackError(
+      'LIMIT_EXCEEDED',
+      `${what} on server "${this.name}": the arguments are nested deeper than ${this.#jsonDepth} levels (limits.jsonDepth); nothing was sent`,
+      {
+        subject: { server: this.name },
+        hint: 'Send flatter arguments, or raise limits.jsonDepth in tack.json if the tool really needs them.',
+      },
+    );
+  }
+
   /** The connection broke after it worked: schedule a restart (lazily for stdio, in the background for HTTP). */
   #markDown(error: unknown, generation: number): void {
     if (generation !== this.#generation) return;
@@ -927,18 +990,17 @@ export class ServerConnection {
   #fail(error: TackError): void {
     this.#failures++;
     this.#lastError = error;
-    this.#retryAt =
-      this.#failures > this.#policy.maxAttempts
-        ? undefined
-        : Date.now() +
-          Math.min(this.#policy.initialDelayMs * 2 ** (this.#failures - 1), this.#policy.maxDelayMs);
-    this.log.note(
-      `failed (${this.#failures} in a row): ${error.message}${this.#retryAt ? '' : '; giving up until restarted'}`,
+    // 2^n overflows to Infinity long before a long-lived gateway stops counting; the cap holds either way.
+    const delay = Math.min(
+      this.#policy.initialDelayMs * 2 ** Math.min(this.#failures - 1, 30),
+      this.#policy.maxDelayMs,
     );
+    this.#retryAt = Date.now() + delay;
+    this.log.note(`failed (${this.#failures} in a row): ${error.message}; next try in ${delay} ms or later`);
     this.#setStatus('failed');
     // HTTP servers come back on their own (a redeploy, a network blip): reconnect without waiting for a caller.
-    if (this.config.transport !== 'stdio' && this.#retryAt !== undefined) {
-      this.#retryTimer = setTimeout(() => void this.start(), this.#retryAt - Date.now());
+    if (this.config.transport !== 'stdio') {
+      this.#retryTimer = setTimeout(() => void this.start(), delay);
       this.#retryTimer.unref();
     }
   }
@@ -1009,15 +1071,11 @@ export class ServerConnection {
     });
   }
 
-  #gaveUp(): TackError {
-    return new TackError(
-      'SERVER_UNAVAILABLE',
-      `server "${this.name}" is down and tack stopped restarting it`,
-      {
-        subject: { server: this.name },
-        hint: 'Fix the server, then restart it (host.restart() or run the command again).',
-      },
-    );
+  #down(): TackError {
+    return new TackError('SERVER_UNAVAILABLE', `server "${this.name}" is down`, {
+      subject: { server: this.name },
+      hint: 'tack restarts it on next use; its log has the details (`tack servers`).',
+    });
   }
 }
 

@@ -6,6 +6,7 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { errorMessage, TackError } from '../errors.js';
+import { DEPTH_LIMIT_MARK } from './depth-guard.js';
 
 /** What a request was, for wording its failure: `tools/call` of a tool, a resource read, a prompt. */
 export interface RequestContext {
@@ -29,6 +30,9 @@ export type FailureKind = 'protocol' | 'timeout' | 'aborted' | 'closed' | 'trans
  */
 export function classifyFailure(error: unknown): FailureKind {
   if (error instanceof ProtocolError) return 'protocol';
+  // A stack overflow or an impossible string length comes from this side, on this request's data (serializing
+  // it, or reading its answer): the request failed, the link did not.
+  if (error instanceof RangeError) return 'protocol';
   // A refused or missing login is an answer as well: reconnecting would only meet the same 401.
   if (error instanceof UnauthorizedError || isOAuthFailure(error)) return 'protocol';
   // An HTTP status is an answer: the server is up. Only a lost session (404) calls for a new connection.
@@ -55,6 +59,17 @@ export function classifyFailure(error: unknown): FailureKind {
 export function requestFailure(error: unknown, ctx: RequestContext): TackError {
   if (isOAuthFailure(error)) return error; // already names the server and says to run `tack auth`
   const subject = { server: ctx.server, tool: ctx.tool, uri: ctx.uri };
+  const limit = depthLimitOf(error);
+  if (limit !== undefined)
+    return new TackError(
+      'LIMIT_EXCEEDED',
+      `${ctx.what} on server "${ctx.server}": the answer is nested deeper than ${limit} levels (limits.jsonDepth); tack refused it`,
+      {
+        subject,
+        hint: 'The server sent a result no honest tool needs; raise limits.jsonDepth in tack.json only if you trust it.',
+        cause: error,
+      },
+    );
   const kind = classifyFailure(error);
   switch (kind) {
     case 'protocol': {
@@ -104,4 +119,12 @@ export function requestFailure(error: unknown, ctx: RequestContext): TackError {
 
 function isOAuthFailure(error: unknown): error is TackError {
   return TackError.isInstance(error) && (error.code === 'AUTH_REQUIRED' || error.code === 'AUTH_FAILED');
+}
+
+/** The depth limit an answer broke, when depth-guard.ts refused it for that reason. */
+function depthLimitOf(error: unknown): number | undefined {
+  if (!(error instanceof ProtocolError)) return undefined;
+  const data = error.data as Record<string, unknown> | undefined;
+  const limit = data?.[DEPTH_LIMIT_MARK];
+  return typeof limit === 'number' ? limit : undefined;
 }

@@ -8,14 +8,16 @@ import {
   UriTemplate,
 } from '@modelcontextprotocol/client';
 import leven from 'leven';
+import { DEFAULT_LIMITS, type Limits } from '../config/limits.js';
 import type { ServerConfig, TackConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
 import type { EraCache } from '../store/era-cache.js';
 import type { OAuthCredentials } from '../store/oauth-credentials.js';
 import { TackStore } from '../store/store.js';
 import { secretValuesOf } from '../util/secrets.js';
+import { sendWarning, type WarningSink } from '../util/warnings.js';
 import { VERSION } from '../version.js';
-import { Catalog } from './catalog.js';
+import { Catalog, type CatalogTool } from './catalog.js';
 import {
   type CallRound,
   type ConnectionChange,
@@ -28,13 +30,16 @@ import {
 } from './connection.js';
 import { serverOfToolName } from './names.js';
 import type { OAuthOptions } from './oauth.js';
+import type { ServerLogLimits } from './server-log.js';
 
 export const TACK_CLIENT_INFO: Implementation = { name: 'tack', version: VERSION };
 
 export interface HostOptions
   extends Pick<ConnectionOptions, 'restartPolicy' | 'maxMessageBytes' | 'capabilities' | 'configureClient'> {
   /** A loaded configuration (see loadConfig) or just the server entries. */
-  config: TackConfig | { servers: ServerConfig[]; paths?: TackConfig['paths'] };
+  config:
+    | TackConfig
+    | { servers: ServerConfig[]; paths?: TackConfig['paths']; limits?: TackConfig['limits'] | undefined };
   clientInfo?: Implementation;
   /**
    * The store (era verdicts, audit log). Default: the SQLite store in the state directory of `config.paths`,
@@ -46,10 +51,17 @@ export interface HostOptions
   /** Per-server logs; default `config.paths.logDir`; `false` keeps no log files (stderr tails still work). */
   logDir?: string | false;
   /**
+   * How large each server's log grows before it is rotated, and how many rotated files are kept. Default:
+   * `limits.serverLogBytes` and `limits.serverLogFiles` of `config` (tack.json), else their defaults.
+   */
+  logLimits?: ServerLogLimits;
+  /**
    * Remote servers that ask for OAuth: whether a login may start here (default not: AUTH_REQUIRED naming
    * `tack auth <server>`) and how its URL reaches the user. Tokens live in the store and are refreshed either way.
    */
   oauth?: OAuthOptions;
+  /** Where the host's warnings go (a store it could not open); default nowhere. */
+  onWarning?: WarningSink;
 }
 
 export type HostEvent =
@@ -87,7 +99,10 @@ export class McpHost {
         this.#ownsStore = true;
       } catch (error) {
         // Without the store tack still works; it only probes every server's era at every start.
-        process.emitWarning(`tack: store disabled: ${errorMessage(error)}`);
+        sendWarning(options.onWarning, {
+          code: 'STORE_DISABLED',
+          message: `store disabled: ${errorMessage(error)}`,
+        });
       }
     }
     // The gateway audits calls with upstream error messages, which may quote what the servers were given.
@@ -98,8 +113,10 @@ export class McpHost {
       clientInfo: options.clientInfo ?? TACK_CLIENT_INFO,
       eraCache,
       logDir,
+      logLimits: options.logLimits ?? logLimitsOf(config.limits ?? DEFAULT_LIMITS),
       restartPolicy: options.restartPolicy,
       maxMessageBytes: options.maxMessageBytes,
+      jsonDepth: (config.limits ?? DEFAULT_LIMITS).jsonDepth,
       capabilities: options.capabilities,
       configureClient: options.configureClient,
       oauth: { options: options.oauth ?? {}, credentials: () => this.#oauthCredentials() },
@@ -197,7 +214,29 @@ export class McpHost {
     args?: Record<string, string>,
     options: RequestCallOptions = {},
   ): Promise<GetPromptResult> {
-    return this.connection(server).getPrompt(prompt, args, options);
+    const connection = this.connection(server);
+    try {
+      return await connection.getPrompt(prompt, args, options);
+    } catch (error) {
+      // The server's refusal reads like a bad argument; a name it never listed is worth saying as such.
+      const unlisted =
+        TackError.isInstance(error) &&
+        error.code === 'REQUEST_FAILED' &&
+        connection.status === 'connected' &&
+        !connection.prompts.some((p) => p.name === prompt);
+      if (!unlisted) throw error;
+      const names = connection.prompts.map((p) => p.name);
+      const near = nearestNames(prompt, names);
+      throw new TackError('UNKNOWN_PROMPT', `server "${server}" has no prompt named "${prompt}"`, {
+        subject: { server },
+        hint:
+          names.length === 0
+            ? `Server "${server}" offers no prompts.`
+            : `${near.length ? `Did you mean ${near.map((n) => `"${n}"`).join(' or ')}? ` : ''}Its prompts: ${names.join(', ')} (\`tack prompts --server ${server}\` shows their arguments).`,
+        details: error.details,
+        cause: error,
+      });
+    }
   }
 
   /** Argument completion on one server (a prompt's or a resource template's argument). */
@@ -286,10 +325,7 @@ export class McpHost {
         { subject: { server: connection.name, tool: name }, hint: cause?.hint, details: cause?.details },
       );
     }
-    const near = nearestNames(
-      name,
-      this.catalog.tools.map((tool) => tool.name),
-    );
+    const near = nearestTools(name, this.catalog.tools);
     return new TackError('UNKNOWN_TOOL', `no tool named "${name}"`, {
       subject: { tool: name },
       hint: near.length
@@ -324,7 +360,7 @@ export class McpHost {
       `no connected server lists resource "${uri}" or a template matching it`,
       {
         subject: { uri },
-        hint: 'Name the server (--server) to read it anyway, or list resources with `tack servers`.',
+        hint: 'Name the server (--server) to read it anyway, or list resources with `tack resources`.',
       },
     );
   }
@@ -353,10 +389,37 @@ export function unknownServer(server: string, configured: readonly string[]): Ta
 
 /** Up to two names closest to `name` by edit distance, for "did you mean". */
 function nearestNames(name: string, names: readonly string[]): string[] {
-  return names
-    .map((candidate) => ({ candidate, distance: leven(name, candidate) }))
-    .filter(({ distance }) => distance <= Math.max(3, Math.floor(name.length / 3)))
+  return nearest(
+    name,
+    names.map((candidate) => ({ candidate, distance: leven(name, candidate) })),
+  );
+}
+
+/**
+ * Up to two model-visible tool names closest to `name`. A tool also answers to its server's own name, so a bare
+ * `get_forecast` (or a typo of it) finds `mcp__weather__get_forecast`, which the whole name is too far from.
+ */
+function nearestTools(name: string, tools: readonly CatalogTool[]): string[] {
+  return nearest(
+    name,
+    tools.map((tool) => ({
+      candidate: tool.name,
+      distance: Math.min(leven(name, tool.name), leven(name, tool.definition.name)),
+    })),
+  );
+}
+
+function nearest(name: string, scored: ReadonlyArray<{ candidate: string; distance: number }>): string[] {
+  // An exact match (a bare upstream name) is the answer; near misses beside it would only blur it.
+  const exact = scored.some(({ distance }) => distance === 0);
+  return scored
+    .filter(({ distance }) => (exact ? distance === 0 : distance <= Math.max(3, Math.floor(name.length / 3))))
     .sort((a, b) => a.distance - b.distance)
     .slice(0, 2)
     .map(({ candidate }) => candidate);
+}
+
+/** `limits.serverLogBytes` and `limits.serverLogFiles` as a server log takes them. */
+export function logLimitsOf(limits: Pick<Limits, 'serverLogBytes' | 'serverLogFiles'>): ServerLogLimits {
+  return { maxBytes: limits.serverLogBytes, files: limits.serverLogFiles };
 }

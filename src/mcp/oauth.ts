@@ -150,6 +150,11 @@ export class TackOAuthProvider implements OAuthClientProvider {
       const refreshToken = refreshGrantOf(init);
       if (refreshToken !== undefined) return this.#refreshOnce(refreshToken, () => base(url, init));
       const response = await base(url, init);
+      // A refused access token may mean the resource moved to another authorization server (SEP-2352). The
+      // SDK reuses the discovery it cached and leaves dropping it to the host ("on repeated 401s"): without
+      // this, tack would refresh at, and log in with, the old server for good. Kept while a login is pending:
+      // its callback leg is bound to the server it was sent to.
+      if (response.status === 401 && bearerOf(init) && !this.#waiting()) this.#discovery = undefined;
       if ((response.status === 401 || response.status === 403) && this.#options.interactive) {
         await this.#bind();
       }
@@ -458,6 +463,11 @@ function refreshGrantOf(init: RequestInit | undefined): string | undefined {
     body instanceof URLSearchParams ? body : typeof body === 'string' ? new URLSearchParams(body) : undefined;
   if (params?.get('grant_type') !== 'refresh_token') return undefined;
   return params.get('refresh_token') ?? undefined;
+}
+
+/** Whether a request carries an access token (the SDK sets `Authorization: Bearer` on MCP requests). */
+function bearerOf(init: RequestInit | undefined): boolean {
+  return /^bearer\s/i.test(new Headers(init?.headers).get('authorization') ?? '');
 }
 
 function pendingLogin(): PendingLogin {

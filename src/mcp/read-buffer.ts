@@ -5,7 +5,9 @@ import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/c
  * the whole buffer on every 64 KB chunk and rescans it from the start for a newline, which is quadratic: a
  * 10 MB tool result took ~4 s to frame on this machine (bench/, docs/benchmarks.md). This one keeps the chunks
  * in a list and scans each byte once. Behaviour is the SDK's: lines that are not JSON are skipped, a JSON line
- * that is not JSON-RPC throws, and a buffer over `maxBufferSize` throws and is cleared.
+ * that is not JSON-RPC throws, and a buffer over `maxBufferSize` throws and is cleared; except that an answer
+ * (an id, no method) that is not valid JSON-RPC becomes an error answer to its request, which otherwise would
+ * wait for its timeout (the SDK only reports the line and drops it).
  */
 export class LinearReadBuffer {
   readonly #maxBufferSize: number;
@@ -35,7 +37,14 @@ export class LinearReadBuffer {
       try {
         return deserializeMessage(line);
       } catch (error) {
-        if (error instanceof SyntaxError) continue; // not JSON: a banner or a stray log line
+        if (error instanceof SyntaxError) {
+          // Not JSON: a banner or a stray log line, unless it is a broken message to one of our requests.
+          const broken = brokenAnswer(line);
+          if (broken) return broken;
+          continue;
+        }
+        const refused = invalidAnswer(line, error);
+        if (refused) return refused;
         throw error;
       }
     }
@@ -83,4 +92,39 @@ export class LinearReadBuffer {
     const all = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length + 1);
     return all.subarray(0, length);
   }
+}
+
+/** An error answer standing in for `line`, when it answers a request (has an id, no method); else undefined. */
+function invalidAnswer(line: string, error: unknown): JSONRPCMessage | undefined {
+  const message = JSON.parse(line) as unknown;
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  const { id, method } = message as { id?: unknown; method?: unknown };
+  if (method !== undefined || (typeof id !== 'string' && typeof id !== 'number')) return undefined;
+  // A schema failure's message is a JSON list of issues: the first one says enough.
+  const issue = (error as { issues?: Array<{ path?: unknown[]; message?: string }> }).issues?.[0];
+  const why = issue
+    ? `${issue.path?.length ? `${issue.path.join('.')}: ` : ''}${issue.message ?? 'invalid'}`
+    : error instanceof Error
+      ? error.message.slice(0, 300)
+      : 'invalid';
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32603, message: `the server's answer is not valid JSON-RPC (${why})` },
+  };
+}
+
+/** An id where a JSON-RPC answer puts it: `"id":` then a number or a string. */
+const ANSWER_ID = /^\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")\s*,/;
+
+/**
+ * An error answer for a line that opens like an answer (`{"jsonrpc":"2.0","id":…`) but is not JSON, so its
+ * request fails now instead of at its timeout. Only the opening is read: an id elsewhere in the line may be
+ * anything a tool put there.
+ */
+function brokenAnswer(line: string): JSONRPCMessage | undefined {
+  const match = ANSWER_ID.exec(line);
+  if (!match) return undefined;
+  const id = match[1]!.startsWith('"') ? match[1]!.slice(1, -1) : Number(match[1]);
+  return { jsonrpc: '2.0', id, error: { code: -32603, message: "the server's answer is not valid JSON" } };
 }

@@ -1,9 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { errorMessage, TackError } from '../errors.js';
+import { minOf } from '../util/arrays.js';
+import { reciprocalRankFusion } from './fusion.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from './meta-tools.js';
+import { mergeRanking, type RankingOptions, type RankingOverrides } from './ranking.js';
+import { capabilityClauses } from './segments.js';
 import {
   BaselineToolIndex,
   type SearchableTool,
+  type ServerProfile,
   type ToolHit,
   ToolSearchIndex,
   type ToolSearchOptions,
@@ -19,6 +24,11 @@ export interface RetrievalQuery {
   query: string;
   /** `server/tool`, or a bare tool name that matches that name on any server. */
   gold: string[];
+  /**
+   * The task split into one short query per capability it needs (as a model would call search_tools with
+   * `queries`). Without it, the benchmark cuts the query into clauses (capabilityClauses).
+   */
+  queries?: string[];
 }
 
 export interface RetrievalMetrics {
@@ -33,6 +43,32 @@ export interface RetrievalMetrics {
 
 export interface Searcher {
   search(query: string, k?: number): ToolHit[];
+  /** Several queries merged into one ranking; without it, they are merged by reciprocal rank fusion here. */
+  searchMany?(queries: readonly string[], k?: number): ToolHit[];
+}
+
+/** What a query is searched with: the task text as one query, or the task split into capability queries. */
+export type QueryMode = 'task' | 'split';
+
+/**
+ * A task's capability queries: its own `queries`, else its clauses as capabilityClauses cuts them (sentences,
+ * connectives, commas and "and": rules fixed before any data set was read), else the task itself.
+ */
+export function capabilityQueries(query: RetrievalQuery): string[] {
+  if (query.queries && query.queries.length > 0) return query.queries;
+  const parts = capabilityClauses(query.query);
+  return parts.length > 0 ? parts : [query.query];
+}
+
+function rankFor(index: Searcher, query: RetrievalQuery, depth: number, mode: QueryMode): SearchableTool[] {
+  if (mode === 'task') return index.search(query.query, depth).map((h) => h.tool);
+  const queries = capabilityQueries(query);
+  if (index.searchMany) return index.searchMany(queries, depth).map((h) => h.tool);
+  return reciprocalRankFusion(
+    queries.map((q) => ({ items: index.search(q, Math.max(depth, 20)).map((h) => h.tool) })),
+  )
+    .slice(0, depth)
+    .map((r) => r.item);
 }
 
 function invalid(file: string, where: string, message: string, path?: string): TackError {
@@ -53,8 +89,22 @@ function readText(file: string): string {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** A catalog as tools.json holds it: the tools, and what each server says of itself (server evidence). */
+export interface CatalogFile {
+  tools: SearchableTool[];
+  servers: Record<string, ServerProfile>;
+}
+
 /** tools.json: an array of `{server, name, description, inputSchema?, title?}`. */
 export function loadToolsFile(file: string): SearchableTool[] {
+  return loadCatalogFile(file).tools;
+}
+
+/**
+ * tools.json as an array of tools, or `{"servers": {"<name>": {title?, description?, instructions?}}, "tools":
+ * [...]}` when the servers describe themselves.
+ */
+export function loadCatalogFile(file: string): CatalogFile {
   let data: unknown;
   try {
     data = JSON.parse(readText(file));
@@ -62,7 +112,31 @@ export function loadToolsFile(file: string): SearchableTool[] {
     if (TackError.isInstance(error)) throw error;
     throw invalid(file, '', `not valid JSON (${errorMessage(error)})`);
   }
-  if (!Array.isArray(data)) throw invalid(file, '', 'expected an array of tools');
+  const servers: Record<string, ServerProfile> = {};
+  if (isRecord(data) && Array.isArray(data.tools)) {
+    const profiles = data.servers ?? {};
+    if (!isRecord(profiles))
+      throw invalid(file, '', '"servers" must be an object of server profiles', 'servers');
+    for (const [name, profile] of Object.entries(profiles)) {
+      if (!isRecord(profile))
+        throw invalid(file, '', `servers.${name}: expected an object`, `servers.${name}`);
+      const entry: ServerProfile = {};
+      for (const key of ['title', 'description', 'instructions'] as const) {
+        const value = profile[key];
+        if (value === undefined) continue;
+        if (typeof value !== 'string')
+          throw invalid(file, '', `servers.${name}: "${key}" must be a string`, `servers.${name}.${key}`);
+        entry[key] = value;
+      }
+      servers[name] = entry;
+    }
+    data = data.tools;
+  }
+  if (!Array.isArray(data)) throw invalid(file, '', 'expected an array of tools, or {"servers", "tools"}');
+  return { tools: toolsOf(file, data), servers };
+}
+
+function toolsOf(file: string, data: unknown[]): SearchableTool[] {
   return data.map((entry, i): SearchableTool => {
     const at = ` tool [${i}]`;
     if (!isRecord(entry)) throw invalid(file, at, 'expected an object', `[${i}]`);
@@ -102,7 +176,19 @@ export function loadQueriesFile(file: string): RetrievalQuery[] {
       const gold = entry.gold;
       if (!Array.isArray(gold) || gold.length === 0 || !gold.every((g) => typeof g === 'string' && g !== ''))
         throw invalid(file, at, '"gold" must be a non-empty array of "server/tool" or "tool" strings');
-      queries.push({ query: entry.query, gold: gold as string[] });
+      const split = entry.queries;
+      if (
+        split !== undefined &&
+        (!Array.isArray(split) ||
+          split.length === 0 ||
+          !split.every((q) => typeof q === 'string' && q.trim() !== ''))
+      )
+        throw invalid(file, at, '"queries" must be a non-empty array of non-empty strings');
+      queries.push({
+        query: entry.query,
+        gold: gold as string[],
+        ...(split ? { queries: split as string[] } : {}),
+      });
     });
   if (queries.length === 0) throw invalid(file, '', 'no queries');
   return queries;
@@ -136,6 +222,7 @@ export function evaluate(
   queries: readonly RetrievalQuery[],
   ks: readonly number[],
   catalog?: readonly SearchableTool[],
+  mode: QueryMode = 'task',
 ): RetrievalMetrics {
   const sortedKs = [...new Set(ks)].sort((a, b) => a - b);
   if (sortedKs.length === 0 || sortedKs.some((k) => !Number.isInteger(k) || k < 1))
@@ -148,15 +235,16 @@ export function evaluate(
   const hits = Object.fromEntries(sortedKs.map((k) => [k, 0])) as Record<number, number>;
   const recalls = Object.fromEntries(sortedKs.map((k) => [k, 0])) as Record<number, number>;
   let reciprocal = 0;
-  for (const { query, gold } of queries) {
-    const ranked = index.search(query, depth).map((h) => h.tool);
+  for (const query of queries) {
+    const { gold } = query;
+    const ranked = rankFor(index, query, depth, mode);
     const golds = [...new Set(gold)].map(match);
     // The rank (1-based) at which each gold entry is first found, Infinity when it is not.
     const ranks = golds.map((isGold) => {
       const at = ranked.findIndex(isGold);
       return at < 0 ? Number.POSITIVE_INFINITY : at + 1;
     });
-    const first = Math.min(...ranks);
+    const first = minOf(ranks);
     if (Number.isFinite(first)) reciprocal += 1 / first;
     for (const k of sortedKs) {
       const found = ranks.filter((r) => r <= k).length;
@@ -170,20 +258,71 @@ export function evaluate(
   return { queries: n, hitAt: mean(hits), recallAt: mean(recalls), mrr: n === 0 ? 0 : reciprocal / n };
 }
 
-export interface RetrievalComparison {
-  tools: number;
+/**
+ * The parts of a ranking the benchmark changes one at a time (each row: tack without that part), so a table
+ * shows what each gains on the data at hand. A part the ranking has switched off already is switched on at its
+ * prior weight instead (the row then says "with"), and the field saturation is flipped either way.
+ */
+export function ablationsFor(ranking: Readonly<RankingOptions>): Record<string, RankingOverrides> {
+  const toggle = (name: string, on: boolean, off: RankingOverrides, onAgain: RankingOverrides) =>
+    on ? { [`without ${name}`]: off } : { [`with ${name}`]: onAgain };
+  return {
+    ...toggle(
+      'server evidence',
+      ranking.server.weight > 0,
+      { server: { weight: 0 } },
+      { server: { weight: 0.3 } },
+    ),
+    ...toggle(
+      'query expansion',
+      ranking.expansion.weight > 0,
+      { expansion: { weight: 0 } },
+      { expansion: { weight: 0.3 } },
+    ),
+    ...toggle(
+      'request steps',
+      ranking.segments.weight > 0,
+      { segments: { weight: 0 } },
+      { segments: { weight: 0.5 } },
+    ),
+    ...toggle('coordination', ranking.coordination > 0, { coordination: 0 }, { coordination: 1 }),
+    ...toggle('enum values', ranking.enums, { enums: false }, { enums: true }),
+    ...toggle(
+      'parameters',
+      ranking.params && ranking.weights.params > 0,
+      { params: false },
+      { params: true, weights: { params: 0.5 } },
+    ),
+    ...(ranking.bm25.saturation === 'joint'
+      ? { 'per-field BM25 instead of BM25F': { bm25: { saturation: 'per-field' as const } } }
+      : { 'BM25F instead of per-field BM25': { bm25: { saturation: 'joint' as const } } }),
+  };
+}
+
+export interface RetrievalRows {
   tack: RetrievalMetrics;
+  /** tack with one part switched off (or on), by the names ablationsFor gives. */
+  ablations: Record<string, RetrievalMetrics>;
   baseline: RetrievalMetrics;
+}
+
+export interface RetrievalComparison extends RetrievalRows {
+  tools: number;
+  /** The same with each task split into capability queries (capabilityQueries). */
+  split: RetrievalRows;
   /** Gold entries that name no tool of the catalog (counted as misses): usually a typo in the queries file. */
   unknownGold: string[];
 }
 
-/** tack's index and the plain BM25 baseline on the same catalog and queries. */
+/**
+ * tack's index, each ablation and the plain BM25 baseline on the same catalog and queries: with the task text as
+ * the query, and with the task split into capability queries.
+ */
 export function compareRetrieval(
   tools: readonly SearchableTool[],
   queries: readonly RetrievalQuery[],
   ks: readonly number[],
-  options?: ToolSearchOptions,
+  options: ToolSearchOptions = {},
 ): RetrievalComparison {
   const match = goldMatcher(tools);
   const byName = new Map<string, SearchableTool[]>();
@@ -198,12 +337,18 @@ export function compareRetrieval(
     const names = [gold, gold.slice(gold.indexOf('/') + 1)];
     return !names.some((name) => byName.get(name)?.some(isGold));
   });
-  return {
-    tools: tools.length,
-    tack: evaluate(ToolSearchIndex.build(tools, options), queries, ks, tools),
-    baseline: evaluate(BaselineToolIndex.build(tools), queries, ks, tools),
-    unknownGold,
-  };
+  const tack = ToolSearchIndex.build(tools, options);
+  const variants = Object.entries(ablationsFor(tack.ranking)).map(([name, ranking]) => ({
+    name,
+    index: ToolSearchIndex.build(tools, { ...options, ranking: mergeRanking(tack.ranking, ranking) }),
+  }));
+  const baseline = BaselineToolIndex.build(tools);
+  const rows = (mode: QueryMode): RetrievalRows => ({
+    tack: evaluate(tack, queries, ks, tools, mode),
+    ablations: Object.fromEntries(variants.map((v) => [v.name, evaluate(v.index, queries, ks, tools, mode)])),
+    baseline: evaluate(baseline, queries, ks, tools, mode),
+  });
+  return { tools: tools.length, ...rows('task'), split: rows('split'), unknownGold };
 }
 
 export type TokenCounter = (text: string) => number | Promise<number>;

@@ -15,17 +15,36 @@ export interface MetaToolDefinition {
   };
 }
 
+/** Capability queries one search_tools call takes at most. */
+export const MAX_QUERIES = 8;
+
+/**
+ * The description teaches what ranks well (measured in docs/tool-search.md): one short query per capability, in
+ * the words a tool would use, rather than the user's whole request, whose strongest need crowds out the rest.
+ */
 export const SEARCH_TOOLS_DEFINITION: MetaToolDefinition = {
   name: 'search_tools',
   description:
-    'Search the catalog of tools not loaded yet; returns names, one-line descriptions and servers. The tools found are loaded from the next step on.',
+    'Find tools not loaded yet. Pass one short query per capability the task needs, in the words a tool would use (e.g. ["search flights", "send email"]), not the whole request. Returns the best tools by server; they load from your next step on.',
   inputSchema: {
     type: 'object',
     properties: {
-      query: { type: 'string', description: 'What the tool should do, in a few words' },
-      k: { type: 'integer', minimum: 1, maximum: 20, default: 5, description: 'How many tools to return' },
+      queries: {
+        type: 'array',
+        items: { type: 'string' },
+        minItems: 1,
+        maxItems: MAX_QUERIES,
+        description: 'One short query per capability',
+      },
+      query: { type: 'string', description: 'A single query' },
+      k: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 20,
+        description: 'How many tools in all (default 5, or 3 per query)',
+      },
     },
-    required: ['query'],
+    required: [],
     additionalProperties: false,
   },
 };
@@ -52,9 +71,24 @@ export interface DownServer {
 }
 
 /**
+ * Hits grouped by server: servers in the order of their best tool, each server's tools in rank order. A task's
+ * tools usually come from a few servers, and a model reads a server's tools together more easily than a
+ * ranking that alternates between them.
+ */
+export function groupByServer<T extends { tool: { server: string } }>(hits: readonly T[]): T[] {
+  const groups = new Map<string, T[]>();
+  for (const hit of hits) {
+    const group = groups.get(hit.tool.server);
+    if (group) group.push(hit);
+    else groups.set(hit.tool.server, [hit]);
+  }
+  return [...groups.values()].flat();
+}
+
+/**
  * What search_tools answers, in the harness and in the gateway alike: one line per hit (name, server, the first
- * line of its description), what to do next, and the servers that are down, so a missing tool is not mistaken
- * for a missing capability.
+ * line of its description), grouped by server, what to do next, and the servers that are down, so a missing tool
+ * is not mistaken for a missing capability.
  */
 export function formatToolHits(
   query: string,
@@ -68,8 +102,8 @@ export function formatToolHits(
           .map((s) => `${s.name} (${s.status}${s.error ? `: ${s.error.message.split('\n')[0]}` : ''})`)
           .join('; ')}.`
       : '';
-  if (hits.length === 0) return `No tool matches "${query}". Try other words.${notice}`;
-  const lines = hits.map((hit, i) => {
+  if (hits.length === 0) return `No tool matches ${query}. Try other words.${notice}`;
+  const lines = groupByServer(hits).map((hit, i) => {
     const line = (hit.tool.description ?? '').split('\n')[0]!.trim();
     return `${i + 1}. ${hit.tool.name} (server ${hit.tool.server}): ${line.length > 200 ? `${line.slice(0, 199)}…` : line}`;
   });
@@ -81,12 +115,42 @@ export function downServers<T extends DownServer>(servers: readonly T[]): T[] {
   return servers.filter((s) => s.status !== 'connected' && s.status !== 'disabled');
 }
 
-/** search_tools' arguments, checked: a non-empty query and k in 1..20 (default 5); or what to tell the model. */
+/** search_tools' arguments, checked. */
+export interface SearchToolsInput {
+  /** One or more queries (`query` and `queries` together), trimmed, duplicates dropped. */
+  queries: string[];
+  /** 1..20; default 5 for one query, 3 per query for several. */
+  k: number;
+}
+
+/** `"a"` or `"a", "b"`: the queries as the answer names them. */
+export function quoteQueries(queries: readonly string[]): string {
+  return queries.map((q) => `"${q}"`).join(', ');
+}
+
+/**
+ * search_tools' arguments, checked: `queries` (1..8 non-empty strings) and/or `query`, and k; or what to tell the
+ * model. A model that sends the whole list as one string, or a string where a list goes, is met halfway.
+ */
 export function searchToolsInput(
   input: Record<string, unknown> | undefined,
-): { query: string; k: number } | { error: string } {
-  const query = typeof input?.query === 'string' ? input.query.trim() : '';
-  if (!query) return { error: `${SEARCH_TOOLS_DEFINITION.name}: "query" must be a non-empty string` };
+): SearchToolsInput | { error: string } {
+  const name = SEARCH_TOOLS_DEFINITION.name;
+  const raw = input?.queries;
+  const list: unknown[] = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  if (list.some((q) => typeof q !== 'string'))
+    return { error: `${name}: "queries" must be a list of strings, one short query per capability` };
+  if (input?.query !== undefined && typeof input.query !== 'string')
+    return { error: `${name}: "query" must be a string` };
+  const all = [...(typeof input?.query === 'string' ? [input.query] : []), ...(list as string[])]
+    .map((q) => q.trim())
+    .filter((q) => q !== '');
+  const queries = [...new Set(all)];
+  if (queries.length === 0)
+    return { error: `${name}: give "queries" (one short query per capability) or "query", not empty` };
+  if (queries.length > MAX_QUERIES)
+    return { error: `${name}: at most ${MAX_QUERIES} queries at once; search again for the rest` };
   const k = input?.k;
-  return { query, k: typeof k === 'number' && Number.isInteger(k) && k > 0 ? Math.min(k, 20) : 5 };
+  const fallback = queries.length === 1 ? 5 : Math.min(20, 3 * queries.length);
+  return { queries, k: typeof k === 'number' && Number.isInteger(k) && k > 0 ? Math.min(k, 20) : fallback };
 }

@@ -1,4 +1,5 @@
 import { stemmer } from 'stemmer';
+import { pushAll } from '../util/arrays.js';
 
 /**
  * Words for tool search, the same on both sides (index and query), so that whatever a tool's text says can be
@@ -81,7 +82,7 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
     for (const part of !ascii && CJK.test(word) ? word.split(CJK_SPLIT) : [word]) {
       if (part === '') continue;
       if (!ascii && CJK.test(part)) {
-        terms.push(...cjkGrams(part));
+        pushAll(terms, cjkGrams(part));
         continue;
       }
       for (const piece of UPPER.test(part) ? splitCamel(part) : [part]) {

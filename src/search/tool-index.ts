@@ -1,5 +1,19 @@
 import MiniSearch from 'minisearch';
+import { Bm25fIndex, type WeightedTerm } from './bm25f.js';
+import { type RankedList, reciprocalRankFusion, topK } from './fusion.js';
+import {
+  DEFAULT_RANKING,
+  mergeRanking,
+  type RankingOptions,
+  type RankingOverrides,
+  SERVER_FIELDS,
+  TOOL_FIELDS,
+  type ToolField,
+} from './ranking.js';
+import { querySegments } from './segments.js';
 import { nameWords, type TokenizeOptions, tokenize } from './tokenize.js';
+
+export { DEFAULT_RANKING, type RankingOptions, type RankingOverrides, type ToolField } from './ranking.js';
 
 /** One tool as search sees it: what a model or a person could ask for it by. */
 export interface SearchableTool {
@@ -17,79 +31,52 @@ export interface SearchableTool {
   examples?: readonly string[];
 }
 
+/** What a server says of itself (its initialize result), ranked with its tools as server evidence. */
+export interface ServerProfile {
+  title?: string | undefined;
+  description?: string | undefined;
+  instructions?: string | undefined;
+}
+
+/** Why a tool matched: `tack tools search --explain`. */
+export interface ToolExplanation {
+  /** The query words the tool holds, each with the fields it was found in. */
+  terms: Array<{ term: string; fields: ToolField[] }>;
+  /** Words that query expansion added (from the best tools) and this tool holds. */
+  expansion: string[];
+  /** What server evidence added to its score (0 when its server did not match). */
+  server: number;
+  /** Its rank (1-based) in each query's or request step's own list, when it was in it. */
+  ranks: Array<{ query: string; rank: number }>;
+}
+
 export interface ToolHit {
   tool: SearchableTool;
   score: number;
+  explain?: ToolExplanation;
 }
-
-export type ToolField = 'name' | 'title' | 'description' | 'params' | 'server' | 'instructions' | 'examples';
-const FIELDS: readonly ToolField[] = [
-  'name',
-  'title',
-  'description',
-  'params',
-  'server',
-  'instructions',
-  'examples',
-];
-
-/**
- * The parts of the ranking that can be switched off or changed, so the benchmark can show what each one gains
- * (an ablation). `DEFAULT_RANKING` is what measured best on the tune split of MetaTool; what each part gained
- * and what was tried and left out is in docs/tool-search.md.
- */
-export interface RankingOptions {
-  /** Split names into words (`createIssue`, `create_issue`, `create-issue`) instead of one opaque token. */
-  splitNames: boolean;
-  /** Porter stems for English words. */
-  stem: boolean;
-  /** Drop English function words and the conversational wrapper of a request. */
-  stopWords: boolean;
-  /** Index parameter names and descriptions from the input schema, nested properties included. */
-  params: boolean;
-  /** Weight of a match in each field, relative to the description. */
-  weights: Readonly<Record<ToolField, number>>;
-  /** BM25+ parameters (MiniSearch's defaults: k 1.2, b 0.7, d 0.5). */
-  bm25: Readonly<{ k: number; b: number; d: number }>;
-}
-
-export const DEFAULT_RANKING: Readonly<RankingOptions> = {
-  splitNames: true,
-  stem: true,
-  stopWords: true,
-  params: true,
-  // name: tuned (3 beat 1, 1.5, 2, 2.5 and 4 on the tune split); the others are not measurable on MetaTool
-  // (no titles, schemas, servers or instructions) and are set below the name and description by judgement.
-  weights: { name: 3, title: 2, description: 1, params: 0.5, server: 0.5, instructions: 0.2, examples: 1 },
-  bm25: { k: 1.2, b: 0.7, d: 0.5 },
-};
 
 export interface ToolSearchOptions {
-  /** Each server's `instructions` (from its initialize result), indexed as a weak field of its tools. */
-  serverInstructions?: Readonly<Record<string, string>>;
+  /** What each server says of itself, by server name: its server document's text besides its tools. */
+  servers?: Readonly<Record<string, ServerProfile>>;
   /** Parts of the ranking to change; the rest stay `DEFAULT_RANKING`. */
-  ranking?: Partial<RankingOptions>;
+  ranking?: RankingOverrides;
 }
 
-interface Doc {
-  id: number;
-  name: string;
-  title: string;
-  description: string;
-  params: string;
-  server: string;
-  instructions: string;
-  examples: string;
+export interface SearchOptions {
+  /** Say why each tool matched (`ToolHit.explain`). */
+  explain?: boolean;
 }
 
 /** Deeper than any real tool schema; stops a self-referencing schema object from recursing forever. */
 const MAX_SCHEMA_DEPTH = 8;
 
 /**
- * Parameter names (as words) and descriptions from a JSON Schema, nested objects and array items included:
- * a tool is often found by what it takes (`repository`, `branch`) rather than by what its name says.
+ * Parameter names (as words), titles, descriptions and (with `enums`) the values of `enum` and `const` from a
+ * JSON Schema, nested objects and array items included: a tool is often found by what it takes (`repository`,
+ * `branch`, `"celsius"`) rather than by what its name says.
  */
-export function schemaText(schema: unknown): string {
+export function schemaText(schema: unknown, enums = true): string {
   const parts: string[] = [];
   const visit = (node: unknown, depth: number) => {
     if (depth > MAX_SCHEMA_DEPTH || typeof node !== 'object' || node === null) return;
@@ -101,6 +88,10 @@ export function schemaText(schema: unknown): string {
     if (depth > 0) {
       if (typeof record.title === 'string') parts.push(record.title);
       if (typeof record.description === 'string') parts.push(record.description);
+    }
+    if (enums) {
+      const values = Array.isArray(record.enum) ? record.enum : 'const' in record ? [record.const] : [];
+      for (const value of values) if (typeof value === 'string') parts.push(nameWords(value));
     }
     const properties = record.properties;
     if (typeof properties === 'object' && properties !== null && !Array.isArray(properties)) {
@@ -116,115 +107,330 @@ export function schemaText(schema: unknown): string {
   return parts.join(' \n ');
 }
 
-/** Query terms are already whole (tokenize() made them): MiniSearch must not split or lower-case them again. */
-const TERMS = { tokenize: (text: string) => text.split(' '), processTerm: (term: string) => term };
+/** One ranked tool inside a search, before it becomes a hit. */
+interface Scored {
+  id: number;
+  score: number;
+}
+
+/** What a search noticed on the way, for explanations. */
+interface Trace {
+  terms: Set<string>;
+  expansion: Set<string>;
+  server: Map<number, number>;
+  lists: Array<{ query: string; ids: number[] }>;
+}
+
+/** Small dense ids, reused after removal: they index the BM25F index's arrays. */
+class Ids {
+  #next = 0;
+  readonly #free: number[] = [];
+  take(): number {
+    return this.#free.pop() ?? this.#next++;
+  }
+  give(id: number): void {
+    this.#free.push(id);
+  }
+}
 
 /**
- * The search index over a catalog of tools: BM25 (MiniSearch) over a tool's name split into words, its title,
- * description and parameters, and its server's name and instructions, each field with its own weight; English
- * stemmed, stop words dropped, Chinese/Japanese/Korean cut into character pairs. Servers can be replaced one
- * at a time (a `list_changed` re-lists one server) without rebuilding the rest.
+ * The search index over a catalog of tools. Lexical: BM25F over a tool's name split into words, its title,
+ * description, parameters (names, descriptions, enum values), server name and learned examples; English stemmed,
+ * stop words dropped, Chinese/Japanese/Korean cut into character pairs. On top of that: server evidence (each
+ * server ranked as one document and fused into its tools' scores), query expansion from the best tools
+ * (pseudo-relevance feedback), a request of several steps ranked step by step as well, and several queries
+ * merged by reciprocal rank fusion. Servers can be replaced one at a time (a `list_changed` re-lists one server)
+ * without rebuilding the rest, and a search after a replace scores exactly as a fresh build.
  */
 export class ToolSearchIndex {
-  readonly #ranking: RankingOptions;
+  readonly ranking: Readonly<RankingOptions>;
   readonly #tokens: TokenizeOptions;
-  readonly #index: MiniSearch<Doc>;
-  readonly #tools = new Map<number, SearchableTool>();
-  /** The indexed documents of each server: MiniSearch removes a document by re-reading its fields. */
-  readonly #docsOfServer = new Map<string, Doc[]>();
-  #nextId = 0;
+  readonly #nameTokens: TokenizeOptions;
+  readonly #toolWeights: number[];
+  readonly #serverWeights: number[];
+  readonly #tools = new Bm25fIndex(TOOL_FIELDS.length);
+  readonly #servers = new Bm25fIndex(SERVER_FIELDS.length);
+  readonly #toolIds = new Ids();
+  readonly #serverIds = new Ids();
+  readonly #toolById = new Map<number, SearchableTool>();
+  readonly #serverOfTool = new Map<number, number>();
+  readonly #toolsOfServer = new Map<number, number[]>();
+  readonly #serverId = new Map<string, number>();
 
   private constructor(ranking: RankingOptions) {
-    this.#ranking = ranking;
-    const tokens: TokenizeOptions = { stem: ranking.stem, stopWords: ranking.stopWords };
-    this.#tokens = tokens;
-    const nameTokens: TokenizeOptions = { ...tokens, stopWords: false };
-    this.#index = new MiniSearch<Doc>({
-      fields: [...FIELDS],
-      // A name keeps its stop words, so that a query of stop words only (`what can you do`) can still find
-      // `what_can_you_do` by the fallback in search().
-      tokenize: (text, field) => tokenize(text, field === 'name' ? nameTokens : tokens),
-      processTerm: TERMS.processTerm,
-      searchOptions: { ...TERMS, boost: { ...ranking.weights }, bm25: { ...ranking.bm25 } },
-    });
+    this.ranking = ranking;
+    this.#tokens = { stem: ranking.stem, stopWords: ranking.stopWords };
+    // A name keeps its stop words, so that a query of stop words only (`what can you do`) can still find
+    // `what_can_you_do` by the fallback in #queryTerms().
+    this.#nameTokens = { ...this.#tokens, stopWords: false };
+    this.#toolWeights = TOOL_FIELDS.map((f) => ranking.weights[f]);
+    this.#serverWeights = SERVER_FIELDS.map((f) => ranking.server.weights[f]);
   }
 
   static build(tools: readonly SearchableTool[], options: ToolSearchOptions = {}): ToolSearchIndex {
-    const index = new ToolSearchIndex({ ...DEFAULT_RANKING, ...options.ranking });
+    const index = new ToolSearchIndex(mergeRanking(DEFAULT_RANKING, options.ranking));
     const byServer = new Map<string, SearchableTool[]>();
     for (const tool of tools) {
       const list = byServer.get(tool.server);
       if (list) list.push(tool);
       else byServer.set(tool.server, [tool]);
     }
-    for (const [server, list] of byServer) index.#add(server, list, options.serverInstructions?.[server]);
+    for (const [server, list] of byServer) index.#add(server, list, options.servers?.[server]);
     return index;
   }
 
   get size(): number {
-    return this.#tools.size;
+    return this.#toolById.size;
   }
 
   /**
    * Replaces every tool of one server (after its `tools/list_changed`, or a reconnect with new instructions);
    * the other servers stay indexed as they are. Tools whose `server` is another server are ignored.
    */
-  replaceServer(server: string, tools: readonly SearchableTool[], instructions?: string): void {
+  replaceServer(server: string, tools: readonly SearchableTool[], profile?: ServerProfile): void {
     this.removeServer(server);
     this.#add(
       server,
       tools.filter((t) => t.server === server),
-      instructions,
+      profile,
     );
   }
 
   removeServer(server: string): void {
-    const docs = this.#docsOfServer.get(server);
-    if (!docs) return;
-    // remove(), not discard(): a discarded document still counts in the term frequencies until a vacuum, which
-    // would rank the rest of the catalog differently after a list_changed than after a fresh build.
-    this.#index.removeAll(docs);
-    for (const doc of docs) this.#tools.delete(doc.id);
-    this.#docsOfServer.delete(server);
+    const sid = this.#serverId.get(server);
+    if (sid === undefined) return;
+    for (const id of this.#toolsOfServer.get(sid) ?? []) {
+      this.#tools.remove(id);
+      this.#toolById.delete(id);
+      this.#serverOfTool.delete(id);
+      this.#toolIds.give(id);
+    }
+    this.#servers.remove(sid);
+    this.#toolsOfServer.delete(sid);
+    this.#serverId.delete(server);
+    this.#serverIds.give(sid);
   }
 
-  #add(server: string, tools: readonly SearchableTool[], instructions: string | undefined): void {
+  #text(text: string | undefined): string[] {
+    return text ? tokenize(text, this.#tokens) : [];
+  }
+
+  #add(server: string, tools: readonly SearchableTool[], profile: ServerProfile | undefined): void {
     if (tools.length === 0) return;
-    const { splitNames, params } = this.#ranking;
-    const serverWords = nameWords(server);
-    const docs: Doc[] = [];
+    const { splitNames, params, enums } = this.ranking;
+    const serverWords = tokenize(nameWords(server), this.#nameTokens);
+    const sid = this.#serverIds.take();
+    const ids: number[] = [];
+    const toolText: string[] = [];
     for (const tool of tools) {
-      const id = this.#nextId++;
-      this.#tools.set(id, tool);
+      const id = this.#toolIds.take();
       const words = nameWords(tool.name);
-      docs.push({
-        id,
-        // Unsplit (for the ablation), a name is one opaque word, as a plain BM25 index sees it.
-        name: splitNames ? words : words.replace(/\s+/g, '').toLowerCase(),
-        title: tool.title ?? '',
-        description: tool.description ?? '',
-        params: params ? schemaText(tool.inputSchema) : '',
+      // Unsplit (for the ablation), a name is one opaque word, as a plain BM25 index sees it.
+      const name = splitNames ? tokenize(words, this.#nameTokens) : [words.replace(/\s+/g, '').toLowerCase()];
+      const fields: Record<ToolField, string[]> = {
+        name,
+        title: this.#text(tool.title),
+        description: this.#text(tool.description),
+        params: params ? this.#text(schemaText(tool.inputSchema, enums)) : [],
         server: serverWords,
-        instructions: instructions ?? '',
-        examples: (tool.examples ?? []).join(' \n '),
-      });
+        examples: this.#text((tool.examples ?? []).join(' \n ')),
+      };
+      this.#tools.add(
+        id,
+        TOOL_FIELDS.map((f) => fields[f]),
+      );
+      this.#toolById.set(id, tool);
+      this.#serverOfTool.set(id, sid);
+      ids.push(id);
+      toolText.push(words, tool.title ?? '', tool.description ?? '');
     }
-    this.#index.addAll(docs);
-    this.#docsOfServer.set(server, docs);
+    this.#servers.add(sid, [
+      [...serverWords, ...this.#text(profile?.title)],
+      [...this.#text(profile?.description), ...this.#text(profile?.instructions)],
+      this.#text(toolText.join(' \n ')),
+    ]);
+    this.#toolsOfServer.set(sid, ids);
+    this.#serverId.set(server, sid);
   }
 
   /** The `k` best tools for a free-text query, best first; an empty list when nothing matches. */
-  search(query: string, k = 5): ToolHit[] {
-    if (k < 1 || this.#tools.size === 0) return [];
+  search(query: string, k = 5, options: SearchOptions = {}): ToolHit[] {
+    return this.searchMany([query], k, options);
+  }
+
+  /**
+   * Several queries (one per capability a task needs), each ranked on its own and merged by reciprocal rank
+   * fusion, so every need gets its best tools near the top instead of the strongest need taking all of them.
+   */
+  searchMany(queries: readonly string[], k = 5, options: SearchOptions = {}): ToolHit[] {
+    if (k < 1 || this.#toolById.size === 0) return [];
+    const trace: Trace | undefined = options.explain
+      ? { terms: new Set(), expansion: new Set(), server: new Map(), lists: [] }
+      : undefined;
+    const depth = Math.max(k, 20);
+    const lists = queries
+      .map((query) => ({ query, ranked: this.#rankRequest(query, depth, trace) }))
+      .filter((l) => l.ranked.length > 0);
+    if (lists.length > 1) for (const list of lists) list.ranked = this.#floor(list.ranked);
+    let ranked: Scored[];
+    if (lists.length <= 1) ranked = lists[0]?.ranked ?? [];
+    else {
+      for (const list of lists) trace?.lists.push({ query: list.query, ids: list.ranked.map((s) => s.id) });
+      ranked = reciprocalRankFusion(
+        lists.map((l) => ({ items: l.ranked.map((s) => s.id) })),
+        this.ranking.fusionK,
+        this.ranking.fusionMix,
+      ).map(({ item, score }) => ({ id: item, score }));
+    }
+    return ranked.slice(0, k).map(({ id, score }) => {
+      const hit: ToolHit = { tool: this.#toolById.get(id)!, score };
+      if (trace) hit.explain = this.#explain(id, trace);
+      return hit;
+    });
+  }
+
+  /** One request: ranked whole, and (segments on) step by step too, fused. */
+  #rankRequest(query: string, depth: number, trace: Trace | undefined): Scored[] {
+    const whole = this.#rankOne(query, depth, trace);
+    const { weight } = this.ranking.segments;
+    const parts = weight > 0 ? querySegments(query) : [];
+    if (parts.length === 0) return whole;
+    const lists: Array<RankedList<number>> = [{ items: this.#floor(whole).map((s) => s.id) }];
+    for (const part of parts) {
+      const ranked = this.#floor(this.#rankOne(part, depth, trace));
+      trace?.lists.push({ query: part, ids: ranked.map((s) => s.id) });
+      lists.push({ items: ranked.map((s) => s.id), weight });
+    }
+    return reciprocalRankFusion(lists, this.ranking.fusionK, this.ranking.fusionMix)
+      .slice(0, depth)
+      .map(({ item, score }) => ({ id: item, score }));
+  }
+
+  /** A list cut where its scores fall below `fusionFloor` of its best (it is sorted best first). */
+  #floor(ranked: Scored[]): Scored[] {
+    const floor = this.ranking.fusionFloor * (ranked[0]?.score ?? 0);
+    return floor > 0 ? ranked.filter((s) => s.score >= floor) : ranked;
+  }
+
+  /** The query's unique terms; a query of stop words only is taken with them ("what can you do"). */
+  #queryTerms(query: string): string[] {
     let terms = tokenize(query, this.#tokens);
-    // A query of stop words only ("what can you do") still deserves an answer.
-    if (terms.length === 0 && this.#tokens.stopWords)
-      terms = tokenize(query, { ...this.#tokens, stopWords: false });
+    if (terms.length === 0 && this.#tokens.stopWords) terms = tokenize(query, this.#nameTokens);
+    return [...new Set(terms)];
+  }
+
+  #rankOne(query: string, depth: number, trace: Trace | undefined): Scored[] {
+    const terms = this.#queryTerms(query);
     if (terms.length === 0) return [];
-    return this.#index
-      .search(terms.join(' '))
-      .slice(0, k)
-      .map((r) => ({ tool: this.#tools.get(r.id as number)!, score: r.score }));
+    for (const term of terms) trace?.terms.add(term);
+    const weighted: WeightedTerm[] = terms.map((term) => ({ term, weight: 1 }));
+    const servers = this.#serverScores(weighted);
+    const { expansion } = this.ranking;
+    const first = this.#pass(weighted, servers, Math.max(depth, expansion.docs), trace);
+    if (expansion.weight <= 0 || expansion.terms <= 0 || first.length === 0) return first.slice(0, depth);
+    const added = this.#expansionTerms(first.slice(0, expansion.docs), new Set(terms));
+    if (added.length === 0) return first.slice(0, depth);
+    for (const term of added) trace?.expansion.add(term.term);
+    return this.#pass([...weighted, ...added], servers, depth, trace);
+  }
+
+  /** Each server's score for the query, scaled so the best server has 1; empty when server evidence is off. */
+  #serverScores(terms: readonly WeightedTerm[]): Map<number, number> {
+    const { server } = this.ranking;
+    if (server.weight <= 0 || this.#serverId.size < 2) return new Map();
+    const { docs, scores } = this.#servers.score(
+      terms,
+      this.#serverWeights,
+      this.ranking.bm25,
+      this.ranking.coordination,
+    );
+    let best = 0;
+    for (const doc of docs) best = Math.max(best, scores[doc]!);
+    return new Map(best > 0 ? docs.map((doc) => [doc, scores[doc]! / best]) : []);
+  }
+
+  /** One BM25F pass over the tools, server evidence added; the best `depth`. */
+  #pass(
+    terms: readonly WeightedTerm[],
+    servers: ReadonlyMap<number, number>,
+    depth: number,
+    trace: Trace | undefined,
+  ): Scored[] {
+    const { bm25, coordination, server } = this.ranking;
+    const { docs, scores } = this.#tools.score(terms, this.#toolWeights, bm25, coordination);
+    let best = 0;
+    for (const doc of docs) best = Math.max(best, scores[doc]!);
+    const scale = best > 0 ? 1 / best : 0;
+    const evidence = (id: number) =>
+      servers.size === 0 ? 0 : server.weight * (servers.get(this.#serverOfTool.get(id)!) ?? 0);
+    const final = (id: number) => scores[id]! * scale + evidence(id);
+    let candidates: readonly number[] = docs;
+    if (servers.size > 0) {
+      // The best servers' tools are candidates even when none of their own words matched (their score is 0).
+      const extra: number[] = [];
+      const top = topK(
+        [...servers],
+        server.servers,
+        ([, score]) => score,
+        ([sid]) => sid,
+      );
+      for (const [sid] of top)
+        for (const id of this.#toolsOfServer.get(sid) ?? []) if (scores[id] === 0) extra.push(id);
+      if (extra.length > 0) candidates = [...docs, ...extra];
+    }
+    const chosen = topK(candidates, depth, final, (id) => id);
+    if (trace)
+      for (const id of chosen) {
+        const e = evidence(id);
+        if (e > 0) trace.server.set(id, Math.max(trace.server.get(id) ?? 0, e));
+      }
+    return chosen.map((id) => ({ id, score: final(id) }));
+  }
+
+  /**
+   * Pseudo-relevance feedback (RM3-like): the words of the best tools' name, title and description, each weighed
+   * by how much of its tool it makes up, how good that tool's rank was and how rare the word is; the best few the
+   * query does not have already, scaled so the best one weighs `expansion.weight`.
+   */
+  #expansionTerms(best: readonly Scored[], query: ReadonlySet<string>): WeightedTerm[] {
+    const { expansion } = this.ranking;
+    const top = best[0]?.score ?? 0;
+    if (top <= 0) return [];
+    const weights = new Map<string, number>();
+    for (const { id, score } of best) {
+      const fields = this.#tools.fields(id);
+      if (!fields) continue;
+      const words = [...(fields[0] ?? []), ...(fields[1] ?? []), ...(fields[2] ?? [])];
+      if (words.length === 0) continue;
+      const share = score / top / words.length;
+      for (const word of words) if (!query.has(word)) weights.set(word, (weights.get(word) ?? 0) + share);
+    }
+    const scored = [...weights].map(([term, w]) => ({ term, w: w * this.#tools.idf(term) }));
+    const chosen = topK(
+      scored,
+      expansion.terms,
+      (t) => t.w,
+      () => 0,
+    );
+    const max = chosen[0]?.w ?? 0;
+    if (max <= 0) return [];
+    return chosen.map((t) => ({ term: t.term, weight: (expansion.weight * t.w) / max, expansion: true }));
+  }
+
+  #explain(id: number, trace: Trace): ToolExplanation {
+    const fieldsOf = (term: string) => this.#tools.fieldsWith(id, term).map((f) => TOOL_FIELDS[f]!);
+    return {
+      terms: [...trace.terms].flatMap((term) => {
+        const fields = fieldsOf(term);
+        return fields.length ? [{ term, fields }] : [];
+      }),
+      expansion: [...trace.expansion].filter((term) => fieldsOf(term).length > 0),
+      server: Math.round((trace.server.get(id) ?? 0) * 1000) / 1000,
+      ranks: trace.lists.flatMap(({ query, ids }) => {
+        const at = ids.indexOf(id);
+        return at < 0 ? [] : [{ query, rank: at + 1 }];
+      }),
+    };
   }
 }
 
@@ -273,9 +479,18 @@ export function searchableTool(
   };
 }
 
-/** Each server's instructions by name, for `ToolSearchOptions.serverInstructions`. */
-export function instructionsByServer(
-  servers: ReadonlyArray<{ name: string; instructions?: string | undefined }>,
-): Record<string, string> {
-  return Object.fromEntries(servers.flatMap((s) => (s.instructions ? [[s.name, s.instructions]] : [])));
+/** Each server's profile (title, description, instructions) by name, for `ToolSearchOptions.servers`. */
+export function serverProfiles(
+  servers: ReadonlyArray<{
+    name: string;
+    instructions?: string | undefined;
+    serverInfo?: { title?: string | undefined; description?: string | undefined } | undefined;
+  }>,
+): Record<string, ServerProfile> {
+  return Object.fromEntries(
+    servers.map((s) => [
+      s.name,
+      { title: s.serverInfo?.title, description: s.serverInfo?.description, instructions: s.instructions },
+    ]),
+  );
 }

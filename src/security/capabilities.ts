@@ -40,12 +40,17 @@ export interface LabelOptions {
   configured?: readonly Capability[];
 }
 
-/** Name words: matched against the tool name split into words (`send_email` -> send, email). */
+/**
+ * Name words: matched against the tool name split into words (`send_email` -> send, email). Private data is named
+ * by its object (file, email, contact, secret, database, note), never by a verb: `read_doc` on a server's own
+ * documentation reads nothing of the user's. `doc`/`docs`/`document` are left out for the same reason (a docs
+ * server's pages as often as the user's documents); a path or file parameter, or the description, still tells.
+ */
 const NAME_WORDS: Record<Capability, RegExp> = {
   'untrusted-input':
     /^(fetch|browse|browser|scrape|crawl|web|url|http|download|rss|feed|inbox|email|emails|mail|issue|issues|comment|comments|message|messages|tweet|tweets|news|page|webpage|navigate|screenshot)$/,
   'private-data':
-    /^(contact|contacts|addressbook|address|calendar|email|emails|mail|inbox|file|files|read|document|documents|doc|docs|drive|notes|note|memory|secret|secrets|credential|credentials|password|passwords|db|database|query|sql|record|records|customer|customers|profile|account|accounts|history|photos|messages|env)$/,
+    /^(contact|contacts|addressbook|address|calendar|email|emails|mail|inbox|file|files|drive|notes|note|memory|secret|secrets|credential|credentials|password|passwords|db|database|query|sql|record|records|customer|customers|profile|account|accounts|history|photos|messages|env)$/,
   egress:
     /^(send|post|publish|upload|email|mail|sms|tweet|share|webhook|notify|message|reply|forward|submit|push|request|http|fetch|invite|transfer|pay|payment)$/,
   destructive:
@@ -73,6 +78,9 @@ const DESCRIPTION: Record<Capability, RegExp> = {
 /** Input-schema parameter names that give a capability away. */
 const PARAMS: Partial<Record<Capability, RegExp>> = {
   'untrusted-input': /^(url|uri|href|link|page_url|webpage)$/i,
+  // Where the user's files and records are addressed: a path into the disk, a file, a document's id, raw SQL.
+  'private-data':
+    /^(path|paths|file|files|file_?path|file_?name|filename|directory|dir|folder|sql|document_?id|doc_?id|file_?id)$/i,
   egress:
     /^(url|uri|href|endpoint|webhook|webhook_url|to|recipient|recipients|cc|bcc|channel|email|email_address|phone)$/i,
 };

@@ -1,5 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
 import type { PinRecord, PinRecords } from '../store/pins.js';
+import { pushAll } from '../util/arrays.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
 import { type Finding, type ScanOptions, scanText, scanTool } from './scan.js';
 
@@ -81,9 +82,15 @@ export function promptPinDefinition(prompt: PinnablePrompt): Record<string, unkn
   });
 }
 
+export interface DefinitionGuardOptions {
+  /** Characters of one definition the scanner reads (tack.json `limits.scanBytes`; see ScanOptions.scanBytes). */
+  scanBytes?: number | undefined;
+}
+
 /** Pins and held definitions over the store's `pins` table; one per host or session. */
 export class DefinitionGuard {
   readonly #records: PinRecords;
+  readonly #scanBytes: number | undefined;
   /** Scans are pure functions of the text: memoized by digest, so a catalog rebuild does not rescan. */
   readonly #scans = new Map<string, Finding[]>();
   /** The last review of each identity, with the listing arrays it looked at. */
@@ -97,8 +104,9 @@ export class DefinitionGuard {
     }
   >();
 
-  constructor(records: PinRecords) {
+  constructor(records: PinRecords, options: DefinitionGuardOptions = {}) {
     this.#records = records;
+    this.#scanBytes = options.scanBytes;
   }
 
   /**
@@ -106,7 +114,10 @@ export class DefinitionGuard {
    * ones are held (recorded as pending, with the reason). A definition that went back to its pinned form is
    * released again.
    */
-  review(definitions: ServerDefinitions, scan: ScanOptions = {}): GuardReview {
+  review(definitions: ServerDefinitions, options: ScanOptions = {}): GuardReview {
+    // Bounded per definition (scan.ts), so a hostile server's listing costs its size, not its size squared.
+    const scan: ScanOptions =
+      this.#scanBytes === undefined ? options : { scanBytes: this.#scanBytes, ...options };
     // The host rebuilds its catalog on every status change, with the same listing arrays for the servers that
     // did not change: those need no second look.
     const last = this.#last.get(definitions.identity);
@@ -212,7 +223,7 @@ export class DefinitionGuard {
     this.#records.transaction(() => {
       for (const server of servers) {
         const review = this.review(server, { knownTools, knownServers });
-        held.push(...review.held);
+        pushAll(held, review.held);
         pinned += review.pinned;
       }
     });

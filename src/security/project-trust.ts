@@ -310,7 +310,14 @@ export function checkProjectTrust(
  * what was trusted from another.
  */
 export function recordProjectTrust(records: TrustRecords, scope: ProjectTrustScope): TrustedProject {
-  const current = projectFiles(scope);
+  return recordProjectFiles(records, projectFiles(scope));
+}
+
+/**
+ * Records `files` as they were hashed, not as they are by now: what a person reviewed (a summary made from the
+ * same snapshot) is what gets trusted, and a file that changed in between makes the project ask again.
+ */
+export function recordProjectFiles(records: TrustRecords, current: ProjectFiles): TrustedProject {
   if (current.problem)
     throw new TackError(
       'PROJECT_UNTRUSTED',

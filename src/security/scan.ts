@@ -7,9 +7,36 @@
  * Calibration rule: `high` is reserved for text aimed at the model (directives, concealment, invisible payloads,
  * credential or context exfiltration), because a high finding blocks a tool until the user approves it. Plain
  * mentions of paths, URLs or other tools in honest documentation stay `medium` or `low`.
+ *
+ * Cost rule: the text comes from a server that may be hostile, and the scan runs before its definitions are
+ * served, so every check is linear in the text and one definition is bounded (`scanBytes` characters of each
+ * text, `MAX_SCHEMA_*` of its input schema). JavaScript's regular expressions backtrack: a pattern that can start
+ * at every position of a long run and read to its end before failing is quadratic (`^\s*#` under the m flag
+ * on a run of newlines, `\s*:?\s*` after a phrase, `<[^>]*` on a run of `<`). The patterns that could were
+ * rewritten, each with a comment saying how: bounded quantifiers, a lookbehind that lets only the first position
+ * of a run start, or a hand-written scan where no pattern can be linear (scan-linear.ts). Code around the patterns must not undo
+ * it by searching the text again from every match. test/security/scan-linear.test.ts runs every family on 1 MB
+ * of its worst case and counts the work (ScanWork); bench/scan.ts times them.
  */
 
-import { KEY_SHAPES, PRIVATE_KEY_RE } from '../util/secrets.js';
+import { pushAll } from '../util/arrays.js';
+import { KEY_SHAPES, PRIVATE_KEY_RE, type ShapeMatch, shapeMatches } from '../util/secrets.js';
+import {
+  ansiSequences,
+  chatMarkup,
+  pushingWhitespace,
+  ScanMeter,
+  type ScanWork,
+  sentenceEnd,
+  sentenceStart,
+  trimEnd,
+  urlTemplate,
+  withoutAnsi,
+  zeroWidthFillers,
+} from './scan-linear.js';
+import { MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_SCHEMA_TEXTS, schemaTexts } from './schema-texts.js';
+
+export type { ScanWork } from './scan-linear.js';
 
 export type FindingSeverity = 'high' | 'medium' | 'low';
 
@@ -30,21 +57,25 @@ export interface ScanLocation {
   field?: string;
 }
 
-export type FindingCode =
-  | 'unicode-tags'
-  | 'variation-selectors'
-  | 'zero-width'
-  | 'bidi-control'
-  | 'instruction-override'
-  | 'model-directive'
-  | 'context-exfil'
-  | 'tool-shadowing'
-  | 'sensitive-path'
-  | 'secret-shaped'
-  | 'exfil-url'
-  | 'encoded-payload'
-  | 'oversized'
-  | 'hidden-markup';
+/** Every finding code, in the order docs/security.md lists them. */
+export const FINDING_CODES = [
+  'unicode-tags',
+  'variation-selectors',
+  'zero-width',
+  'bidi-control',
+  'instruction-override',
+  'model-directive',
+  'context-exfil',
+  'tool-shadowing',
+  'sensitive-path',
+  'secret-shaped',
+  'exfil-url',
+  'encoded-payload',
+  'oversized',
+  'hidden-markup',
+] as const;
+
+export type FindingCode = (typeof FINDING_CODES)[number];
 
 export interface Finding {
   code: FindingCode;
@@ -62,6 +93,14 @@ export interface ScanOptions {
   knownTools?: readonly string[];
   /** Server names of the whole catalog, matched only in unambiguous forms (`the X server`, `mcp__X__`). */
   knownServers?: readonly string[];
+  /**
+   * Characters of a text that are scanned (default `DEFAULT_SCAN_BYTES`, tack.json `limits.scanBytes`); a longer
+   * text gets a high `oversized` finding saying how much was not read. In scanTool, of all the definition's texts
+   * together.
+   */
+  scanBytes?: number;
+  /** Counted into when given: the work the scan did, for tests and benchmarks (see ScanWork). */
+  work?: ScanWork;
 }
 
 export interface ScannableTool {
@@ -82,6 +121,28 @@ export interface ToolScan {
 /** Past this, a description is more likely a payload carrier than documentation (and costs context). */
 export const OVERSIZED_CHARS = 4000;
 
+/**
+ * Characters of one text that are scanned unless `ScanOptions.scanBytes` says otherwise: the default of tack.json
+ * `limits.scanBytes` (config/limits.ts; the security layer does not import config, a test holds the two equal).
+ */
+export const DEFAULT_SCAN_BYTES = 64 * 1024;
+
+/**
+ * Findings kept per code and severity in one text (the first ones, in order; severity is part of the key, so a
+ * graver finding is never crowded out): 20,000 mentions of `.ssh` make 20 findings, not 20,000.
+ */
+const MAX_FINDINGS_PER_KIND = 20;
+
+/**
+ * Credential paths whose sentence is examined in one text. Each costs a few passes over its sentence, so a text
+ * that is nothing but `.env.env...` cost 30 ms in 64 KB; past this many (no honest text comes near) the rest are
+ * not examined and the text gets a high `oversized` finding, so that padding cannot hide a request among them.
+ */
+const MAX_PATH_MATCHES = 1000;
+
+/** Hidden payloads (tag runs, base64) scanned one by one; the rest are scanned as one text. */
+const MAX_HIDDEN_TEXTS = 16;
+
 // ---------------------------------------------------------------------------------------------------------
 // Invisible characters
 
@@ -90,12 +151,8 @@ export const OVERSIZED_CHARS = 4000;
 const re = (source: string, flags = 'gu'): RegExp => new RegExp(source, flags);
 const TAG_RE = re(String.raw`[\u{E0000}-\u{E007F}]+`);
 const VARIATION_RUN_RE = re(String.raw`[\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]{3,}`);
-const ZERO_WIDTH_RE = re(
-  String.raw`[\u200B\u200C\u200D\u2060-\u2064\u180E\uFEFF\u00AD\u034F\u115F\u1160\u3164\uFFA0]`,
-);
-const BIDI_STRONG_RE = re(String.raw`[\u202A-\u202E\u2066-\u2069]`);
-const BIDI_MARK_RE = re(String.raw`[\u200E\u200F\u061C]`);
-const ANSI_RE = re(String.raw`\u001B\[[0-9;?]*[A-Za-z]|\u001B\][^\u0007]*\u0007`);
+const BIDI_STRONG_RE = re(String.raw`[\u202A-\u202E\u2066-\u2069]`, 'u');
+const BIDI_MARK_RE = re(String.raw`[\u200E\u200F\u061C]`, 'u');
 const INVISIBLE_SOURCE = String.raw`[\u{E0000}-\u{E007F}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}\u200B\u200C\u200D\u2060-\u2064\u180E\uFEFF\u00AD\u034F\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]`;
 const INVISIBLE_RE = re(INVISIBLE_SOURCE);
 const SHOWN_RE = re(
@@ -135,7 +192,9 @@ export function decodeVariationSelectors(text: string): string {
 interface PhraseRule {
   code: FindingCode;
   severity: FindingSeverity;
-  re: RegExp;
+  /** Either a pattern (its first match is the finding) or, where no pattern can be linear, a hand-written search. */
+  re?: RegExp;
+  find?: (body: string, meter: ScanMeter) => string | undefined;
   message: string;
 }
 
@@ -148,7 +207,9 @@ const PHRASES: readonly PhraseRule[] = [
   {
     code: 'instruction-override',
     severity: 'high',
-    re: /\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|former|original|system|safety|existing|other)?\s*(?:instructions?|directions|directives|rules|guidelines|guardrails|prompts?|system prompt|policies|constraints|restrictions)\b/i,
+    // `\s+(...)?\s*` was two whitespace runs side by side when the optional word is absent: every split of a run
+    // of newlines was tried. The optional word now carries its own whitespace (the same matches).
+    re: /\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:(?:previous|prior|above|earlier|preceding|former|original|system|safety|existing|other)\s*)?(?:instructions?|directions|directives|rules|guidelines|guardrails|prompts?|system prompt|policies|constraints|restrictions)\b/i,
     message: 'tells the model to drop the instructions it was given',
   },
   {
@@ -166,7 +227,7 @@ const PHRASES: readonly PhraseRule[] = [
   {
     code: 'instruction-override',
     severity: 'high',
-    re: /<\|(?:im_start|im_end|system|endoftext|start_header_id)\|>|\[\/?(?:INST|SYSTEM)\]|<\/?(?:system|sys)>|^\s*#{2,}\s*(?:system|assistant)\s*(?:message|prompt)?\s*:/im,
+    find: chatMarkup,
     message: 'imitates chat-template or system-message markup',
   },
   // model-directive: text that addresses the model rather than documenting the tool
@@ -180,7 +241,8 @@ const PHRASES: readonly PhraseRule[] = [
     code: 'model-directive',
     severity: 'high',
     re: new RegExp(
-      String.raw`\b(?:do\s+not|don't|dont|never|must\s+not|should\s+not|shouldn't|avoid|without)\s+(?:ever\s+)?(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|show(?:ing)?|disclose|disclosing|explain(?:ing)?(?:\s+this)?\s+to|let(?:ting)?|mak(?:e|ing)\s+)\s*(?:this\s+|it\s+|anything\s+)?(?:to\s+|with\s+)?${USER}`,
+      // `make\s+` then `\s*`: two runs side by side; `make\s` then `\s*` matches the same.
+      String.raw`\b(?:do\s+not|don't|dont|never|must\s+not|should\s+not|shouldn't|avoid|without)\s+(?:ever\s+)?(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|show(?:ing)?|disclose|disclosing|explain(?:ing)?(?:\s+this)?\s+to|let(?:ting)?|mak(?:e|ing)\s)\s*(?:this\s+|it\s+|anything\s+)?(?:to\s+|with\s+)?${USER}`,
       'i',
     ),
     message: 'asks the model to hide something from the user',
@@ -189,7 +251,8 @@ const PHRASES: readonly PhraseRule[] = [
     code: 'model-directive',
     severity: 'high',
     re: new RegExp(
-      String.raw`\b(?:secretly|covertly|surreptitiously|quietly\s+(?:send|include|add|read|call|forward|copy|upload)|silently\s+(?:send|include|add|read|call|forward|copy|upload|append|pass)|without\s+(?:the\s+)?${USER}\s*(?:'s)?\s*(?:knowing|knowledge|noticing|seeing|awareness|consent|approval|permission)|behind\s+(?:the\s+)?${USER}'?s?\s+back|(?:the\s+)?${USER}\s+(?:must|should|does|do|need)\s*(?:not|n't)\s+(?:know|see|notice|be\s+told|be\s+informed|find\s+out))`,
+      // `\s*(?:'s)?\s*` was two runs side by side without the `'s`; the `'s` now carries its own.
+      String.raw`\b(?:secretly|covertly|surreptitiously|quietly\s+(?:send|include|add|read|call|forward|copy|upload)|silently\s+(?:send|include|add|read|call|forward|copy|upload|append|pass)|without\s+(?:the\s+)?${USER}\s*(?:'s\s*)?(?:knowing|knowledge|noticing|seeing|awareness|consent|approval|permission)|behind\s+(?:the\s+)?${USER}'?s?\s+back|(?:the\s+)?${USER}\s+(?:must|should|does|do|need)\s*(?:not|n't)\s+(?:know|see|notice|be\s+told|be\s+informed|find\s+out))`,
       'i',
     ),
     message: 'asks the model to act covertly',
@@ -231,7 +294,9 @@ const PHRASES: readonly PhraseRule[] = [
   {
     code: 'context-exfil',
     severity: 'high',
-    re: /\b(?:include|pass|put|provide|send|append|add|insert|copy|paste|attach|embed|forward|fill(?:\s+in)?|supply|place|summari[sz]e)\b[^.\n]{0,60}?\b(?:(?:full|entire|complete|whole|previous|prior|recent)\s+)*(?:conversation|chat\s+history|message\s+history|(?:last|previous|prior|recent|earlier)\s+(?:\w+\s+)?(?:user\s+)?messages|user'?s?\s+(?:last|previous|recent|prior)\s+messages|all\s+messages|system\s+prompt|system\s+message|your\s+instructions|the\s+instructions\s+you|context\s+window|user's\s+(?:messages|request|prompt|query)\s+verbatim|(?:all|every)\s+(?:other\s+)?tool\s+(?:results|outputs|descriptions)|environment\s+variables|env\s+vars|api[\s_-]?keys?\s+(?:from|in|of)\s+(?:the\s+)?(?:environment|env|config|conversation))/i,
+    // The adjectives are bounded: unbounded, each of the 60 positions the gap may end at read a long run of them
+    // to its end, for every verb before it.
+    re: /\b(?:include|pass|put|provide|send|append|add|insert|copy|paste|attach|embed|forward|fill(?:\s+in)?|supply|place|summari[sz]e)\b[^.\n]{0,60}?\b(?:(?:full|entire|complete|whole|previous|prior|recent)\s+){0,8}(?:conversation|chat\s+history|message\s+history|(?:last|previous|prior|recent|earlier)\s+(?:\w+\s+)?(?:user\s+)?messages|user'?s?\s+(?:last|previous|recent|prior)\s+messages|all\s+messages|system\s+prompt|system\s+message|your\s+instructions|the\s+instructions\s+you|context\s+window|user's\s+(?:messages|request|prompt|query)\s+verbatim|(?:all|every)\s+(?:other\s+)?tool\s+(?:results|outputs|descriptions)|environment\s+variables|env\s+vars|api[\s_-]?keys?\s+(?:from|in|of)\s+(?:the\s+)?(?:environment|env|config|conversation))/i,
     message: 'asks for conversation, system prompt, tool results or environment to be put into an argument',
   },
   // tool-shadowing: phrases that reach into other tools' behaviour
@@ -250,14 +315,17 @@ const PHRASES: readonly PhraseRule[] = [
   {
     code: 'tool-shadowing',
     severity: 'medium',
-    re: /\binstead\s+of\s+(?:using|calling|invoking)\s+(?:the\s+)?[`'"]?[\w.-]+|\b(?:replaces|overrides|supersedes|takes\s+precedence\s+over|intercepts)\s+(?:the\s+)?(?:[`'"]?[\w.-]+[`'"]?\s+)?(?:tool|function|server|behaviou?r)\b|\b(?:bcc|cc|blind[\s-]copy)\s*(?::|to)?\s*[\w.+-]+@[\w-]+\.[\w.-]+/i,
+    re: /\binstead\s+of\s+(?:using|calling|invoking)\s+(?:the\s+)?[`'"]?[\w.-]+|\b(?:replaces|overrides|supersedes|takes\s+precedence\s+over|intercepts)\s+(?:the\s+)?(?:[`'"]?[\w.-]+[`'"]?\s+)?(?:tool|function|server|behaviou?r)\b|\b(?:bcc|cc|blind[\s-]copy)\s*(?:(?::|to)\s*)?[\w.+-]{1,64}@[\w-]{1,63}\.[\w.-]+/i,
+    // An address's local part is at most 64 characters and a domain label 63 (RFC 5321, 1035): unbounded, every
+    // `cc` in `cc.cc.cc...` read the whole run looking for an `@`. `\s*(?::|to)?\s*` was two runs side by side.
     message: 'positions itself in place of another tool, or copies mail to a fixed address',
   },
   // exfil-url: asking for data to be sent somewhere
   {
     code: 'exfil-url',
     severity: 'high',
-    re: /\b(?:send|upload|post|forward|transmit|exfiltrate|report|submit|email|mail|deliver|leak|sync|push|beacon)\b[^.\n]{0,80}?\b(?:to|at|via)\s+(?:the\s+(?:following\s+)?(?:url|endpoint|address|webhook|server)\s*:?\s*)?(?:<?https?:\/\/|[\w.+-]+@[\w-]+\.[a-z]{2,})/i,
+    // As above: `\s*(?::\s*)?` instead of two runs side by side, and an address's parts bounded.
+    re: /\b(?:send|upload|post|forward|transmit|exfiltrate|report|submit|email|mail|deliver|leak|sync|push|beacon)\b[^.\n]{0,80}?\b(?:to|at|via)\s+(?:the\s+(?:following\s+)?(?:url|endpoint|address|webhook|server)\s*(?::\s*)?)?(?:<?https?:\/\/|[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,})/i,
     message: 'asks for data to be sent to a URL or address',
   },
 ];
@@ -269,15 +337,15 @@ const URL_RE =
   /\b(?:https?|ftp|wss?):\/\/[^\s"'`)\]]+|\bdata:[\w/+.-]+(?:;[\w=-]+)*(?:;base64)?,[^\s"'<>`)]{8,}/gi;
 const EXFIL_HOST_RE =
   /(?:^|[./@])(?:webhook\.site|requestbin\.\w+|pipedream\.net|m\.pipedream\.net|pastebin\.com|paste\.ee|hastebin\.com|ghostbin\.\w+|ngrok(?:-free)?\.(?:io|app|dev)|ngrok\.io|trycloudflare\.com|loca\.lt|localtunnel\.me|serveo\.net|burpcollaborator\.net|oastify\.com|interact\.sh|oast\.(?:pro|live|site|online|fun|me)|hookbin\.com|beeceptor\.com|requestcatcher\.com|transfer\.sh|file\.io|0x0\.st|discord(?:app)?\.com\/api\/webhooks|canarytokens\.com|dnslog\.cn|postb\.in|ptsv2\.com|ptsv3\.com)(?:[/:?#]|$)/i;
-const URL_TEMPLATE_RE =
-  /[?&][\w.-]+=(?:\{\{?[^}]*\}\}?|<[^>]+>|\$\{?[\w.]+\}?|%[A-Z_]+%|\[[A-Z_ ]+\])|\/(?:\{\{?[^}/]*\}\}?|<[^>/]+>|\$\{?[\w.]+\}?)/i;
 const SENSITIVE_QUERY_RE =
   /[?&](?:data|d|q|payload|secret|key|token|creds?|credentials|password|pw|pass|content|file|ssh|env|conversation|history|msg|message|exfil|leak)=/i;
 
 const SENSITIVE_PLACEHOLDER_RE =
   /(?:\{\{?|<|\$\{?)[\w. -]*(?:token|key|secret|password|passwd|credential|cookie|session|conversation|history|chat|message|summary|email|ssh|env|prompt|user)[\w. -]*(?:\}\}?|>|\}?)/i;
+// `service[-_]account[\w-]{0,200}\.json`: unbounded, every `service-account` of `service-account-service-account-...`
+// read the whole run looking for `.json`. No key file name is that long.
 const SENSITIVE_PATH_RE =
-  /(?:~|\$HOME|%USERPROFILE%|\/home\/[\w.-]+|\/Users\/[\w.-]+|\/root)?\/?\.ssh(?:\/[\w.-]*)?|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?\b|(?<![\w.$])\.env(?:\.[\w-]+)?\b|\.aws\/(?:credentials|config)|\/etc\/(?:passwd|shadow|sudoers|gshadow)\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|\.gitconfig\b|\.docker\/config\.json|\.kube\/config\b|\bkubeconfig\b|\.gnupg\b|\.pgpass\b|\.bash_history\b|\.zsh_history\b|\bwallet\.dat\b|\bssh\s+(?:private\s+)?keys?\b|\bprivate\s+(?:ssh\s+)?keys?\b|\b(?:seed|recovery|mnemonic)\s+phrases?\b|\bkeychain\b|\b(?:claude_desktop_config|mcp|mcp_settings|cline_mcp_settings)\.json\b|\.cursor\/mcp\.json|\.config\/gcloud\b|application_default_credentials\.json|\bcredentials\.json\b|\bservice[-_]account[\w-]*\.json\b|\bLogin Data\b|\bCookies\b(?=\s+(?:file|database|db|sqlite))|\b(?:AWS_SECRET_ACCESS_KEY|AWS_ACCESS_KEY_ID|OPENAI_API_KEY|ANTHROPIC_API_KEY|GITHUB_TOKEN|GH_TOKEN|NPM_TOKEN|SLACK_TOKEN|STRIPE_SECRET_KEY|DATABASE_URL)\b/gi;
+  /(?:~|\$HOME|%USERPROFILE%|\/home\/[\w.-]+|\/Users\/[\w.-]+|\/root)?\/?\.ssh(?:\/[\w.-]*)?|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?\b|(?<![\w.$])\.env(?:\.[\w-]+)?\b|\.aws\/(?:credentials|config)|\/etc\/(?:passwd|shadow|sudoers|gshadow)\b|\.npmrc\b|\.pypirc\b|\.netrc\b|\.git-credentials\b|\.gitconfig\b|\.docker\/config\.json|\.kube\/config\b|\bkubeconfig\b|\.gnupg\b|\.pgpass\b|\.bash_history\b|\.zsh_history\b|\bwallet\.dat\b|\bssh\s+(?:private\s+)?keys?\b|\bprivate\s+(?:ssh\s+)?keys?\b|\b(?:seed|recovery|mnemonic)\s+phrases?\b|\bkeychain\b|\b(?:claude_desktop_config|mcp|mcp_settings|cline_mcp_settings)\.json\b|\.cursor\/mcp\.json|\.config\/gcloud\b|application_default_credentials\.json|\bcredentials\.json\b|\bservice[-_]account[\w-]{0,200}\.json\b|\bLogin Data\b|\bCookies\b(?=\s+(?:file|database|db|sqlite))|\b(?:AWS_SECRET_ACCESS_KEY|AWS_ACCESS_KEY_ID|OPENAI_API_KEY|ANTHROPIC_API_KEY|GITHUB_TOKEN|GH_TOKEN|NPM_TOKEN|SLACK_TOKEN|STRIPE_SECRET_KEY|DATABASE_URL)\b/gi;
 // Reading a credential is a filesystem tool's job; moving one into an argument or off the machine never is.
 const READ_VERB_RE =
   /\b(?:read|cat|open|load|contents?\s+of|value\s+of|dump|print|output|fetch|retrieve|collect|grab|extract|look\s+up)\b/i;
@@ -289,34 +357,69 @@ const FILESYSTEM_TOOL_RE =
   /\b(?:files?|director(?:y|ies)|folders?|paths?|filesystem|fs|disk|dotfiles?|config(?:uration)?s?)\b|_file|file_|_dir|dir_/i;
 
 // The key shapes are shared with the masker (util/secrets.ts): what the scanner reports is what logs mask.
-const SECRET_RES: readonly { re: RegExp; severity: FindingSeverity; what: string }[] = [
-  { re: PRIVATE_KEY_RE, severity: 'high', what: 'a private key block' },
-  ...KEY_SHAPES.map(({ re, what }) => ({ re, severity: 'medium' as const, what })),
-  { re: /\b[0-9a-f]{40,}\b/gi, severity: 'low', what: 'a long hex token' },
+// shapeMatches finds each shape's matches in linear time (the JWT pattern alone would not be).
+const SECRET_RES: readonly {
+  find: (text: string) => ShapeMatch[];
+  severity: FindingSeverity;
+  what: string;
+}[] = [
+  {
+    find: (text) => shapeMatches({ re: PRIVATE_KEY_RE }, text),
+    severity: 'high',
+    what: 'a private key block',
+  },
+  ...KEY_SHAPES.map((shape) => ({
+    find: (text: string) => shapeMatches(shape, text),
+    severity: 'medium' as const,
+    what: shape.what,
+  })),
+  {
+    find: (text) => shapeMatches({ re: /\b[0-9a-f]{40,}\b/gi }, text),
+    severity: 'low',
+    what: 'a long hex token',
+  },
 ];
-// A generic base64 run: only reported when it is not an ordinary word and mixes cases and digits.
+// A generic base64 run: only reported when it is not an ordinary word and mixes cases and digits. (Linear: a run
+// can only start after a `-` inside another, and such a start fails only within 32 characters of the run's end.)
 const BASE64_RUN_RE = /(?<![\w+/=])[A-Za-z0-9+/_-]{32,}={0,2}(?![\w+/=])/g;
+// Prose once decoded: two words. The lookbehind lets only the first letter of a run start (the same runs match):
+// without it every letter of a long run read to the run's end.
+const DECODED_PROSE_RE = /(?<![a-z])[a-z]{3,}\s+[a-z]{2,}/i;
 
+// Always matches once it starts (`$` ends an unclosed comment), so the scan goes on after the match: linear.
 const HTML_COMMENT_RE = /<!--[\s\S]*?(?:-->|$)/g;
-const WHITESPACE_RUN_RE = /(?:[ \t\u00A0\u2000-\u200A\u3000]{40,}|(?:[ \t]*\r?\n){8,})(?=\S)/g;
+/**
+ * Markup that hides text. Every match but the markdown comment ends at a `>`, so only the text up to the last `>`
+ * is searched with this pattern (after it, `<details[^>]*>` read to the end from every `<details`), and the
+ * rest with MARKDOWN_COMMENT_RE. A styled tag is searched up to the next tag opening (`(?:[^<>]|<(?![a-z]))*`
+ * instead of `[^>]*`): from every `<a` of `<a <a <a ... >` the old pattern read to the `>`. A tag inside a tag
+ * before the style (`<p <span style=...>`) now matches from the inner one.
+ */
 const HIDING_MARKUP_RE =
-  /<[a-z]+[^>]*\bstyle\s*=\s*["'][^"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|color\s*:\s*(?:white|#fff\b|#ffffff|transparent))[^>]*>|<details\b[^>]*>|\[\/\/\]:\s*#\s*\(/gi;
+  /<[a-z](?:[^<>]|<(?![a-z]))*\bstyle\s*=\s*["'][^"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|color\s*:\s*(?:white|#fff\b|#ffffff|transparent))[^>]*>|<details\b[^>]*>|\[\/\/\]:\s*#\s*\(/gi;
+const MARKDOWN_COMMENT_RE = /\[\/\/\]:\s*#\s*\(/gi;
 
 // ---------------------------------------------------------------------------------------------------------
 
 const MAX_MATCH = 200;
 
 function clip(text: string): string {
-  const shown = showInvisible(text);
+  // Each character shows as one or more: the first MAX_MATCH + 1 decide what is shown (the +1 keeps a surrogate
+  // pair whole), so a match of a megabyte is not escaped whole to show 200 characters of it.
+  const shown = showInvisible(text.length > MAX_MATCH + 1 ? text.slice(0, MAX_MATCH + 1) : text);
   return shown.length > MAX_MATCH ? `${shown.slice(0, MAX_MATCH)}…` : shown;
 }
 
-function normalize(text: string): string {
-  return text
-    .replace(ANSI_RE, '')
-    .replace(INVISIBLE_RE, '')
-    .normalize('NFKC')
-    .replace(/[ \t]+/g, ' ');
+/**
+ * Invisible characters and escapes removed, NFKC, runs of spaces and tabs made one space. NFKC can expand a
+ * character 18 times (U+FDFA): past `max` characters of its output the rest is dropped (`cut` is told how long
+ * it was), before the rest of the work. Only runs that change are replaced (`[ \t]{2,}|\t`, not `[ \t]+`): a
+ * text of single spaces is left as it is instead of rebuilt.
+ */
+function normalize(text: string, max = Number.POSITIVE_INFINITY, cut?: (length: number) => void): string {
+  const nfkc = withoutAnsi(text).replace(INVISIBLE_RE, '').normalize('NFKC');
+  if (nfkc.length > max) cut?.(nfkc.length);
+  return (nfkc.length > max ? nfkc.slice(0, max) : nfkc).replace(/[ \t]{2,}|\t/g, ' ');
 }
 
 function escapeRegExp(text: string): string {
@@ -331,15 +434,18 @@ function distinctiveName(name: string): boolean {
 function printableShare(text: string): number {
   if (text.length === 0) return 0;
   let printable = 0;
-  for (const ch of text) if (/[\x20-\x7E\n\t]/.test(ch)) printable++;
+  for (const ch of text) {
+    const code = ch.charCodeAt(0);
+    if ((code >= 0x20 && code <= 0x7e) || code === 0x0a || code === 0x09) printable++;
+  }
   return printable / text.length;
 }
 
-function tryBase64(run: string): string | undefined {
+function tryBase64(run: string, meter: ScanMeter): string | undefined {
   const standard = run.replace(/-/g, '+').replace(/_/g, '/');
   try {
-    const decoded = Buffer.from(standard, 'base64').toString('utf8');
-    return decoded.length >= 16 && printableShare(decoded) > 0.95 && /[a-z]{3,}\s+[a-z]{2,}/i.test(decoded)
+    const decoded = meter.read(Buffer.from(standard, 'base64').toString('utf8'));
+    return decoded.length >= 16 && printableShare(decoded) > 0.95 && DECODED_PROSE_RE.test(decoded)
       ? decoded
       : undefined;
   } catch {
@@ -350,9 +456,15 @@ function tryBase64(run: string): string | undefined {
 /**
  * Scans one piece of untrusted text. Phrase rules also run over payloads decoded from invisible or encoded
  * carriers, so an instruction smuggled in tag characters is reported both as `unicode-tags` and for what it says.
+ * Only the first `options.scanBytes` characters are read (see ScanOptions).
  */
-export function scanText(text: string, location: ScanLocation, options: ScanOptions = {}): Finding[] {
+export function scanText(whole: string, location: ScanLocation, options: ScanOptions = {}): Finding[] {
+  const limit = Math.max(0, options.scanBytes ?? DEFAULT_SCAN_BYTES);
+  const text = whole.length > limit ? whole.slice(0, limit) : whole;
+  const meter = new ScanMeter(options.work);
   const findings: Finding[] = [];
+  const seen = new Set<string>();
+  const kept = new Map<string, number>();
   const add = (
     code: FindingCode,
     severity: FindingSeverity,
@@ -360,14 +472,21 @@ export function scanText(text: string, location: ScanLocation, options: ScanOpti
     match: string,
     decoded?: string,
   ): void => {
+    const kind = `${code}\u0000${severity}`;
+    const count = kept.get(kind) ?? 0;
+    if (count >= MAX_FINDINGS_PER_KIND) return;
     const finding: Finding = { code, severity, location, message, match: clip(match) };
+    const key = `${kind}\u0000${finding.match}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    kept.set(kind, count + 1);
     if (decoded !== undefined) finding.decoded = decoded;
     findings.push(finding);
   };
 
   // Invisible carriers first: what they hide is scanned as text too.
   const hidden: string[] = [];
-  for (const m of text.matchAll(TAG_RE)) {
+  for (const m of meter.read(text).matchAll(TAG_RE)) {
     const decoded = decodeTags(m[0]);
     add(
       'unicode-tags',
@@ -378,7 +497,7 @@ export function scanText(text: string, location: ScanLocation, options: ScanOpti
     );
     if (decoded) hidden.push(decoded);
   }
-  for (const m of text.matchAll(VARIATION_RUN_RE)) {
+  for (const m of meter.read(text).matchAll(VARIATION_RUN_RE)) {
     const decoded = decodeVariationSelectors(m[0]);
     add(
       'variation-selectors',
@@ -389,33 +508,21 @@ export function scanText(text: string, location: ScanLocation, options: ScanOpti
     );
     if (decoded) hidden.push(decoded);
   }
-  const zeroWidth = [...text.matchAll(ZERO_WIDTH_RE)].filter((m) => {
-    // A ZWJ or ZWNJ between emoji or within Indic/Arabic script is ordinary text shaping, not hiding.
-    if (m[0] !== '\u200D' && m[0] !== '\u200C') return true;
-    const around = text.slice(Math.max(0, m.index - 2), m.index + 3);
-    return !/[\p{Extended_Pictographic}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Arabic}\p{Script=Malayalam}\p{Script=Tamil}\p{Script=Sinhala}]/u.test(
-      around,
-    );
-  });
-  if (zeroWidth.length > 0) {
-    const first = zeroWidth[0]!.index;
-    const last = zeroWidth[zeroWidth.length - 1]!.index;
-    const span = text.slice(Math.max(0, first - 20), last + 21);
+  const zeroWidth = zeroWidthFillers(meter.read(text));
+  if (zeroWidth.count > 0) {
+    const span = text.slice(Math.max(0, zeroWidth.first - 20), zeroWidth.last + 21);
     // One stray BOM or soft hyphen is copy-paste residue; several, or any inside a word, is obfuscation.
-    const insideWord = zeroWidth.some(
-      (m) => /\w/.test(text[m.index - 1] ?? '') && /\w/.test(text[m.index + 1] ?? ''),
-    );
     add(
       'zero-width',
-      zeroWidth.length >= 3 || insideWord ? 'high' : 'medium',
-      `${zeroWidth.length} zero-width or invisible filler character(s)`,
+      zeroWidth.count >= 3 || zeroWidth.insideWord ? 'high' : 'medium',
+      `${zeroWidth.count} zero-width or invisible filler character(s)`,
       span,
-      normalize(span),
+      normalize(meter.read(span), 2 * span.length + 4096),
     );
   }
-  const bidi = [...text.matchAll(BIDI_STRONG_RE)];
-  if (bidi.length > 0) {
-    const first = bidi[0]!.index;
+  const bidi = BIDI_STRONG_RE.exec(meter.read(text));
+  if (bidi) {
+    const first = bidi.index;
     add(
       'bidi-control',
       'high',
@@ -423,72 +530,104 @@ export function scanText(text: string, location: ScanLocation, options: ScanOpti
       text.slice(Math.max(0, first - 20), first + 60),
     );
   }
-  const marks = [...text.matchAll(BIDI_MARK_RE)];
+  const mark = BIDI_MARK_RE.exec(meter.read(text));
   if (
-    marks.length > 0 &&
-    !/[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}]/u.test(text)
+    mark &&
+    !/[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}]/u.test(meter.read(text))
   ) {
-    add('bidi-control', 'low', 'directional marks in text without right-to-left script', marks[0]![0]);
+    add('bidi-control', 'low', 'directional marks in text without right-to-left script', mark[0]);
   }
-  const ansi = text.match(ANSI_RE);
+  const ansi = text.includes('\u001B') ? ansiSequences(meter.read(text))[0] : undefined;
   if (ansi)
     add(
       'hidden-markup',
       'medium',
       'terminal escape sequences (can hide or rewrite text when printed)',
-      ansi[0],
+      text.slice(ansi.start, ansi.end),
     );
 
-  const normalized = normalize(text);
+  // Past twice the text's length (and 4,096 more, for a short text) once normalized, the rest is not read: no
+  // honest text expands so.
+  let expanded = 0;
+  const expansion = 2 * text.length + 4096;
+  const bounded = (body: string): string =>
+    normalize(meter.read(body), expansion, (length) => {
+      expanded = Math.max(expanded, length);
+    });
+  const normalized = bounded(text);
 
   // Base64 that decodes to prose is an encoded instruction more often than data in a description.
-  for (const m of normalized.matchAll(BASE64_RUN_RE)) {
+  for (const m of meter.read(normalized).matchAll(BASE64_RUN_RE)) {
     const run = m[0];
-    const decoded = tryBase64(run);
+    const decoded = tryBase64(run, meter);
     if (decoded) {
       add('encoded-payload', 'medium', 'base64 that decodes to readable text', run, decoded);
       hidden.push(decoded);
     } else if (/[a-z]/.test(run) && /[A-Z]/.test(run) && /\d/.test(run) && !/^[0-9a-f]+$/i.test(run)) {
-      if (!SECRET_RES.some(({ re }) => new RegExp(re.source, re.flags.replace('g', '')).test(run)))
+      if (!SECRET_RES.some(({ find }) => find(meter.read(run)).length > 0))
         add('secret-shaped', 'low', 'a long random-looking token', run);
     }
   }
 
+  // Payloads past the first few are read as one text: thousands of tiny tag runs must not cost a pass each.
+  const payloads =
+    hidden.length > MAX_HIDDEN_TEXTS
+      ? [...hidden.slice(0, MAX_HIDDEN_TEXTS - 1), hidden.slice(MAX_HIDDEN_TEXTS - 1).join('\n')]
+      : hidden;
   const texts: { body: string; hiddenPayload: boolean }[] = [
     { body: normalized, hiddenPayload: false },
-    ...hidden.map((body) => ({ body: normalize(body), hiddenPayload: true })),
+    ...payloads.map((body) => ({ body: bounded(body), hiddenPayload: true })),
   ];
   for (const { body, hiddenPayload } of texts) {
     const suffix = hiddenPayload ? ' (inside a hidden payload)' : '';
     for (const rule of PHRASES) {
-      const m = body.match(rule.re);
-      if (m) add(rule.code, hiddenPayload ? 'high' : rule.severity, rule.message + suffix, m[0]);
+      const match = rule.find ? rule.find(body, meter) : meter.read(body).match(rule.re!)?.[0];
+      if (match !== undefined)
+        add(rule.code, hiddenPayload ? 'high' : rule.severity, rule.message + suffix, match);
     }
-    scanPaths(body, location, hiddenPayload, add);
-    scanUrls(body, hiddenPayload, add);
+    scanPaths(body, location, hiddenPayload, add, meter);
+    scanUrls(body, hiddenPayload, add, meter);
   }
 
-  for (const { re, severity, what } of SECRET_RES) {
-    for (const m of normalized.matchAll(re)) add('secret-shaped', severity, `looks like ${what}`, m[0]);
+  for (const { find, severity, what } of SECRET_RES) {
+    for (const m of find(meter.read(normalized)))
+      add('secret-shaped', severity, `looks like ${what}`, m.text);
   }
 
-  scanShadowing(normalized, location, options, add);
+  scanShadowing(normalized, location, options, add, meter);
 
-  if (text.length > OVERSIZED_CHARS)
+  if (whole.length > limit)
+    add(
+      'oversized',
+      'high',
+      `${whole.length} characters, more than the scanner reads: the first ${limit} were scanned, the last ${whole.length - limit} were not`,
+      text.slice(0, 80),
+    );
+  else if (text.length > OVERSIZED_CHARS)
     add(
       'oversized',
       'medium',
       `${text.length} characters (over ${OVERSIZED_CHARS}): room to bury instructions`,
       text.slice(0, 80),
     );
+  if (expanded > 0)
+    add(
+      'oversized',
+      'high',
+      `${expanded} characters once normalized (NFKC): only the first ${expansion} were scanned`,
+      text.slice(0, 80),
+    );
 
-  for (const m of text.matchAll(HTML_COMMENT_RE))
+  for (const m of meter.read(text).matchAll(HTML_COMMENT_RE))
     add('hidden-markup', 'medium', 'an HTML comment (hidden when rendered, read by the model)', m[0]);
-  for (const m of text.matchAll(HIDING_MARKUP_RE))
+  const lastTag = text.lastIndexOf('>') + 1;
+  for (const m of meter.read(text.slice(0, lastTag)).matchAll(HIDING_MARKUP_RE))
     add('hidden-markup', 'medium', 'markup that hides text when rendered', m[0]);
-  const ws = text.match(WHITESPACE_RUN_RE);
-  if (ws) {
-    const at = text.indexOf(ws[0]) + ws[0].length;
+  for (const m of meter.read(text.slice(lastTag)).matchAll(MARKDOWN_COMMENT_RE))
+    add('hidden-markup', 'medium', 'markup that hides text when rendered', m[0]);
+  const ws = pushingWhitespace(text, meter);
+  if (ws !== undefined) {
+    const at = meter.read(text).indexOf(ws) + ws.length;
     add(
       'hidden-markup',
       'medium',
@@ -497,7 +636,7 @@ export function scanText(text: string, location: ScanLocation, options: ScanOpti
     );
   }
 
-  return dedupe(findings);
+  return findings;
 }
 
 type Add = (
@@ -508,20 +647,35 @@ type Add = (
   decoded?: string,
 ) => void;
 
-function scanPaths(body: string, location: ScanLocation, hiddenPayload: boolean, add: Add): void {
+function scanPaths(
+  body: string,
+  location: ScanLocation,
+  hiddenPayload: boolean,
+  add: Add,
+  meter: ScanMeter,
+): void {
   const toolWords = `${location.server ?? ''} ${location.name ?? ''}`;
   const filesystemTool = FILESYSTEM_TOOL_RE.test(toolWords);
-  for (const m of body.matchAll(SENSITIVE_PATH_RE)) {
+  let examined = 0;
+  for (const m of meter.read(body).matchAll(SENSITIVE_PATH_RE)) {
     if (m[0] === '/' || m[0].length < 4) continue;
+    if (++examined > MAX_PATH_MATCHES) {
+      add(
+        'oversized',
+        'high',
+        `more than ${MAX_PATH_MATCHES} mentions of credential files or variables: the rest were not examined`,
+        m[0],
+      );
+      break;
+    }
     // The sentence the path sits in: a verb there turns a mention into a request.
-    const start = Math.max(body.lastIndexOf('. ', m.index - 1) + 1, m.index - 100, 0);
-    const endDot = body.indexOf('. ', m.index + m[0].length);
-    const end = Math.min(endDot < 0 ? body.length : endDot, m.index + m[0].length + 100);
+    const start = sentenceStart(body, m.index);
+    const end = sentenceEnd(body, m.index + m[0].length);
     const sentence = body.slice(start, end);
     const near = body.slice(Math.max(start, m.index - 40), Math.min(end, m.index + m[0].length + 40));
-    const negated = NEGATION_RE.test(near);
-    const move = MOVE_VERB_RE.test(sentence) && !negated;
-    const read = READ_VERB_RE.test(sentence) && !negated;
+    const negated = NEGATION_RE.test(meter.read(near));
+    const move = MOVE_VERB_RE.test(meter.read(sentence)) && !negated;
+    const read = READ_VERB_RE.test(meter.read(sentence)) && !negated;
     // A variable name on its own is how a server documents its configuration.
     const variable = ENV_NAME_RE.test(m[0]);
     const severity: FindingSeverity =
@@ -542,10 +696,11 @@ function scanPaths(body: string, location: ScanLocation, hiddenPayload: boolean,
   }
 }
 
-function scanUrls(body: string, hiddenPayload: boolean, add: Add): void {
-  for (const m of body.matchAll(URL_RE)) {
+function scanUrls(body: string, hiddenPayload: boolean, add: Add, meter: ScanMeter): void {
+  for (const m of meter.read(body).matchAll(URL_RE)) {
     // Trailing prose punctuation is not part of the URL; a `>` is, when it closes a `<placeholder>`.
-    const url = m[0].replace(m[0].includes('<') ? /[.,;:!?]+$/ : /[.,;:!?>]+$/, '');
+    const url = trimEnd(m[0], m[0].includes('<') ? '.,;:!?' : '.,;:!?>');
+    meter.read(url);
     if (/^data:/i.test(url)) {
       add(
         'exfil-url',
@@ -555,13 +710,11 @@ function scanUrls(body: string, hiddenPayload: boolean, add: Add): void {
       );
     } else if (EXFIL_HOST_RE.test(url)) {
       add('exfil-url', 'high', 'a URL on a request-capture, paste or tunnel host', url);
-    } else if (
-      URL_TEMPLATE_RE.test(url) &&
-      (SENSITIVE_QUERY_RE.test(url) || SENSITIVE_PLACEHOLDER_RE.test(url))
-    ) {
-      add('exfil-url', 'high', 'a URL template whose query carries data out', url);
-    } else if (URL_TEMPLATE_RE.test(url)) {
-      add('exfil-url', hiddenPayload ? 'high' : 'low', 'a URL with a template for the model to fill', url);
+    } else if (urlTemplate(url)) {
+      if (SENSITIVE_QUERY_RE.test(url) || SENSITIVE_PLACEHOLDER_RE.test(url))
+        add('exfil-url', 'high', 'a URL template whose query carries data out', url);
+      else
+        add('exfil-url', hiddenPayload ? 'high' : 'low', 'a URL with a template for the model to fill', url);
     }
   }
 }
@@ -605,14 +758,20 @@ function serverPatterns(servers: readonly string[]): Array<{ server: string; pat
   return patterns;
 }
 
-function scanShadowing(body: string, location: ScanLocation, options: ScanOptions, add: Add): void {
+function scanShadowing(
+  body: string,
+  location: ScanLocation,
+  options: ScanOptions,
+  add: Add,
+  meter: ScanMeter,
+): void {
   const own = location.name ?? '';
   // A name counts only as a whole run of word characters and dashes, so the body's runs are looked up in the
   // catalog's names: linear in the text, instead of one regular expression per known tool (a 5,000-tool
   // catalog made that 25 million compilations on a first review).
   const index = options.knownTools?.length ? indexKnownTools(options.knownTools) : undefined;
   const seen = new Set<string>();
-  for (const [word] of index ? body.matchAll(/[\w-]+/g) : []) {
+  for (const [word] of index ? meter.read(body).matchAll(/[\w-]+/g) : []) {
     if (seen.has(word) || word === own) continue;
     seen.add(word);
     const servers = index!.get(word);
@@ -621,60 +780,22 @@ function scanShadowing(body: string, location: ScanLocation, options: ScanOption
   }
   for (const { server, pattern } of serverPatterns(options.knownServers ?? [])) {
     if (server === location.server) continue;
-    const m = body.match(pattern);
+    const m = meter.read(body).match(pattern);
     if (m) add('tool-shadowing', 'medium', `names another server in the session (${server})`, m[0]);
   }
-}
-
-function dedupe(findings: Finding[]): Finding[] {
-  const seen = new Set<string>();
-  return findings.filter((f) => {
-    const key = `${f.code}\u0000${f.severity}\u0000${f.match}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Tools
 
-/** Strings inside a JSON Schema that the model reads: poisoning often sits in a parameter's description. */
-function schemaStrings(
-  schema: unknown,
-  path: string,
-  out: { path: string; text: string }[],
-  depth = 0,
-): void {
-  if (depth > 32 || schema === null || typeof schema !== 'object') return;
-  if (Array.isArray(schema)) {
-    for (const [i, item] of schema.entries()) schemaStrings(item, `${path}[${i}]`, out, depth + 1);
-    return;
+/** The first `length` characters of the texts joined with spaces, without joining them all. */
+function opening(texts: readonly { text: string }[], length: number): string {
+  let out = '';
+  for (const { text } of texts) {
+    out += `${out ? ' ' : ''}${text.slice(0, length)}`;
+    if (out.length >= length) break;
   }
-  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
-    const at = `${path}.${key}`;
-    if (
-      ['description', 'title', 'default', 'examples', 'enum', 'const', 'example', '$comment'].includes(key)
-    ) {
-      collectStrings(value, at, out, depth + 1);
-    } else if (typeof value === 'object') {
-      schemaStrings(value, at, out, depth + 1);
-    }
-  }
-}
-
-function collectStrings(
-  value: unknown,
-  path: string,
-  out: { path: string; text: string }[],
-  depth: number,
-): void {
-  if (depth > 32) return;
-  if (typeof value === 'string') out.push({ path, text: value });
-  else if (Array.isArray(value))
-    for (const [i, v] of value.entries()) collectStrings(v, `${path}[${i}]`, out, depth + 1);
-  else if (value && typeof value === 'object')
-    for (const [k, v] of Object.entries(value)) collectStrings(v, `${path}.${k}`, out, depth + 1);
+  return out.slice(0, length);
 }
 
 /** block: any high finding (the tool waits for approval); warn: any medium; low findings are informational. */
@@ -684,27 +805,48 @@ export function verdictOf(findings: readonly Finding[]): ScanVerdict {
   return 'clean';
 }
 
+/**
+ * Scans a tool's description, title, name and the texts of its input schema. Bounded whatever the definition:
+ * `options.scanBytes` characters of text in all (taken in that order), and the schema walked to
+ * MAX_SCHEMA_NODES, MAX_SCHEMA_TEXTS and MAX_SCHEMA_DEPTH. What is left unread is reported as a high `oversized`
+ * finding: a definition that large is not honest documentation, and what was not read cannot be vouched for.
+ */
 export function scanTool(tool: ScannableTool, options: ScanOptions = {}): ToolScan {
   const base = { server: tool.server, name: tool.name };
+  const limit = Math.max(0, options.scanBytes ?? DEFAULT_SCAN_BYTES);
   const findings: Finding[] = [];
+  let budget = limit;
+  let unread = 0;
+  const scan = (text: string, location: ScanLocation, scanOptions: ScanOptions): Finding[] => {
+    if (budget === 0 && text.length > 0) {
+      unread++;
+      return [];
+    }
+    const found = scanText(text, location, { ...scanOptions, scanBytes: budget });
+    budget -= Math.min(budget, text.length);
+    return found;
+  };
   if (tool.description)
-    findings.push(...scanText(tool.description, { kind: 'tool-description', ...base }, options));
+    pushAll(findings, scan(tool.description, { kind: 'tool-description', ...base }, options));
   if (tool.title)
-    findings.push(...scanText(tool.title, { kind: 'tool-description', ...base, field: 'title' }, options));
+    pushAll(findings, scan(tool.title, { kind: 'tool-description', ...base, field: 'title' }, options));
   // The tool's name itself can carry invisible characters that make two tools look alike.
   if (new RegExp(INVISIBLE_SOURCE, 'u').test(tool.name)) {
-    findings.push(
-      ...scanText(tool.name, { kind: 'tool-description', ...base, field: 'name' }).filter(
-        (f) => f.code !== 'oversized',
-      ),
+    const named = scan(
+      tool.name,
+      { kind: 'tool-description', ...base, field: 'name' },
+      { work: options.work },
+    );
+    pushAll(
+      findings,
+      named.filter((f) => f.code !== 'oversized' || f.severity === 'high'),
     );
   }
-  const strings: { path: string; text: string }[] = [];
-  schemaStrings(tool.inputSchema, 'inputSchema', strings);
+  const { texts: strings, cut } = schemaTexts(tool.inputSchema);
   let schemaChars = 0;
   for (const { path, text } of strings) {
     schemaChars += text.length;
-    findings.push(...scanText(text, { kind: 'tool-schema', ...base, field: path }, options));
+    pushAll(findings, scan(text, { kind: 'tool-schema', ...base, field: path }, options));
   }
   if (schemaChars > OVERSIZED_CHARS && !findings.some((f) => f.code === 'oversized'))
     findings.push({
@@ -712,12 +854,23 @@ export function scanTool(tool: ScannableTool, options: ScanOptions = {}): ToolSc
       severity: 'medium',
       location: { kind: 'tool-schema', ...base, field: 'inputSchema' },
       message: `${schemaChars} characters of text inside the input schema`,
-      match: clip(
-        strings
-          .map((s) => s.text)
-          .join(' ')
-          .slice(0, 80),
-      ),
+      match: clip(opening(strings, 80)),
+    });
+  if (cut)
+    findings.push({
+      code: 'oversized',
+      severity: 'high',
+      location: { kind: 'tool-schema', ...base, field: 'inputSchema' },
+      message: `an input schema larger than the scanner reads (${MAX_SCHEMA_NODES} values, ${MAX_SCHEMA_TEXTS} texts, ${MAX_SCHEMA_DEPTH} levels): the rest was not scanned`,
+      match: clip(opening(strings, 80)),
+    });
+  if (unread > 0)
+    findings.push({
+      code: 'oversized',
+      severity: 'high',
+      location: { kind: 'tool-description', ...base },
+      message: `more text than the scanner reads in one definition (${limit} characters): ${unread} text(s) were not scanned`,
+      match: clip(opening(strings, 80)),
     });
   return { verdict: verdictOf(findings), findings };
 }

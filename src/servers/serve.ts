@@ -10,9 +10,12 @@ import {
 } from '@modelcontextprotocol/node';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { DEFAULT_LIMITS } from '../config/limits.js';
 import { TackError } from '../errors.js';
+import { depthCheck } from './serving/depth-check.js';
 import { LiveInstances, type Notifier, type ServerFactory } from './serving/instances.js';
 import { type LegacySessionOptions, LegacySessions } from './serving/legacy-sessions.js';
+import { paramHeaderCheck } from './serving/mcp-param-headers.js';
 
 export { type Notifier, type ServerFactory, trackSubscriptions } from './serving/instances.js';
 
@@ -51,6 +54,14 @@ export interface HttpOptions {
   allowedHosts?: readonly string[] | undefined;
   /** How long 2025-era sessions may stay idle (tests shorten it). */
   legacySessions?: LegacySessionOptions | undefined;
+  /**
+   * The input schema of a served tool by its served name, for a factory of low-level `Server`s serving schemas
+   * it did not build (the gateway): 2026-07-28 `tools/call` requests get their SEP-2243 `Mcp-Param-*` headers
+   * checked against it (serving/mcp-param-headers.ts). The SDK checks `McpServer` tools itself.
+   */
+  toolInputSchema?: ((tool: string) => unknown) | undefined;
+  /** The deepest JSON a request may carry (limits.jsonDepth, default 64); deeper gets a JSON-RPC error. */
+  jsonDepth?: number | undefined;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -72,9 +83,14 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
   const handler = createMcpHandler(factory, { legacy: 'reject' });
   const live = new LiveInstances(handler.notify);
   const legacy = new LegacySessions(factory, live, options.legacySessions);
+  const paramHeaders = options.toolInputSchema && paramHeaderCheck(options.toolInputSchema);
+  const tooDeep = depthCheck(options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth);
   const nodeHandler = toNodeHandler({
     fetch: async (request) =>
-      (await isLegacyRequest(request)) ? legacy.serve(request) : handler.fetch(request),
+      (await tooDeep(request)) ??
+      ((await isLegacyRequest(request))
+        ? legacy.serve(request)
+        : ((await paramHeaders?.(request)) ?? handler.fetch(request))),
   });
   const validHost = loopback
     ? localhostHostValidation()

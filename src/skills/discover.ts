@@ -99,6 +99,9 @@ export async function discoverSkills(options: DiscoverOptions = {}): Promise<Dis
       ))
     ) {
       discovery.roots.push({ ...root, loaded: false, reason: 'does not exist' });
+      // The default places are optional; a folder the configuration names is expected to be there.
+      if (root.scope === 'config')
+        discovery.warnings.push(`${root.dir}: skills folder named in the configuration does not exist`);
       continue;
     }
     if (seenRoots.has(real)) {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { type FrontMatter, type FrontMatterOptions, parseFrontMatter } from '../util/front-matter.js';
+import { type FrontMatter, type FrontMatterOptions, readFrontMatter } from '../util/front-matter.js';
 
 export const SKILL_FILE = 'SKILL.md';
 
@@ -22,7 +22,7 @@ export async function readSkill(dir: string): Promise<SkillSource> {
 }
 
 export function parseSkill(dir: string, text: string, options?: FrontMatterOptions): SkillSource {
-  const frontMatter = parseFrontMatter(text, options);
+  const frontMatter = readFrontMatter(text, options);
   const str = (value: unknown) => (typeof value === 'string' ? value.trim() : undefined);
   return {
     dir,

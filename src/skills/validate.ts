@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { TackError } from '../errors.js';
+import { pushAll } from '../util/arrays.js';
 import { skillFolders } from './discover.js';
 import { contentWords, OVERLAP_THRESHOLD, overlaps } from './overlap.js';
 import { depthOf, findReferences } from './references.js';
@@ -79,11 +80,15 @@ export async function validateSkill(
     return issues;
   }
   for (const problem of fm.problems) {
-    const message = problem.message.startsWith('front matter is not closed')
-      ? 'SKILL.md frontmatter not properly closed with ---'
-      : problem.message.startsWith('invalid YAML')
-        ? `Invalid YAML in frontmatter: ${problem.message.replace(/^invalid YAML: /, '')}`
-        : 'SKILL.md frontmatter must be a YAML mapping';
+    // skills-ref's wording where it has one.
+    const message =
+      problem.kind === 'unclosed'
+        ? 'SKILL.md frontmatter not properly closed with ---'
+        : problem.kind === 'yaml'
+          ? `Invalid YAML in frontmatter: ${problem.message.replace(/^invalid YAML: /, '')}`
+          : problem.kind === 'not-mapping'
+            ? 'SKILL.md frontmatter must be a YAML mapping'
+            : `SKILL.md ${problem.message}`;
     add('error', 'frontmatter', problem.line, message);
   }
   if (fm.problems.length > 0) return issues;
@@ -319,11 +324,11 @@ export async function validatePaths(
     else {
       const found = await skillFolders(absolute, {}, warnings);
       if (found.length === 0) warnings.push(`${path}: no folder with a ${SKILL_FILE} in it`);
-      dirs.push(...found);
+      pushAll(dirs, found);
     }
   }
   const skills = await Promise.all([...new Set(dirs)].map((dir) => readSkill(dir)));
   const issues = (await Promise.all(skills.map((skill) => validateSkill(skill, options)))).flat();
-  issues.push(...validateOverlap(skills));
+  pushAll(issues, validateOverlap(skills));
   return { skills, issues, warnings };
 }

@@ -92,6 +92,15 @@ const MIGRATIONS: readonly string[] = [
      updated_at INTEGER NOT NULL,
      PRIMARY KEY (issuer, resource)
    )`,
+  // Tool search's embedding vectors (float32, little-endian), by model (and endpoint) and the SHA-256 of the text
+  // embedded: a definition is embedded again only when it changes.
+  `CREATE TABLE tool_embeddings (
+     model TEXT NOT NULL,
+     digest TEXT NOT NULL,
+     vector BLOB NOT NULL,
+     at TEXT NOT NULL,
+     PRIMARY KEY (model, digest)
+   )`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

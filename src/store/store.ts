@@ -4,6 +4,7 @@ import { EraCache } from './era-cache.js';
 import { OAuthCredentials } from './oauth-credentials.js';
 import { PinRecords } from './pins.js';
 import { SessionIndex } from './sessions.js';
+import { ToolEmbeddings } from './tool-embeddings.js';
 import { ToolExamples } from './tool-examples.js';
 import { TrustedProjects } from './trusted-projects.js';
 
@@ -14,6 +15,7 @@ export class TackStore {
   readonly audit: AuditLog;
   readonly sessions: SessionIndex;
   readonly toolExamples: ToolExamples;
+  readonly toolEmbeddings: ToolEmbeddings;
   readonly oauth: OAuthCredentials;
   readonly trustedProjects: TrustedProjects;
   readonly pins: PinRecords;
@@ -24,6 +26,7 @@ export class TackStore {
     this.audit = new AuditLog(db);
     this.sessions = new SessionIndex(db);
     this.toolExamples = new ToolExamples(db);
+    this.toolEmbeddings = new ToolEmbeddings(db);
     this.oauth = new OAuthCredentials(db);
     this.trustedProjects = new TrustedProjects(db);
     this.pins = new PinRecords(db);

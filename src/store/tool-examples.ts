@@ -1,5 +1,13 @@
 import type { Db } from './database.js';
 
+/** One learned example: a request (`query`) after which a session used `tool` of `server`, at `at` (ISO 8601). */
+export interface ToolExample {
+  server: string;
+  tool: string;
+  query: string;
+  at: string;
+}
+
 /** How many requests are kept per tool: the newest, enough vocabulary without letting one tool dominate. */
 const PER_TOOL = 50;
 
@@ -15,19 +23,39 @@ export class ToolExamples {
     this.#db = db;
   }
 
-  record(server: string, tool: string, query: string): void {
+  record(server: string, tool: string, query: string, at = new Date().toISOString()): void {
     const text = query.trim().slice(0, 500);
     if (!text) return;
+    // An imported example keeps its own time; a newer one already kept for the same words wins.
     this.#db
       .prepare(
-        'INSERT INTO tool_examples (server, tool, query, at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET at = excluded.at',
+        'INSERT INTO tool_examples (server, tool, query, at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET at = max(at, excluded.at)',
       )
-      .run(server, tool, text, new Date().toISOString());
+      .run(server, tool, text, at);
     this.#db
       .prepare(
         'DELETE FROM tool_examples WHERE server = ? AND tool = ? AND query NOT IN (SELECT query FROM tool_examples WHERE server = ? AND tool = ? ORDER BY at DESC LIMIT ?)',
       )
       .run(server, tool, server, tool, PER_TOOL);
+  }
+
+  /** Every example with its time, oldest first (what `tack tools examples export` writes). */
+  rows(): ToolExample[] {
+    return this.#db
+      .prepare('SELECT server, tool, query, at FROM tool_examples ORDER BY at, server, tool, query')
+      .all() as ToolExample[];
+  }
+
+  /** Keeps each example as if recorded at its time (at most the newest 50 per tool stay); in one transaction. */
+  import(examples: readonly ToolExample[]): number {
+    let kept = 0;
+    this.#db.transaction(() => {
+      for (const e of examples) {
+        this.record(e.server, e.tool, e.query, e.at);
+        kept++;
+      }
+    })();
+    return kept;
   }
 
   /** Every server's examples: `server` -> tool -> requests, newest first. */

@@ -26,6 +26,17 @@ export interface SecretShape {
   re: RegExp;
   /** The public start of a match, kept when it is masked. */
   keep: RegExp;
+  /**
+   * The matches of `re`, the same ones, found in time linear in the text: for a shape whose pattern would take
+   * quadratic time on a run of false starts (see `jwtMatches`). Use `shapeMatches`, which falls back to `re`.
+   */
+  find?: (text: string) => ShapeMatch[];
+}
+
+/** One match of a key shape: where it starts and what it is. */
+export interface ShapeMatch {
+  index: number;
+  text: string;
 }
 
 /** The first line of a PEM private key. The masker masks the whole block (`PRIVATE_KEY_BLOCK_RE`). */
@@ -66,8 +77,65 @@ export const KEY_SHAPES: readonly SecretShape[] = [
     what: 'a JWT',
     re: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g,
     keep: /^eyJ/,
+    find: jwtMatches,
   },
 ];
+
+/** Every match of `shape` in `text`, leftmost first, as `text.matchAll(shape.re)` gives them. */
+export function shapeMatches(shape: Pick<SecretShape, 're' | 'find'>, text: string): ShapeMatch[] {
+  if (shape.find) return shape.find(text);
+  return Array.from(text.matchAll(shape.re), (m) => ({ index: m.index, text: m[0] }));
+}
+
+const JWT_START_RE = /\beyJ/g;
+const BASE64URL_RUN_RE = /[A-Za-z0-9_-]*/y;
+
+/** Where the run of base64url characters from `from` ends. */
+function base64urlRunEnd(text: string, from: number): number {
+  BASE64URL_RUN_RE.lastIndex = from;
+  BASE64URL_RUN_RE.exec(text);
+  return BASE64URL_RUN_RE.lastIndex;
+}
+
+/**
+ * The JWT shape's matches. Run as a regular expression, every `eyJ` after a `-` inside one long base64url run
+ * (`eyJ-eyJ-eyJ-...`) starts an attempt that reads to the end of the run before it fails: quadratic, and
+ * JavaScript has no atomic groups to stop it. But every start inside one run shares that run's end, and so the
+ * rest of the token: when the first start of a run fails, so do all the later ones, and the search goes on after
+ * the run. Each run is read a bounded number of times.
+ */
+function jwtMatches(text: string): ShapeMatch[] {
+  const out: ShapeMatch[] = [];
+  let pos = 0;
+  for (;;) {
+    JWT_START_RE.lastIndex = pos;
+    const start = JWT_START_RE.exec(text);
+    if (!start) return out;
+    const header = base64urlRunEnd(text, start.index + 3);
+    let end = -1;
+    if (header - start.index - 3 >= 10 && text.startsWith('.eyJ', header)) {
+      const payload = base64urlRunEnd(text, header + 4);
+      if (payload - header - 4 >= 10 && text[payload] === '.') {
+        const signature = base64urlRunEnd(text, payload + 1);
+        if (signature - payload - 1 >= 10) end = signature;
+      }
+    }
+    if (end >= 0) out.push({ index: start.index, text: text.slice(start.index, end) });
+    pos = end >= 0 ? end : header;
+  }
+}
+
+/** `text` with every match of `shape` replaced, as `text.replace(shape.re, replace)` does. */
+function replaceShape(text: string, shape: SecretShape, replace: (match: string) => string): string {
+  if (!shape.find) return text.replace(shape.re, replace);
+  let out = '';
+  let last = 0;
+  for (const m of shape.find(text)) {
+    out += text.slice(last, m.index) + replace(m.text);
+    last = m.index + m.text.length;
+  }
+  return last === 0 ? text : out + text.slice(last);
+}
 
 /**
  * A whole private key block, header to footer (PGP's `PRIVATE KEY BLOCK` too). Without a footer the rest of the
@@ -163,7 +231,7 @@ export class SecretMasker {
       );
     }
     for (const shape of KEY_SHAPES) {
-      out = out.replace(shape.re, (match) => `${shape.keep.exec(match)?.[0] ?? ''}${MASK}`);
+      out = replaceShape(out, shape, (match) => `${shape.keep.exec(match)?.[0] ?? ''}${MASK}`);
     }
     if (out.includes('://'))
       out = out.replace(URL_PASSWORD_RE, (m, head: string, password: string) =>

@@ -155,6 +155,33 @@ describe('tack eval', () => {
     expect(provider.requests[1]!.messages).toHaveLength(1);
     expect(provider.requests[0]!.system).toContain('Answer in one word.');
   });
+
+  it('prints each answer on lines of its own, apart from the next case and the summary', async () => {
+    const p = project();
+    p.write('prompts.jsonl', '{"id": "a", "prompt": "one"}\n{"id": "b", "prompt": "two"}\n');
+    const provider = await fake([{ text: 'first answer' }, { text: 'second answer' }]);
+    const run = await tack(['eval', 'prompts.jsonl', ...MODEL], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+    });
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines).toContain('first answer');
+    expect(lines).toContain('second answer');
+    expect(lines.indexOf('second answer')).toBeGreaterThan(lines.indexOf('first answer'));
+    expect(lines.some((l) => l.startsWith('2 prompts, 0 failed'))).toBe(true);
+    expect(run.stdout.endsWith('\n')).toBe(true);
+  });
+
+  it('names a missing prompts file in one line, without a stack trace (exit 2)', async () => {
+    const p = project();
+    const run = await tack(['eval', 'nosuch.jsonl', ...MODEL], { cwd: p.dir, env: p.env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^error: .*nosuch\.jsonl.*not found/m);
+    expect(run.stderr).toMatch(/^hint: .*prompt/m);
+    expect(run.stderr).not.toContain('unexpected failure');
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+  });
 });
 
 describe('tack chat', () => {
@@ -194,5 +221,23 @@ describe('tack context', () => {
       'total',
     ])
       expect(run.stdout).toMatch(new RegExp(`^${part.replace(/[.:]/g, '\\$&')} +\\d+`, 'm'));
+  });
+
+  it('prices each server’s tools as `tack tools` does, and says what it counts', async () => {
+    const config = ['--config', join(REPO, 'examples', 'tack.json')];
+    const p = project();
+    const at = { cwd: p.dir, env: p.env };
+    // One after another: they share the project's store.
+    const context = await tack(['context', ...config, '--json'], at);
+    const tools = await tack(['tools', ...config, '--json'], at);
+    const contextText = await tack(['context', ...config], at);
+    const toolsText = await tack(['tools', ...config], at);
+    const parts = (JSON.parse(context.stdout) as { parts: Array<{ part: string; tokens: number }> }).parts;
+    const servers = (JSON.parse(tools.stdout) as { totals: { servers: Record<string, { tokens: number }> } })
+      .totals.servers;
+    for (const server of ['notes', 'weather', 'docs'])
+      expect(parts.find((p) => p.part === `tools: ${server}`)?.tokens).toBe(servers[server]!.tokens);
+    for (const out of [contextText.stdout, toolsText.stdout])
+      expect(out).toMatch(/^TOKENS \(Qwen3 tokenizer\): .*tool definition as the model is sent it/m);
   });
 });

@@ -15,7 +15,7 @@ import { REPO, startHost, type TempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
 const EXAMPLES = join(REPO, 'dist', 'examples', 'servers');
-const SKILLS = join(REPO, 'test', 'fixtures', 'skills', 'valid');
+const SKILLS = join(REPO, 'examples', 'skills', 'team');
 const ACME = join(REPO, 'test', 'fixtures', 'okf', 'acme_retail');
 
 const scope = testScope();

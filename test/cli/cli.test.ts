@@ -30,7 +30,7 @@ describe('tack CLI', () => {
     ]);
   });
 
-  it('servers prints a table, and a failing server with its reason, hint and log', async () => {
+  it('servers prints a table, and a failing server with its reason, hint and log; exit 1 (a health check)', async () => {
     using p = project();
     const file = p.write('broken.json', {
       mcpServers: {
@@ -39,7 +39,7 @@ describe('tack CLI', () => {
       },
     });
     const run = await tack(['servers', '--config', file], { cwd: p.dir, env: p.env });
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(1);
     const [header, ...rows] = run.stdout.split('\n');
     expect(header).toMatch(/^NAME\s+TRANSPORT\s+STATE\s+ERA\s+PROTOCOL\s+SERVER\s+TOOLS/);
     expect(rows[0]).toMatch(/^ok\s+stdio\s+connected\s+modern\s+2026-07-28\s+tack-fixture 1\.2\.3\s+13\s/);

@@ -16,3 +16,19 @@ export function postJsonRpc(
     body: JSON.stringify(message),
   });
 }
+
+/** The headers of a 2025-era session opened by hand (initialize, then initialized), for raw POSTs in that era. */
+export async function legacySession(url: string, client = 'raw-client'): Promise<Record<string, string>> {
+  const init = await postJsonRpc(url, {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: client, version: '1' } },
+  });
+  await init.text();
+  const session = init.headers.get('mcp-session-id');
+  if (!session) throw new Error(`no Mcp-Session-Id from ${url} (status ${init.status})`);
+  const headers = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
+  await (await postJsonRpc(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).text();
+  return headers;
+}

@@ -74,3 +74,22 @@ export async function startService(
   });
   return { process: child, output: () => output, stop };
 }
+
+/** A real `tack serve --http` on a free port for `configFile`, ready to take requests at `url`. */
+export async function startTackServe(
+  bin: string,
+  configFile: string,
+  env: Record<string, string | undefined>,
+): Promise<Service & { url: string }> {
+  const port = await freePort();
+  const service = await startService(
+    process.execPath,
+    [bin, 'serve', '--http', String(port), '--config', configFile],
+    {
+      env,
+      ready: /tack serve: .* at http/,
+      timeoutMs: 30_000,
+    },
+  );
+  return { ...service, url: `http://127.0.0.1:${port}/mcp` };
+}

@@ -70,7 +70,7 @@ export function tempProject(prefix = 'tack-test-'): TempProject {
 }
 
 /** Restart quickly in tests; the production policy waits 0.5 s and more. */
-export const FAST_RESTARTS = { initialDelayMs: 20, maxDelayMs: 100, maxAttempts: 3 };
+export const FAST_RESTARTS = { initialDelayMs: 20, maxDelayMs: 100 };
 
 export async function startHost(
   project: TempProject,

@@ -2,13 +2,12 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../bench/random.js';
-import { plainYaml, readFrontMatter } from '../../src/knowledge/front-matter.js';
-import { parseFrontMatter } from '../../src/util/front-matter.js';
+import { plainYaml, readFrontMatter } from '../../src/util/front-matter.js';
 import { REPO } from '../helpers/project.js';
 
 /** What the `yaml` package makes of it, in the shape plainYaml answers with. */
 function reference(text: string) {
-  const fm = parseFrontMatter(text, { fastPath: false });
+  const fm = readFrontMatter(text, { fastPath: false });
   return {
     data: fm.data,
     body: fm.body,

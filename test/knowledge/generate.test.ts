@@ -245,6 +245,25 @@ describe('generateBundle', () => {
     expect(readFileSync(join(from, 'a.md'), 'utf8')).toBe('# A\n\nText.\n');
   });
 
+  it('with force into an existing bundle, keeps its hand-written index lines and rewrites only the generated block', async () => {
+    using project = tempProject();
+    const from = join(project.dir, 'docs');
+    writeDocs(from, { 'a.md': '# A\n\nText.\n' });
+    const out = join(project.dir, 'kb');
+    await generateBundle({ from, out, now: NOW });
+    const first = readFileSync(join(out, 'index.md'), 'utf8');
+    expect(first).toMatch(/^---\nokf_version: "0\.2"\n---\n\n<!-- tack:generated-index/);
+    const curated = `${first}\n## Reading order\n\nStart with A. <!-- a person wrote this -->\n`;
+    writeFileSync(join(out, 'index.md'), curated);
+
+    writeDocs(from, { 'b.md': '# B\n\nMore text.\n' });
+    const again = await generateBundle({ from, out, force: true, now: NOW });
+    expect(again.written).toEqual(['a.md', 'b.md', 'index.md']);
+    expect(readFileSync(join(out, 'index.md'), 'utf8')).toBe(
+      curated.replace('* [A](a.md) - Text.\n', '* [A](a.md) - Text.\n* [B](b.md) - More text.\n'),
+    );
+  });
+
   it('leaves a bundle folder inside the docs folder out of the documents', async () => {
     using project = tempProject();
     const from = join(project.dir, 'docs');

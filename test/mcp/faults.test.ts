@@ -141,21 +141,23 @@ describe('faulty servers', () => {
     expect(host.servers()[0]).toMatchObject({ status: 'connected', restarts: 1 });
   });
 
-  it('stops restarting a server that crashes every time (bounded backoff)', async () => {
+  it('keeps restarting a server that crashes every time, on next use, with capped backoff', async () => {
     project = tempProject();
-    host = await startHost(project, { s: fixtureEntry('stdio-server.js') }); // FAST_RESTARTS: 3 attempts
-    for (let i = 0; i < 4; i++) {
+    // FAST_RESTARTS: 20 ms doubling up to 100 ms.
+    host = await startHost(project, { s: fixtureEntry('stdio-server.js') });
+    for (let i = 0; i < 8; i++) {
       expect((await failure(host.callTool('mcp__s__crash', {}))).code).toBe('SERVER_CRASHED');
       await expect.poll(() => host!.servers()[0]?.status).toBe('failed');
     }
-    const gaveUp = await failure(host.callTool('mcp__s__echo', { text: 'x' }));
-    expect(gaveUp.code).toBe('SERVER_UNAVAILABLE');
-    expect(host.servers()[0]?.retryAt).toBeUndefined();
-    // An explicit restart forgets the count.
-    await host.restart('s');
+    // Eight crashes in a row: still promised a restart, no later than the cap.
+    const down = host.servers()[0]!;
+    expect(down.retryAt).toBeDefined();
+    expect(down.retryAt! - Date.now()).toBeLessThanOrEqual(100);
+    expect(down.error?.hint).toMatch(/restarts it on next use/);
     expect((await host.callTool('mcp__s__echo', { text: 'ok' })).content).toEqual([
       { type: 'text', text: 'ok' },
     ]);
+    expect(host.servers()[0]).toMatchObject({ status: 'connected', restarts: 8 });
   });
 
   it('quotes a banner printed on stdout and keeps working', async () => {

@@ -90,7 +90,7 @@ describe('HTTP servers', () => {
     const host = await startHost(
       project,
       { gone: { type: 'http', url: `http://127.0.0.1:${dead}/mcp` }, up: { type: 'http', url: fixture.url } },
-      { restartPolicy: { initialDelayMs: 60_000, maxDelayMs: 60_000, maxAttempts: 3 } }, // no retry during the test
+      { restartPolicy: { initialDelayMs: 60_000, maxDelayMs: 60_000 } }, // no retry during the test
     );
     try {
       const [gone, up] = host.servers();

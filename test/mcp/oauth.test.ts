@@ -130,6 +130,11 @@ class TestAuthorizationServer implements OAuthServerProvider {
 interface World {
   as: TestAuthorizationServer;
   issuer: string;
+  /**
+   * Moves the MCP server to a new authorization server (SEP-2352): its resource metadata names the new one,
+   * and only the new one's tokens are accepted.
+   */
+  migrate(): Promise<{ as: TestAuthorizationServer; issuer: string }>;
   mcpUrl: string;
   /** The Authorization header of every MCP request (not the metadata ones), oldest first. */
   seen: string[];
@@ -147,11 +152,12 @@ async function closeServer(server: Server): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
-async function startWorld(): Promise<World> {
+/** An authorization server on its own port, built from the SDK's router. */
+async function startAuthorizationServer() {
   const as = new TestAuthorizationServer();
   const app = express();
-  const asServer = createServer(app);
-  const issuerUrl = new URL(`http://127.0.0.1:${await listen(asServer)}/`);
+  const server = createServer(app);
+  const issuerUrl = new URL(`http://127.0.0.1:${await listen(server)}/`);
   const limits = { rateLimit: false as const };
   app.use(
     mcpAuthRouter({
@@ -163,11 +169,21 @@ async function startWorld(): Promise<World> {
       tokenOptions: limits,
     }),
   );
+  const oauthMetadata = createOAuthMetadata({ provider: as, issuerUrl, scopesSupported: ['mcp:tools'] });
+  return { as, issuerUrl, server, oauthMetadata };
+}
+
+async function startWorld(): Promise<World> {
+  const first = await startAuthorizationServer();
+  const { as, issuerUrl, server: asServer } = first;
+  const servers = [asServer];
+  /** The authorization server whose tokens the MCP server accepts (the one its metadata names). */
+  let current = first;
 
   const mcpServer = createServer();
   const mcpUrl = new URL(`http://127.0.0.1:${await listen(mcpServer)}/mcp`);
   const metadata = {
-    oauthMetadata: createOAuthMetadata({ provider: as, issuerUrl, scopesSupported: ['mcp:tools'] }),
+    oauthMetadata: first.oauthMetadata,
     resourceServerUrl: mcpUrl,
     scopesSupported: ['mcp:tools'],
     resourceName: 'protected test server',
@@ -175,7 +191,7 @@ async function startWorld(): Promise<World> {
   const gate = requireBearerAuth({
     verifier: {
       verifyAccessToken: async (token) => {
-        const grant = as.access.get(token);
+        const grant = current.as.access.get(token);
         if (!grant || grant.expiresAt <= Date.now())
           throw new OAuthError(OAuthErrorCode.InvalidToken, 'unknown or expired access token');
         return {
@@ -222,9 +238,15 @@ async function startWorld(): Promise<World> {
     mcpUrl: mcpUrl.href,
     seen,
     project,
+    migrate: async () => {
+      current = await startAuthorizationServer();
+      servers.push(current.server);
+      metadata.oauthMetadata = current.oauthMetadata;
+      return { as: current.as, issuer: current.issuerUrl.href };
+    },
     close: async () => {
       await handler.close();
-      await Promise.all([closeServer(mcpServer), closeServer(asServer)]);
+      await Promise.all([closeServer(mcpServer), ...servers.map(closeServer)]);
       project[Symbol.dispose]();
     },
   };
@@ -390,6 +412,27 @@ describe('OAuth for remote servers', () => {
     expect(w.as.counts).toMatchObject({ authorizations: 1, refreshes: 2 });
     const [latest] = storedTokens(w);
     expect(w.seen.at(-1)).toBe(`Bearer ${latest!.tokens.access_token}`);
+  });
+
+  it('follows the server to a new authorization server: discovers it afresh, registers there and logs in', async () => {
+    const w = await world();
+    const browser = user();
+    const h = await host(w, { interactive: true, onAuthorizationUrl: browser.onAuthorizationUrl });
+    expect(await whoami(h)).toMatch(/^hello from /);
+    const moved = await w.migrate();
+
+    // The old server's token is refused. Discovery cached from the first login would send tack back to the old
+    // server (a refresh there, refused again); dropped, it finds the new one. The login starts during this call,
+    // which fails: a connection waits for a login only while connecting.
+    await h.callTool('mcp__remote__whoami', { text: 'hello' }).catch(() => {});
+    expect(browser.urls).toHaveLength(2);
+    expect(browser.urls[1]!.origin).toBe(new URL(moved.issuer).origin);
+    expect(await browser.pages[1]).toMatchObject({ status: 200, body: expect.stringContaining('Logged in') });
+
+    expect(await whoami(h)).toMatch(/^hello from /);
+    expect(moved.as.counts).toMatchObject({ registrations: 1, authorizations: 1, codeExchanges: 1 });
+    expect(w.as.counts).toMatchObject({ registrations: 1, authorizations: 1, refreshes: 0 });
+    expect(storedTokens(w).map((record) => record.issuer)).toContain(moved.issuer);
   });
 
   it('fails a non-interactive connect without tokens with an error that says to run tack auth', async () => {

@@ -12,7 +12,12 @@ import {
   loadToolsFile,
   type Searcher,
 } from '../../src/search/bench.js';
-import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../../src/search/meta-tools.js';
+import {
+  CALL_TOOL_DEFINITION,
+  formatToolHits,
+  SEARCH_TOOLS_DEFINITION,
+  searchToolsInput,
+} from '../../src/search/meta-tools.js';
 import type { SearchableTool } from '../../src/search/tool-index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tack-tool-search-'));
@@ -65,7 +70,9 @@ describe('loadToolsFile', () => {
         'tool [0]: "inputSchema" must be a JSON Schema object',
       ],
       [['x'], 'tool [0]: expected an object'],
-      [{ tools: [] }, ': expected an array of tools'],
+      [{ tool: [] }, ': expected an array of tools, or {"servers", "tools"}'],
+      [{ tools: [], servers: [] }, ': "servers" must be an object of server profiles'],
+      [{ tools: [], servers: { a: { title: 1 } } }, ': servers.a: "title" must be a string'],
     ];
     for (const [content, message] of cases) {
       const path = file(JSON.stringify(content));
@@ -257,12 +264,49 @@ describe('contextCost', () => {
 });
 
 describe('meta-tools', () => {
-  it('search_tools takes a query and an optional k (default 5); call_tool a name and arguments', () => {
+  it('search_tools takes capability queries (or one query) and an optional k; call_tool a name and arguments', () => {
     expect(SEARCH_TOOLS_DEFINITION.name).toBe('search_tools');
-    expect(SEARCH_TOOLS_DEFINITION.inputSchema.required).toEqual(['query']);
-    expect(SEARCH_TOOLS_DEFINITION.inputSchema.properties.k).toMatchObject({ type: 'integer', default: 5 });
+    expect(SEARCH_TOOLS_DEFINITION.inputSchema.required).toEqual([]);
+    expect(SEARCH_TOOLS_DEFINITION.inputSchema.properties.queries).toMatchObject({
+      type: 'array',
+      items: { type: 'string' },
+      maxItems: 8,
+    });
+    expect(SEARCH_TOOLS_DEFINITION.inputSchema.properties.k).toMatchObject({ type: 'integer', maximum: 20 });
     expect(CALL_TOOL_DEFINITION.name).toBe('call_tool');
     expect(CALL_TOOL_DEFINITION.inputSchema.required).toEqual(['name', 'arguments']);
     expect(CALL_TOOL_DEFINITION.inputSchema.properties.arguments).toMatchObject({ type: 'object' });
+  });
+});
+
+describe('search_tools arguments', () => {
+  it('takes queries, a query or both (deduplicated), with k defaulting by how many', () => {
+    expect(searchToolsInput({ query: ' forecast ' })).toEqual({ queries: ['forecast'], k: 5 });
+    expect(searchToolsInput({ queries: ['a b', 'c d', 'a b'] })).toEqual({ queries: ['a b', 'c d'], k: 6 });
+    expect(searchToolsInput({ query: 'x', queries: ['y'], k: 50 })).toEqual({ queries: ['x', 'y'], k: 20 });
+    // A model that sends one string where the list goes is met halfway.
+    expect(searchToolsInput({ queries: 'send email' })).toEqual({ queries: ['send email'], k: 5 });
+  });
+
+  it('says what is wrong in words the model can act on', () => {
+    expect(searchToolsInput({})).toEqual({ error: expect.stringMatching(/give "queries"/) });
+    expect(searchToolsInput({ queries: [1] })).toEqual({ error: expect.stringMatching(/list of strings/) });
+    expect(searchToolsInput({ queries: Array.from({ length: 9 }, (_, i) => `q${i}`) })).toEqual({
+      error: expect.stringMatching(/at most 8 queries/),
+    });
+  });
+
+  it("groups hits by server in the order of each server's best tool", () => {
+    const hit = (server: string, name: string) => ({
+      tool: { server, name, description: `${name} does it` },
+    });
+    const text = formatToolHits('"q"', [hit('a', 'x'), hit('b', 'y'), hit('a', 'z')], [], 'next');
+    expect(text.split('\n')).toEqual([
+      '1. x (server a): x does it',
+      '2. z (server a): z does it',
+      '3. y (server b): y does it',
+      'next',
+    ]);
+    expect(formatToolHits('"q"', [], [], 'next')).toBe('No tool matches "q". Try other words.');
   });
 });

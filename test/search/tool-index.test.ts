@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compareRetrieval, loadQueriesFile, loadToolsFile } from '../../src/search/bench.js';
+import { capabilityClauses, querySegments } from '../../src/search/segments.js';
 import { nameWords, tokenize } from '../../src/search/tokenize.js';
 import {
   BaselineToolIndex,
@@ -144,12 +145,102 @@ describe('ToolSearchIndex', () => {
     expect(BaselineToolIndex.build(tools).search('创建任务')).toEqual([]);
   });
 
-  it('indexes the server name and its instructions as fields of every tool of that server', () => {
-    const index = ToolSearchIndex.build([...GITHUB, ...FILES], {
-      serverInstructions: { files: 'Sandboxed disk access for the workspace.' },
-    });
+  it('indexes the server name as a field of every tool of that server', () => {
+    const index = ToolSearchIndex.build([...GITHUB, ...FILES]);
     expect(new Set(names(index.search('github', 5)))).toEqual(new Set(GITHUB.map((t) => t.name)));
-    expect(new Set(names(index.search('sandboxed workspace')))).toEqual(new Set(['read_file', 'write_file']));
+  });
+
+  it('ranks servers as documents: a server that says what it is for lends its tools evidence', () => {
+    const tools: SearchableTool[] = [
+      { server: 'jot', name: 'create_entry', description: 'Create an entry with a title and a body.' },
+      { server: 'jot', name: 'append_text', description: 'Append text to an existing entry.' },
+      { server: 'disk', name: 'write_file', description: 'Create or overwrite a file.' },
+      { server: 'calendar', name: 'create_event', description: 'Create a calendar event.' },
+      { server: 'mail', name: 'send_message', description: 'Send an email message.' },
+    ];
+    const servers = { jot: { title: 'Notes', instructions: 'Save, organize and find your notes.' } };
+    // No tool of `jot` says "save" or "notes"; its server does.
+    const index = ToolSearchIndex.build(tools, { servers });
+    expect(index.search('save this to my notes', 2).map((h) => h.tool.server)).toEqual(['jot', 'jot']);
+    const off = ToolSearchIndex.build(tools, { servers, ranking: { server: { weight: 0 } } });
+    expect(off.search('save this to my notes', 5).map((h) => h.tool.server)).not.toContain('jot');
+    const [hit] = index.search('save notes', 1, { explain: true });
+    expect(hit!.explain!.server).toBeGreaterThan(0);
+  });
+
+  it('merges several queries so each capability gets its best tools near the top', () => {
+    const tools: SearchableTool[] = [
+      ...FILES,
+      { server: 'files', name: 'read_text', description: 'Read a text file, the whole file or its head.' },
+      { server: 'files', name: 'read_media', description: 'Read an image or audio file.' },
+      { server: 'files', name: 'read_many', description: 'Read several files at once.' },
+      ...GITHUB.slice(0, 2),
+    ];
+    const index = ToolSearchIndex.build(tools);
+    const both = names(index.searchMany(['read a file', 'open an issue'], 2));
+    expect(both).toContain('mcp__github__create_issue');
+    expect(both.some((n) => n.startsWith('read'))).toBe(true);
+    // One request with the same needs, ranked whole: the file tools crowd the issue out of the top three...
+    const request = 'read the whole text file and its head, then open an issue';
+    const whole = ToolSearchIndex.build(tools, { ranking: { segments: { weight: 0 } } });
+    expect(names(whole.search(request, 3))).not.toContain('mcp__github__create_issue');
+    // ...ranked step by step as well (request steps at full weight), the issue gets its place.
+    const steps = ToolSearchIndex.build(tools, { ranking: { segments: { weight: 1 } } });
+    expect(names(steps.search(request, 3))).toContain('mcp__github__create_issue');
+    // One query among several is exactly a search for it.
+    expect(index.searchMany(['read a file'], 3)).toEqual(index.search('read a file', 3));
+  });
+
+  it("says why a tool matched: the words, their fields and each query's rank", () => {
+    const index = ToolSearchIndex.build([...GITHUB, ...FILES]);
+    const hit = index
+      .searchMany(['branch contents', 'write'], 3, { explain: true })
+      .find((h) => h.tool.name === 'mcp__github__get_file_contents');
+    expect(hit!.explain!.terms).toEqual(
+      expect.arrayContaining([
+        { term: 'branch', fields: ['params'] },
+        { term: 'content', fields: ['name'] },
+      ]),
+    );
+    expect(hit!.explain!.ranks).toEqual([{ query: 'branch contents', rank: 1 }]);
+    expect(index.search('branch')[0]!.explain).toBeUndefined();
+  });
+
+  it('finds a tool by an enum value of its parameters, and not when enum values are off', () => {
+    const tools: SearchableTool[] = [
+      ...FILES,
+      {
+        server: 'wx',
+        name: 'forecast',
+        description: 'Weather for a city.',
+        inputSchema: {
+          type: 'object',
+          properties: { unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+        },
+      },
+    ];
+    expect(names(ToolSearchIndex.build(tools).search('fahrenheit', 1))).toEqual(['forecast']);
+    expect(ToolSearchIndex.build(tools, { ranking: { enums: false } }).search('fahrenheit')).toEqual([]);
+  });
+
+  it('expands the query with the words of the best tools (pseudo-relevance feedback)', () => {
+    const tools: SearchableTool[] = [
+      { server: 'pay', name: 'refund_payment', description: 'Refund a card payment to the customer.' },
+      { server: 'pay', name: 'capture_payment', description: 'Capture an authorised card payment.' },
+      { server: 'pay', name: 'list_disputes', description: 'Card chargebacks opened by the customer bank.' },
+      { server: 'docs', name: 'search_docs', description: 'Search the handbook.' },
+    ];
+    const ranking = { server: { weight: 0 } };
+    const index = ToolSearchIndex.build(tools, {
+      ranking: { ...ranking, expansion: { docs: 2, terms: 4, weight: 0.5 } },
+    });
+    const hits = index.search('refund', 4, { explain: true });
+    expect(names(hits)[0]).toBe('refund_payment');
+    // `list_disputes` shares no word with "refund"; it is reached through the words of the best tool.
+    expect(names(hits)).toContain('list_disputes');
+    expect(hits.find((h) => h.tool.name === 'list_disputes')!.explain!.expansion.length).toBeGreaterThan(0);
+    const plain = ToolSearchIndex.build(tools, { ranking: { ...ranking, expansion: { weight: 0 } } });
+    expect(names(plain.search('refund', 4))).toEqual(['refund_payment']);
   });
 
   it('replaces one server incrementally, leaving the others as they were', () => {
@@ -161,12 +252,11 @@ describe('ToolSearchIndex', () => {
         { server: 'files', name: 'delete_file', description: 'Remove a file for good.' },
         { server: 'other', name: 'ignored', description: 'belongs to another server' },
       ],
-      'Disk tools, now with deletion.',
+      { instructions: 'Disk tools, now with deletion.' },
     );
     expect(index.size).toBe(4);
     expect(index.search('overwrite')).toEqual([]);
     expect(names(index.search('remove file', 1))).toEqual(['delete_file']);
-    expect(names(index.search('deletion', 1))).toEqual(['delete_file']);
     expect(index.search('another server')).toEqual([]);
     expect(names(index.search('create issue', 1))).toEqual(['mcp__github__create_issue']);
 
@@ -183,7 +273,12 @@ describe('ToolSearchIndex', () => {
     const replaced = ToolSearchIndex.build([...GITHUB, ...FILES]);
     replaced.replaceServer('files', FILES);
     const fresh = ToolSearchIndex.build([...GITHUB, ...FILES]);
-    for (const query of ['read a file', 'open issue', 'pull request branch'])
+    for (const query of [
+      'read a file',
+      'open issue',
+      'pull request branch',
+      'create a file, then open an issue',
+    ])
       expect(replaced.search(query).map((h) => [h.tool.name, h.score.toFixed(6)])).toEqual(
         fresh.search(query).map((h) => [h.tool.name, h.score.toFixed(6)]),
       );
@@ -197,5 +292,24 @@ describe('ToolSearchIndex', () => {
     expect(result.tack.hitAt[5]!).toBeGreaterThan(result.baseline.hitAt[5]!);
     expect(result.tack.mrr).toBeGreaterThan(result.baseline.mrr);
     expect(result.tack.hitAt[5]!).toBeGreaterThanOrEqual(0.75);
+  });
+});
+
+describe('request steps', () => {
+  it('cuts a request where a person marks a new step, and leaves a one-step request whole', () => {
+    expect(
+      querySegments('Book a flight to Lisbon, then send the itinerary to my wife. Add it to my calendar'),
+    ).toEqual(['Book a flight to Lisbon', 'send the itinerary to my wife', 'Add it to my calendar']);
+    expect(querySegments('give me the number of movies directed by Sofia Coppola')).toEqual([]);
+    expect(querySegments('1. fetch the page 2. summarise it')).toEqual(['fetch the page', 'summarise it']);
+  });
+
+  it('cuts capability clauses at commas and "and" too, keeping one-word parts with their neighbour', () => {
+    expect(capabilityClauses('find a recipe with beef, the nutrition facts and a grocery list')).toEqual([
+      'find a recipe with beef',
+      'the nutrition facts',
+      'a grocery list',
+    ]);
+    expect(capabilityClauses('read the file')).toEqual([]);
   });
 });

@@ -289,9 +289,9 @@ describe('project trust: enforced', () => {
     expect(call.stderr).toContain('which is held back: project not trusted: run `tack trust`');
     expect(existsSync(projectPids)).toBe(false);
 
-    const trusted = await run('trust');
+    const trusted = await run('trust', '--yes');
     expect(trusted.code).toBe(0);
-    expect(trusted.stdout).toContain(`Trusting ${p.dir}`);
+    expect(trusted.stdout).toContain(`Project ${p.dir} (never trusted)`);
     expect(trusted.stdout).toMatch(/^ {2}tack\.json$/m);
     expect(trusted.stdout).toMatch(
       /proj\s+stdio\s+.*stdio-server\.js --pid-file .*project\.pids\s+tack\.json/,
@@ -441,7 +441,7 @@ describe('project trust: enforced', () => {
     expect(existsSync(projectMarker)).toBe(false);
     expect(held.out.stderr).toContain('held back 1 hook, 1 allow rule from tack.json');
 
-    expect((await tack(['trust'], { cwd: p.dir, env })).code).toBe(0);
+    expect((await tack(['trust', '--yes'], { cwd: p.dir, env })).code).toBe(0);
     const allowed = await run();
     expect(allowed.approval?.decision).toBe('allow');
     expect(existsSync(projectMarker)).toBe(true);

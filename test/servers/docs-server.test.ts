@@ -190,7 +190,7 @@ describe('the HTTP guard in front of every tack server', () => {
 
       // An HTTP server that failed reconnects in the background after the first restart delay: make that
       // delay outlast the assertions, or `denied` may already read "connecting" again.
-      const slowRetry = { initialDelayMs: 60_000, maxDelayMs: 60_000, maxAttempts: 1 };
+      const slowRetry = { initialDelayMs: 60_000, maxDelayMs: 60_000 };
       const host = await startHost(
         project,
         {

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { tack } from '../helpers/cli.js';
 import { REPO, tempProject } from '../helpers/project.js';
 
-const REAL = join(REPO, 'test', 'fixtures', 'skills', 'anthropics');
-const VALID = join(REPO, 'test', 'fixtures', 'skills', 'valid');
+const REAL = join(REPO, 'examples', 'skills', 'anthropics');
+const VALID = join(REPO, 'examples', 'skills', 'team');
 const INVALID = join(REPO, 'test', 'fixtures', 'skills', 'invalid');
 
 /**
@@ -67,7 +67,7 @@ describe('tack skills', () => {
     });
     expect(trusted.stdout).toMatch(/^commit-message\s+project\s/m);
     expect(trusted.stderr).toMatch(
-      /skill 'commit-message' in .*valid\/commit-message is shadowed by .*\.agents\/skills\/commit-message \(project scope wins\)/,
+      /skill 'commit-message' in .*team\/commit-message is shadowed by .*\.agents\/skills\/commit-message \(project scope wins\)/,
     );
     expect(trusted.stdout).toMatch(
       /Every turn: the index costs \d+ tokens \(budget 2000\); every body loaded up front would cost \d+ \(\d+\.\dx the index\)/,
@@ -159,7 +159,16 @@ describe('tack skills', () => {
   it('a broken skills entry in tack.json names the file and the field', async () => {
     using p = project();
     p.write('tack.json', { skills: ['ok', 3] });
-    const run = await tack(['skills', 'list'], { cwd: p.dir, env: { ...p.env, HOME: p.home } });
+    // An untrusted project's broken file is left out with a warning; once trusted, it is the error it always was.
+    const untrusted = await tack(['skills', 'list'], { cwd: p.dir, env: { ...p.env, HOME: p.home } });
+    expect(untrusted.code).toBe(0);
+    expect(untrusted.stderr).toMatch(
+      /^warning: tack\.json: skills\[1\]: expected a folder path, got 3; ignored /m,
+    );
+    const run = await tack(['skills', 'list', '--trust-project'], {
+      cwd: p.dir,
+      env: { ...p.env, HOME: p.home },
+    });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^error: tack\.json: skills\[1\]: expected a folder path, got 3$/m);
   });

@@ -9,8 +9,8 @@ import { skillTools } from '../../src/skills/tools.js';
 import { countTokens } from '../../src/tokens/count.js';
 import { REPO } from '../helpers/project.js';
 
-const REAL = join(REPO, 'test', 'fixtures', 'skills', 'anthropics');
-const VALID = join(REPO, 'test', 'fixtures', 'skills', 'valid');
+const REAL = join(REPO, 'examples', 'skills', 'anthropics');
+const VALID = join(REPO, 'examples', 'skills', 'team');
 
 const dirs: string[] = [];
 afterEach(() => {

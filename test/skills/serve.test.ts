@@ -13,7 +13,7 @@ import { skillTools } from '../../src/skills/tools.js';
 import { fixtureEntry, REPO, startHost, tempProject } from '../helpers/project.js';
 
 const BIN = join(REPO, 'bin', 'tack.js');
-const VALID = join(REPO, 'test', 'fixtures', 'skills', 'valid');
+const VALID = join(REPO, 'examples', 'skills', 'team');
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -6,7 +6,7 @@ import { formatIssue, type SkillRule, validatePaths, validateSkill } from '../..
 import { countTokens } from '../../src/tokens/count.js';
 import { REPO } from '../helpers/project.js';
 
-const REAL = join(REPO, 'test', 'fixtures', 'skills', 'anthropics');
+const REAL = join(REPO, 'examples', 'skills', 'anthropics');
 const INVALID = join(REPO, 'test', 'fixtures', 'skills', 'invalid');
 
 describe('validate: the eight real Anthropic skills', () => {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { countTokens, toolDefinitionText, toolDefinitionTokens } from '../../src/tokens/count.js';
+import {
+  countTokens,
+  modelToolOf,
+  toolDefinitionText,
+  toolDefinitionTokens,
+} from '../../src/tokens/count.js';
 
 describe('token counts (Qwen3 tokenizer)', () => {
   it('count the skill metadata of the background documents as 41 tokens', async () => {
@@ -23,12 +28,18 @@ describe('token counts (Qwen3 tokenizer)', () => {
         },
       },
     };
-    expect(JSON.parse(toolDefinitionText(tool))).toEqual({
+    expect(JSON.parse(toolDefinitionText(modelToolOf(tool)))).toEqual({
       name: 'mcp__w__get_forecast',
       description: 'Get the forecast for a city.',
       input_schema: tool.definition.inputSchema,
     });
     // 42 tokens, counted once with the same tokenizer; a change here means the definition text changed.
-    expect(await toolDefinitionTokens(tool)).toBe(42);
+    expect(await toolDefinitionTokens(modelToolOf(tool))).toBe(42);
+    // A definition without a description is sent with its title (else its name), as the agent sends it.
+    const untitled = {
+      ...tool,
+      definition: { ...tool.definition, description: undefined, title: 'Forecast' },
+    };
+    expect(modelToolOf(untitled).description).toBe('Forecast');
   });
 });

@@ -9,10 +9,10 @@ import { systemPrompt } from '../../agent/context.js';
 import type { AgentEvent, EndReason } from '../../agent/events.js';
 import type { AgentInteraction } from '../../agent/interaction.js';
 import type { DefinitionReviewer, Limits, RunResult } from '../../agent/session.js';
-import { TackError } from '../../errors.js';
-import { countTokens } from '../../tokens/count.js';
+import { errorMessage, TackError } from '../../errors.js';
+import { countTokens, TOOL_TOKENS_BASIS, toolDefinitionTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
-import { print, table } from '../output.js';
+import { print, table, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../session.js';
 
 export interface AgentCliOptions extends GlobalOptions {
@@ -24,12 +24,24 @@ export interface AgentCliOptions extends GlobalOptions {
   trustProject?: boolean;
 }
 
-/** Exit codes of `tack run`: what a script needs to tell a finished task from a stopped one. */
-export function exitCodeOf(reason: EndReason): number {
-  if (reason === 'completed') return 0;
+/**
+ * Exit codes of `tack run`: what a script needs to tell a finished task from a stopped one. A run that completed
+ * although calls were refused for want of someone to ask is 4: its answer was reached without those tools.
+ */
+export function exitCodeOf(reason: EndReason, refusedUnasked = 0): number {
+  if (reason === 'completed') return refusedUnasked > 0 ? 4 : 0;
   if (reason === 'aborted') return 130;
   if (reason === 'error') return 1;
   return 3; // a limit, or loop detection: the task is not done
+}
+
+/** Whether streamed answer text left a line open on stdout (see endAnswerLine). */
+let answerLineOpen = false;
+
+/** Ends the line an answer streamed without a final newline, so what is printed next starts on its own. */
+function endAnswerLine(): void {
+  if (answerLineOpen) process.stdout.write('\n');
+  answerLineOpen = false;
 }
 
 /** What the terminal shows while a session works: the answer on stdout, everything else on stderr. */
@@ -42,6 +54,7 @@ export function renderEvent(event: AgentEvent, json: boolean): void {
   switch (event.type) {
     case 'text-delta':
       process.stdout.write(event.text);
+      if (event.text !== '') answerLineOpen = !event.text.endsWith('\n');
       break;
     case 'tool-call':
       err(`\n→ ${event.name} ${compact(event.arguments)}`);
@@ -201,7 +214,7 @@ function approveMode(value: string | undefined): ApproveMode | undefined {
 
 async function open(
   options: AgentCliOptions,
-  extra: { json?: boolean; servers?: boolean } = {},
+  extra: { json?: boolean; servers?: boolean; onEvent?: (event: AgentEvent) => void } = {},
 ): Promise<RunningAgent> {
   const config = loadCliConfig(options);
   const interactive = process.stdin.isTTY === true && !extra.json;
@@ -225,7 +238,11 @@ async function open(
     limits,
     ...(options.resume ? { resume: options.resume } : {}),
     ...(extra.servers === false ? { servers: false } : {}),
-    onEvent: (event) => renderEvent(event, extra.json === true),
+    onEvent: (event) => {
+      renderEvent(event, extra.json === true);
+      extra.onEvent?.(event);
+    },
+    onWarning: (warning) => warn(warning.message),
   });
 }
 
@@ -249,21 +266,43 @@ async function runWithInterrupt(agent: RunningAgent, task: string): Promise<RunR
 
 /** `tack run "<task>"`: headless; the answer streams to stdout, the exit code says how the run ended. */
 export async function runCommand(task: string | undefined, options: AgentCliOptions): Promise<number> {
-  const agent = await open(options, { json: options.json === true });
+  const refused: Array<{ name: string; reason: string }> = [];
+  const agent = await open(options, {
+    json: options.json === true,
+    onEvent: (event) => {
+      if (event.type === 'approval' && event.unasked)
+        refused.push({ name: event.name, reason: event.reason });
+    },
+  });
   try {
     if (agent.resumed) for (const note of agent.resumed.notes) process.stderr.write(`resume: ${note}\n`);
     const text = task ?? (agent.resumed ? 'Continue where you left off.' : undefined);
     if (!text) throw new TackError('USAGE', 'no task given', { hint: 'tack run "<what to do>"' });
     const result = await runWithInterrupt(agent, text);
     if (!options.json) process.stdout.write('\n');
+    if (refused.length > 0) process.stderr.write(refusedSummary(refused));
     process.stderr.write(
       `session ${agent.session.id} (tack run --resume ${agent.session.id.split('-').at(-1)} "...")\n`,
     );
-    return exitCodeOf(result.reason);
+    return exitCodeOf(result.reason, refused.length);
   } finally {
     closePrompts();
     await agent.close();
   }
+}
+
+/** Which calls a headless run refused without asking, and the three ways to let them through next time. */
+function refusedSummary(refused: ReadonlyArray<{ name: string; reason: string }>): string {
+  const byTool = new Map<string, string>();
+  for (const { name, reason } of refused) if (!byTool.has(name)) byTool.set(name, reason);
+  const lines = [...byTool].map(([name, reason]) => `  ${name}: ${reason}`);
+  const example = JSON.stringify({ permissions: { allow: [...byTool.keys()].slice(0, 2) } });
+  return (
+    `${refused.length} call${refused.length === 1 ? ' was' : 's were'} refused: nobody could be asked to approve ${refused.length === 1 ? 'it' : 'them'}\n` +
+    `${lines.join('\n')}\n` +
+    'To allow them: run in a terminal (you are asked), pass --approve auto-read-only (tools hinted read-only), ' +
+    `or add an allow rule to tack.json, e.g. ${example}\n`
+  );
 }
 
 /** `tack chat`: a conversation in the terminal, with /tools /skills /cost /compact /exit. */
@@ -337,6 +376,7 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
     transcript: false,
     trustProject: options.trustProject === true,
     approve: 'never',
+    onWarning: (warning) => warn(warning.message),
   });
   try {
     const rows: Array<{ part: string; source: string; tokens: number }> = [];
@@ -351,9 +391,7 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
       const key = tool.server ?? 'tack';
       const entry = byServer.get(key) ?? { tools: 0, tokens: 0 };
       entry.tools++;
-      entry.tokens += await countTokens(
-        `${tool.name}\n${tool.description}\n${JSON.stringify(tool.inputSchema)}`,
-      );
+      entry.tokens += await toolDefinitionTokens(tool);
       byServer.set(key, entry);
     }
     for (const [server, { tools, tokens }] of byServer)
@@ -367,7 +405,13 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
     if (options.json) {
       print(
         JSON.stringify(
-          { model: model ?? null, parts: rows, total, system: systemPrompt(agent.session.systemParts) },
+          {
+            model: model ?? null,
+            parts: rows,
+            total,
+            counted: { tools: TOOL_TOKENS_BASIS, history: 'estimated' },
+            system: systemPrompt(agent.session.systemParts),
+          },
           null,
           2,
         ),
@@ -380,7 +424,7 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
         ),
       );
       print(
-        '\nTokens counted with the Qwen3 tokenizer (history: estimated); the system parts are sent in this order, stable first.',
+        `\nTOKENS (Qwen3 tokenizer): system: the text of each part, sent in this order, stable first; tools: ${TOOL_TOKENS_BASIS}, as \`tack tools\` counts them; history: estimated.`,
       );
     }
     return 0;
@@ -401,7 +445,7 @@ interface EvalCase {
  * recorded with the guidelines hash, so a guidelines change can be compared before it ships.
  */
 export async function evalCommand(file: string, options: AgentCliOptions): Promise<number> {
-  const cases = readFileSync(resolve(file), 'utf8')
+  const cases = readPromptsFile(file)
     .split('\n')
     .map((line, i) => ({ line, i }))
     .filter(({ line }) => line.trim() !== '')
@@ -443,6 +487,8 @@ export async function evalCommand(file: string, options: AgentCliOptions): Promi
           usage: result.usage,
         }),
       );
+      // The answer streamed to stdout as it came; end its line so the next case and the summary start apart.
+      endAnswerLine();
       process.stderr.write(
         `${c.id ?? i + 1}: ${result.reason}${pass === undefined ? '' : pass ? ' pass' : ' FAIL'}\n`,
       );
@@ -455,6 +501,22 @@ export async function evalCommand(file: string, options: AgentCliOptions): Promi
     `${cases.length} prompts, ${failed} failed or unfinished; outputs with the guidelines hash in ${out}`,
   );
   return failed > 0 ? 1 : 0;
+}
+
+/** The prompts file's text; a file that cannot be read is a usage error naming it, not a crash. */
+function readPromptsFile(file: string): string {
+  try {
+    return readFileSync(resolve(file), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT' ? 'not found' : code === 'EISDIR' ? 'is a folder, not a file' : errorMessage(error);
+    throw new TackError('USAGE', `prompts file ${file}: ${why}`, {
+      subject: { file },
+      hint: 'Give a JSONL file with one {"id": "...", "prompt": "...", "expect": "substring or /regex/"} per line: tack eval prompts.jsonl',
+      cause: error,
+    });
+  }
 }
 
 function matches(answer: string, expect: string): boolean {

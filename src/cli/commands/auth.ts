@@ -5,7 +5,7 @@ import { McpHost, unknownServer } from '../../mcp/host.js';
 import { type OAuthLoginRequest, oauthResource } from '../../mcp/oauth.js';
 import type { OAuthTokenRecord } from '../../store/oauth-credentials.js';
 import { TackStore } from '../../store/store.js';
-import { print, printListing, table } from '../output.js';
+import { print, printListing, table, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../session.js';
 
 export interface AuthOptions extends GlobalOptions {
@@ -39,6 +39,7 @@ export async function authLoginCommand(name: string, options: AuthOptions): Prom
       forceLogin: true,
       onAuthorizationUrl: (request) => showLogin(request, options.open !== false),
     },
+    onWarning: (warning) => warn(warning.message),
   });
   // Ctrl-C while the browser is out: closing the host cancels the wait and frees the loopback port.
   const interrupt = () => void host.close();

@@ -2,9 +2,10 @@ import { TackError } from '../../errors.js';
 import {
   compareRetrieval,
   contextCost,
+  loadCatalogFile,
   loadQueriesFile,
-  loadToolsFile,
   type RetrievalMetrics,
+  type RetrievalRows,
 } from '../../search/bench.js';
 import { countTokens } from '../../tokens/count.js';
 import { print, printJson, table } from '../output.js';
@@ -18,17 +19,18 @@ export interface BenchToolSearchOptions extends GlobalOptions {
 }
 
 /**
- * `tack bench tool-search --tools tools.json --queries queries.jsonl [--k 1,5,10]`: any retrieval set, offline,
- * tack's ranking and the plain BM25 baseline side by side, and the catalog's definition tokens inline vs
- * deferred. Formats: docs/tool-search.md.
+ * `tack bench tool-search --tools tools.json --queries queries.jsonl [--k 1,5,10]`: any retrieval set, offline:
+ * tack's ranking, tack with each part switched off (the ablations) and the plain BM25 baseline side by side, with
+ * the task text as the query and with the task split into capability queries; and the catalog's definition
+ * tokens inline vs deferred. Formats: docs/tool-search.md.
  */
 export async function benchToolSearchCommand(options: BenchToolSearchOptions): Promise<number> {
   const ks = (options.k ?? '1,5,10').split(',').map((v) => Number(v.trim()));
   if (ks.some((k) => !Number.isInteger(k) || k < 1))
     throw new TackError('USAGE', `--k expects positive integers separated by commas, got "${options.k}"`);
-  const tools = loadToolsFile(options.tools);
+  const { tools, servers } = loadCatalogFile(options.tools);
   const queries = loadQueriesFile(options.queries);
-  const retrieval = compareRetrieval(tools, queries, ks);
+  const retrieval = compareRetrieval(tools, queries, ks, { servers });
   const cost = await contextCost(tools, countTokens);
   if (options.json) {
     printJson({ tools: tools.length, queries: queries.length, ks, retrieval, context: cost });
@@ -40,12 +42,21 @@ export async function benchToolSearchCommand(options: BenchToolSearchOptions): P
     ...ks.map((k) => m.recallAt[k]!.toFixed(3)),
     m.mrr.toFixed(3),
   ];
-  print(`${tools.length} tools, ${queries.length} queries\n`);
-  print(
+  const rows = (r: RetrievalRows) =>
     table(
       ['RANKER', ...ks.map((k) => `HIT@${k}`), ...ks.map((k) => `RECALL@${k}`), 'MRR'],
-      [row('tack', retrieval.tack), row('bm25 (name+description)', retrieval.baseline)],
-    ),
+      [
+        row('tack', r.tack),
+        ...Object.entries(r.ablations).map(([name, m]) => row(`  ${name}`, m)),
+        row('bm25 (name+description)', r.baseline),
+      ],
+    );
+  print(
+    `${tools.length} tools on ${new Set(tools.map((t) => t.server)).size} servers, ${queries.length} queries\n`,
+  );
+  print(`The task text as one query:\n${rows(retrieval)}`);
+  print(
+    `\nThe task split into capability queries (each query's "queries", else its clauses), merged:\n${rows(retrieval.split)}`,
   );
   if (retrieval.unknownGold.length > 0)
     print(

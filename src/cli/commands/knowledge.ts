@@ -1,13 +1,20 @@
-import { resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
+import { createTwoFilesPatch } from 'diff';
 import type { KnowledgeConfig, TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
+import { exampleValue, type ParameterType, parameterType } from '../../knowledge/attest/parameters.js';
 import { type ComputationOutcome, formatOutcome } from '../../knowledge/attest/run.js';
 import { type KnowledgeBundle, loadBundle } from '../../knowledge/bundle.js';
 import { isStale } from '../../knowledge/concept.js';
 import { recordVerification } from '../../knowledge/edit.js';
 import { generateBundle } from '../../knowledge/generate.js';
 import { type GraphFormat, graphJson, renderGraph } from '../../knowledge/graph.js';
-import { writeIndexes } from '../../knowledge/index-file.js';
+import {
+  applyIndexPlan,
+  type IndexFilePlan,
+  type IndexPlan,
+  planIndexes,
+} from '../../knowledge/index-file.js';
 import { formatKnowledgeIssue } from '../../knowledge/issues.js';
 import { bundleSummary, KnowledgeBase, loadBundleRef } from '../../knowledge/knowledge.js';
 import { renderConcept } from '../../knowledge/render.js';
@@ -15,7 +22,7 @@ import { openRuntimes, type RuntimeSettings, runNamedComputation } from '../../k
 import { formatHits } from '../../knowledge/tools.js';
 import { isTrustTier, TRUST_TIERS } from '../../knowledge/trust.js';
 import { POSTGRES_URL_ENV } from '../../servers/knowledge/entry.js';
-import { print, printJson } from '../output.js';
+import { print, printJson, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../session.js';
 
 export interface KnowledgeOptions extends GlobalOptions {
@@ -94,15 +101,74 @@ export async function knowledgeLintCommand(options: KnowledgeOptions): Promise<n
   return bundles.some((b) => !b.conformant) ? 1 : 0;
 }
 
-/** `tack knowledge index [bundle...]`: writes index.md in every folder of each bundle. */
-export async function knowledgeIndexCommand(options: KnowledgeOptions): Promise<number> {
-  const written: Array<{ bundle: string; files: string[] }> = [];
-  for (const bundle of await loadBundles(options)) {
-    written.push({ bundle: bundle.name, files: await writeIndexes(bundle) });
+export interface KnowledgeIndexOptions extends KnowledgeOptions {
+  /** Write the changes; without it the command only shows them. */
+  write?: boolean;
+}
+
+/**
+ * `tack knowledge index [bundle...] [--write]`: the index.md files as the generator would leave them (planIndexes:
+ * only the lines between its markers are its own). Without --write, prints a unified diff per file and writes
+ * nothing: exit 0 when every index is current, 1 when something would change (as `git diff --exit-code`, so a CI
+ * job can check indexes). With --write, writes the changed files; exit 0.
+ */
+export async function knowledgeIndexCommand(options: KnowledgeIndexOptions): Promise<number> {
+  // Every bundle is planned before anything is written: a broken marker in one leaves all of them as they were.
+  const plans: Array<{ bundle: KnowledgeBundle; plan: IndexPlan }> = [];
+  for (const bundle of await loadBundles(options)) plans.push({ bundle, plan: await planIndexes(bundle) });
+  const results: Array<{ bundle: KnowledgeBundle; plan: IndexPlan; written: string[] }> = [];
+  for (const { bundle, plan } of plans)
+    results.push({ bundle, plan, written: options.write ? await applyIndexPlan(plan) : [] });
+  const shown = (root: string, path: string) =>
+    relative(process.cwd(), join(root, path)).split(sep).join('/');
+  const diffOf = (root: string, file: IndexFilePlan) =>
+    createTwoFilesPatch(
+      file.before === undefined ? '/dev/null' : shown(root, file.path),
+      shown(root, file.path),
+      file.before ?? '',
+      file.after,
+      file.before === undefined ? '' : 'now',
+      options.write ? 'written' : 'with --write',
+    );
+  for (const { bundle, plan } of results)
+    for (const issue of plan.warnings)
+      warn(`${bundle.name}/${issue.file}${issue.line ? `:${issue.line}` : ''}: ${issue.message}`);
+  if (options.json) {
+    printJson(
+      results.map(({ bundle, plan, written }) => ({
+        bundle: bundle.name,
+        root: bundle.root,
+        write: options.write === true,
+        files: plan.files.map((f) => ({
+          path: f.path,
+          status: !f.changed ? 'unchanged' : f.before === undefined ? 'new' : 'changed',
+          ...(f.changed ? { diff: diffOf(bundle.root, f) } : {}),
+        })),
+        written,
+        warnings: plan.warnings,
+      })),
+    );
+  } else {
+    for (const { bundle, plan, written } of results) {
+      const changed = plan.files.filter((f) => f.changed);
+      if (options.write) {
+        print(
+          written.length > 0
+            ? `${bundle.name}: wrote ${written.join(', ')}`
+            : `${bundle.name}: ${plan.files.length} index files up to date`,
+        );
+        continue;
+      }
+      for (const file of changed) print(diffOf(bundle.root, file));
+      process.stderr.write(
+        changed.length > 0
+          ? `${bundle.name}: ${changed.length} of ${plan.files.length} index files would change; nothing was written (run with --write to write them)\n`
+          : `${bundle.name}: ${plan.files.length} index files up to date\n`,
+      );
+    }
   }
-  if (options.json) printJson(written);
-  else for (const w of written) print(`${w.bundle}: wrote ${w.files.join(', ')}`);
-  return 0;
+  const pending = results.some(({ plan }) => plan.files.some((f) => f.changed));
+  return !options.write && pending ? 1 : 0;
 }
 
 /** `tack knowledge show <id>`: a concept exactly as read_concept gives it to the model. */
@@ -181,7 +247,7 @@ export async function knowledgeRunCommand(id: string, options: KnowledgeRunOptio
   const config = loadCliConfig(options);
   const base = new KnowledgeBase(await Promise.all(bundleRoots(options, config).map(loadBundleRef)));
   const { concept } = base.resolve(id);
-  const declared = new Map(concept.computation?.parameters.map((p) => [p.name, p.type]) ?? []);
+  const declared = new Map(concept.computation?.parameters.map((p) => [p.name, parameterType(p)]) ?? []);
   const values: Record<string, unknown> = {};
   for (const pair of options.param ?? []) {
     const cut = pair.indexOf('=');
@@ -191,13 +257,55 @@ export async function knowledgeRunCommand(id: string, options: KnowledgeRunOptio
   }
   const runtimes = await openRuntimes(runtimeSettings(options, config));
   try {
-    const outcome = await runNamedComputation(base, runtimes, id, values);
+    const outcome = await runNamedComputation(base, runtimes, id, values).catch((error: unknown) => {
+      throw forCommandLine(error, declared, concept.computation?.runtime);
+    });
     if (options.json) printJson(outcomeJson(outcome));
     else print(formatOutcome(outcome));
     return outcome.status === 'attested' ? 0 : 1;
   } finally {
     await runtimes.close();
   }
+}
+
+/**
+ * The library words its hints for a caller of the API or the run_computation tool (`{"year": 2026}`, "configure
+ * an executor"); on the command line they name the flag and the tack.json key instead. Same code and message.
+ */
+function forCommandLine(
+  error: unknown,
+  declared: ReadonlyMap<string, ParameterType | undefined>,
+  runtime: string | undefined,
+): unknown {
+  if (!TackError.isInstance(error)) return error;
+  const reworded = (hint: string) =>
+    new TackError(error.code, error.message, {
+      subject: error.subject,
+      details: error.details,
+      hint,
+      cause: error,
+    });
+  const path = error.subject.path ?? '';
+  if (error.code === 'COMPUTATION_INPUT' && path.startsWith('parameters.')) {
+    const name = path.slice('parameters.'.length);
+    const type = declared.get(name);
+    if (type) {
+      const example = JSON.parse(exampleValue(type)) as string | number | boolean;
+      return reworded(`Pass -p ${name}=${String(example)} (${type}).`);
+    }
+  }
+  // A runtime the concept names but nothing was opened for (its own "no runtime" error has no runtime to name).
+  if (error.code === 'COMPUTATION_FAILED' && path === 'runtime' && runtime) {
+    if (runtime === 'sqlite')
+      return reworded(
+        'Pass --sqlite <database file>, or set knowledge.runtimes.sqlite.database in tack.json.',
+      );
+    if (runtime === 'postgres')
+      return reworded(
+        `Pass --postgres <url>, set $${POSTGRES_URL_ENV}, or set knowledge.runtimes.postgres.url in tack.json.`,
+      );
+  }
+  return error;
 }
 
 /** An outcome as `--json` prints it: a refused run without the receipt it kept for audit, so without its value. */
@@ -208,10 +316,9 @@ function outcomeJson(outcome: ComputationOutcome): Omit<ComputationOutcome, 'rej
 }
 
 /** A command-line value as the declared type wants it: numbers and booleans parsed, everything else a string. */
-function cliValue(text: string, type: string | undefined): unknown {
-  if ((type === 'integer' || type === 'int' || type === 'number') && /^-?\d+(\.\d+)?$/.test(text))
-    return Number(text);
-  if ((type === 'boolean' || type === 'bool') && /^(true|false)$/.test(text)) return text === 'true';
+function cliValue(text: string, type: ParameterType | undefined): unknown {
+  if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(text)) return Number(text);
+  if (type === 'boolean' && /^(true|false)$/.test(text)) return text === 'true';
   return text;
 }
 

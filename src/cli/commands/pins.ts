@@ -22,9 +22,11 @@ function statusOf(record: PinRecord): Status {
 /** `tack pins list [server] [--check]`: every pin, its status and, for held ones, why. Exit 1 when any is held. */
 export async function pinsListCommand(server: string | undefined, options: PinsOptions): Promise<number> {
   if (options.check)
-    await withHost(options, server ? [server] : undefined, async (host) => {
+    await withHost(options, server ? [server] : undefined, async (host, _signal, config) => {
       if (!host.store) throw noStore();
-      new DefinitionGuard(host.store.pins).reviewAll(hostDefinitions(host));
+      new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes }).reviewAll(
+        hostDefinitions(host),
+      );
     });
   return withStore(options, (store, config) => {
     const records = select(store, config, server);

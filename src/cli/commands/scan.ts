@@ -65,13 +65,14 @@ export async function scanCommand(options: ScanOptions): Promise<number> {
   return reports.some((r) => r.verdict === 'block') ? 1 : 0;
 }
 
-function scanAll(tools: readonly ScannableTool[]): Report[] {
+/** `scanBytes`: tack.json `limits.scanBytes` when a config was loaded (the scanner's default otherwise). */
+function scanAll(tools: readonly ScannableTool[], scanBytes?: number): Report[] {
   const knownServers = [...new Set(tools.map((t) => t.server))];
   return tools.map((tool) => {
     // Naming a sibling on the same server is documentation ("call search_notes first"); naming another
     // server's tool is the shadowing sign.
     const knownTools = tools.filter((t) => t.server !== tool.server).map((t) => t.name);
-    const { verdict, findings } = scanTool(tool, { knownTools, knownServers });
+    const { verdict, findings } = scanTool(tool, { knownTools, knownServers, scanBytes });
     return { server: tool.server, name: tool.name, verdict, findings };
   });
 }
@@ -88,10 +89,15 @@ async function scanServers(
         ...(t.definition.description ? { description: t.definition.description } : {}),
         inputSchema: t.definition.inputSchema,
       })),
+      config.limits.scanBytes,
     );
     for (const server of host.servers()) {
       if (!server.instructions) continue;
-      const findings = scanText(server.instructions, { kind: 'instructions', server: server.name });
+      const findings = scanText(
+        server.instructions,
+        { kind: 'instructions', server: server.name },
+        { scanBytes: config.limits.scanBytes },
+      );
       reports.push({ server: server.name, name: '(instructions)', verdict: verdictOf(findings), findings });
     }
     return { reports, environments: environmentsOf(config) };

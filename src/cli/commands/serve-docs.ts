@@ -9,12 +9,15 @@ export interface ServeDocsOptions extends GlobalOptions {
 
 /** `tack serve-docs <folder> [--http [host:]port] [--no-watch]` */
 export async function serveDocsCommand(folder: string, options: ServeDocsOptions): Promise<number> {
+  const config = loadCliConfig(options);
   const server = await startDocsServer({
     folder,
     http: options.http === undefined ? undefined : parseListen(options.http),
     // Over HTTP the token and allowed hosts come from the configuration's serve section, as for tack serve.
-    serve: options.http === undefined ? undefined : loadCliConfig(options).serve,
+    serve: options.http === undefined ? undefined : config.serve,
     watch: options.watch !== false,
+    // limits.docsFileBytes, docsDepth, docsFiles and docsTotalBytes from tack.json.
+    limits: config.limits,
   });
   process.stderr.write(
     `tack serve-docs: ${server.library.size} documents from ${server.library.root}` +

@@ -19,6 +19,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     config,
     http: options.http === undefined ? undefined : parseListen(options.http),
     skills,
+    onWarning: (warning) => warn(warning.message),
   });
   const servers = gateway.host.servers();
   for (const server of servers) if (server.error) warn(server.error.message);

@@ -33,9 +33,11 @@ export async function serversCommand(options: GlobalOptions): Promise<number> {
         ]),
       ),
     );
-    if (options.json) return 0;
+    // A health check: non-zero when a server that should run does not (held-back and disabled ones do not count).
+    const failed = servers.some((s) => s.status === 'failed') ? 1 : 0;
+    if (options.json) return failed;
     for (const s of servers) printProblems(s);
-    return 0;
+    return failed;
   });
 }
 

@@ -3,6 +3,7 @@ import type { TackConfig } from '../../config/load.js';
 import { projectSkillsTrusted } from '../../config/trust.js';
 import { TackError } from '../../errors.js';
 import type { McpHost } from '../../mcp/host.js';
+import { ToolSearchIndex } from '../../search/tool-index.js';
 import { discoverSkills, scopeRoots } from '../../skills/discover.js';
 import { renderEntry, type SkillLibrary } from '../../skills/library.js';
 import { loadSkills } from '../../skills/load.js';
@@ -10,7 +11,7 @@ import { formatScriptResult, runSkillScript } from '../../skills/scripts.js';
 import { readSkill } from '../../skills/skill.js';
 import { formatIssue, type SkillIssue, validatePaths, validateSkill } from '../../skills/validate.js';
 import { countTokens } from '../../tokens/count.js';
-import { print, printJson, table, warn } from '../output.js';
+import { print, printJson, table, truncate, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig, withHost } from '../session.js';
 
 export interface SkillsOptions extends GlobalOptions {
@@ -124,8 +125,8 @@ export async function skillsListCommand(options: SkillsOptions): Promise<number>
           : '') +
         `; every body and every file, ${arithmetic.allBodiesTokens + arithmetic.allFilesTokens}.`,
     );
-    if (index.shortened.length) print(`Shortened to fit the budget: ${index.shortened.join(', ')}.`);
-    if (index.dropped.length) print(`Left out of the index (over budget): ${index.dropped.join(', ')}.`);
+    const summary = indexSummary(index, library.skills.length);
+    if (summary) print(`${summary[0]!.toUpperCase()}${summary.slice(1)}.`);
     print('Tokens counted with the Qwen3 tokenizer; BODY is what activate_skill returns.');
     return 0;
   });
@@ -135,8 +136,9 @@ export async function skillsListCommand(options: SkillsOptions): Promise<number>
 export async function skillsIndexCommand(options: SkillsOptions): Promise<number> {
   return withLibrary(options, async (library) => {
     const index = await renderIndex(library, options);
-    if (index.shortened.length) warn(`shortened to fit the budget: ${index.shortened.join(', ')}`);
-    if (index.dropped.length) warn(`left out of the index (over budget): ${index.dropped.join(', ')}`);
+    // One line, however many skills: naming 9,972 left-out skills helps nobody (--json has the lists).
+    const summary = indexSummary(index, library.skills.length);
+    if (summary) warn(summary);
     if (options.json) printJson(index);
     else print(index.text);
     return 0;
@@ -225,9 +227,90 @@ export async function skillsRunCommand(
           rl.close();
         }
       },
+    }).catch(async (error: unknown) => {
+      throw await scriptErrorForCommandLine(error, library, name);
     });
     if (options.json) printJson(result);
     else print(formatScriptResult(script, result));
     return result.exitCode === 0 ? 0 : 1;
+  });
+}
+
+/**
+ * A script path that does not resolve: the library's hint speaks to the model (activate_skill); here the user
+ * gets the skill's scripts and the command that shows the skill.
+ */
+async function scriptErrorForCommandLine(
+  error: unknown,
+  library: SkillLibrary,
+  name: string,
+): Promise<unknown> {
+  if (!TackError.isInstance(error) || error.code !== 'SKILL_FILE') return error;
+  const scripts = (await library.listFiles(name).catch(() => []))
+    .filter((file) => file.startsWith('scripts/'))
+    .map((file) => file.slice('scripts/'.length));
+  const listed = scripts.length > 0 ? `Its scripts: ${scripts.join(', ')}.` : 'It has no scripts/ folder.';
+  return new TackError(error.code, error.message, {
+    subject: error.subject,
+    details: error.details,
+    hint: `${listed} \`tack skills show ${name}\` shows the skill and its files.`,
+    cause: error,
+  });
+}
+
+/**
+ * What the budget did to tier 1, in one line: how many skills are in the index, how many descriptions were cut,
+ * how many were left out and how they stay reachable. Nothing when all fit as written.
+ */
+export function indexSummary(
+  index: {
+    entries: readonly unknown[];
+    shortened: readonly string[];
+    dropped: readonly string[];
+    budgetTokens: number;
+  },
+  total: number,
+): string | undefined {
+  if (index.shortened.length === 0 && index.dropped.length === 0) return undefined;
+  const parts = [
+    `${index.entries.length} of ${total} skills in the index (budget ${index.budgetTokens} tokens)`,
+  ];
+  if (index.shortened.length > 0) parts.push(`${index.shortened.length} descriptions shortened to fit`);
+  if (index.dropped.length > 0)
+    parts.push(
+      `${index.dropped.length} left out of the index, reachable with search_skills in a session and \`tack skills search <query>\``,
+    );
+  return parts.join('; ');
+}
+
+/**
+ * `tack skills search <query...>`: every installed skill (those left out of the index too) ranked as
+ * search_skills ranks them; each argument is one query, merged by reciprocal rank fusion.
+ */
+export async function skillsSearchCommand(
+  queries: readonly string[],
+  options: SkillsOptions & { k?: number },
+): Promise<number> {
+  return withLibrary(options, async (library) => {
+    const index = ToolSearchIndex.build(
+      library.skills.map((s) => ({ server: s.scope, name: s.name, description: s.description })),
+    );
+    const hits = index.searchMany(queries, options.k ?? 10);
+    const rows = hits.map((h) => ({
+      name: h.tool.name,
+      scope: h.tool.server,
+      score: Math.round(h.score * 1000) / 1000,
+      description: h.tool.description ?? '',
+    }));
+    if (options.json) printJson(rows);
+    else if (rows.length === 0) print(`No skill matches ${queries.map((q) => `"${q}"`).join(', ')}.`);
+    else
+      print(
+        table(
+          ['SCORE', 'SKILL', 'SCOPE', 'DESCRIPTION'],
+          rows.map((r) => [r.score.toFixed(3), r.name, r.scope, truncate(r.description, 70)]),
+        ),
+      );
+    return 0;
   });
 }

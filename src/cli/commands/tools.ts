@@ -1,23 +1,24 @@
-import { mcpToolLabels } from '../../agent/toolset.js';
+import { mcpAgentTools, mcpToolLabels } from '../../agent/toolset.js';
 import { hostDefinitions } from '../../mcp/definitions.js';
-import { instructionsByServer, searchableTool, ToolSearchIndex } from '../../search/tool-index.js';
 import { trifectaLegs } from '../../security/capabilities.js';
 import { DefinitionGuard } from '../../security/pins.js';
-import { toolDefinitionTokens } from '../../tokens/count.js';
+import { TOOL_TOKENS_BASIS, toolDefinitionTokens } from '../../tokens/count.js';
 import { print, printJson, table, truncate } from '../output.js';
 import { type ServerOptions, withHost } from '../session.js';
 
 export async function toolsCommand(options: ServerOptions): Promise<number> {
-  return withHost(options, options.server ? [options.server] : undefined, async (host) => {
+  return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
     const tools = host.catalog.tools;
+    // Priced as a session sends them (schemas mended for providers), so `tack context` shows the same figures.
+    const sent = mcpAgentTools(host, new Map(config.servers.map((s) => [s.name, s])), tools);
     const rows = await Promise.all(
-      tools.map(async (tool) => ({
+      tools.map(async (tool, i) => ({
         name: tool.name,
         server: tool.server,
         tool: tool.definition.name,
         title: tool.definition.title ?? tool.definition.annotations?.title ?? '',
         description: tool.definition.description ?? '',
-        tokens: await toolDefinitionTokens(tool),
+        tokens: await toolDefinitionTokens(sent[i]!),
       })),
     );
     const perServer: Record<string, { tools: number; tokens: number }> = {};
@@ -29,7 +30,12 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
     }
     const overall = { tools: rows.length, tokens: rows.reduce((sum, row) => sum + row.tokens, 0) };
     if (options.json) {
-      printJson({ tokenizer: 'qwen3', tools: rows, totals: { servers: perServer, overall } });
+      printJson({
+        tokenizer: 'qwen3',
+        counted: TOOL_TOKENS_BASIS,
+        tools: rows,
+        totals: { servers: perServer, overall },
+      });
       return 0;
     }
     if (rows.length === 0) {
@@ -57,7 +63,7 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
         ],
       ),
     );
-    print('\nTokens: each definition (name, description, input schema) counted with the Qwen3 tokenizer.');
+    print(`\nTOKENS (Qwen3 tokenizer): ${TOOL_TOKENS_BASIS}, as \`tack context\` counts them.`);
     return 0;
   });
 }
@@ -69,7 +75,8 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
  */
 export async function toolsSecurityCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
-    const held = host.store ? new DefinitionGuard(host.store.pins).reviewAll(hostDefinitions(host)).held : [];
+    const guard = host.store && new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes });
+    const held = guard ? guard.reviewAll(hostDefinitions(host)).held : [];
     const settings = new Map(config.servers.map((s) => [s.name, s]));
     const rows = host.catalog.tools.map((tool) => {
       const hold = held.find(
@@ -104,36 +111,6 @@ export async function toolsSecurityCommand(options: ServerOptions): Promise<numb
       `\nLethal trifecta: ${trifecta ? 'ALL THREE legs present' : 'not complete'}: untrusted input ${legs['untrusted-input'].length}, private data ${legs['private-data'].length}, egress ${legs.egress.length} tools.` +
         (trifecta ? ' Once untrusted input is read, every egress call asks.' : ''),
     );
-    return 0;
-  });
-}
-
-/** `tack tools search "<query>"`: the catalog ranked as search_tools ranks it, with scores. */
-export async function toolsSearchCommand(
-  query: string,
-  options: ServerOptions & { k?: number },
-): Promise<number> {
-  return withHost(options, options.server ? [options.server] : undefined, async (host) => {
-    const index = ToolSearchIndex.build(
-      host.catalog.tools.map((t) => searchableTool(t.name, t.server, t.definition)),
-      { serverInstructions: instructionsByServer(host.servers()) },
-    );
-    const hits = index.search(query, options.k ?? 10);
-    const rows = hits.map((h) => ({
-      name: h.tool.name,
-      server: h.tool.server,
-      score: Math.round(h.score * 1000) / 1000,
-      description: h.tool.description ?? '',
-    }));
-    if (options.json) printJson(rows);
-    else if (rows.length === 0) print(`No tool matches "${query}".`);
-    else
-      print(
-        table(
-          ['SCORE', 'TOOL', 'DESCRIPTION'],
-          rows.map((r) => [r.score.toFixed(3), r.name, truncate(r.description, 70)]),
-        ),
-      );
     return 0;
   });
 }

@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
-import { loadConfig, type ServerConfig, type TackConfig } from '../../config/load.js';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { type ProjectReview, reviewProject, trustReviewedProject } from '../../agent/project-review.js';
+import { loadConfig } from '../../config/load.js';
 import { findProjectRoot, resolvePaths } from '../../config/paths.js';
 import { projectTrustScope } from '../../config/trust.js';
 import { TackError } from '../../errors.js';
@@ -9,10 +10,9 @@ import {
   type FileChange,
   listTrustedProjects,
   projectFiles,
-  recordProjectTrust,
   revokeProjectTrust,
+  TRUST_PROJECT_ENV,
 } from '../../security/project-trust.js';
-import { discoverSkills } from '../../skills/discover.js';
 import { TackStore } from '../../store/store.js';
 import { isDirectory } from '../../util/fs-probe.js';
 import { print, printJson, table } from '../output.js';
@@ -21,26 +21,44 @@ import type { GlobalOptions } from '../session.js';
 export interface TrustOptions extends GlobalOptions {
   list?: boolean;
   revoke?: boolean;
+  /** Trust without asking (scripts, CI). */
+  yes?: boolean;
+  /** Show what would be trusted and record nothing. */
+  dryRun?: boolean;
 }
 
 /**
- * `tack trust [dir]`: shows what the project would run (its files, servers with their command lines, hooks, allow
- * rules, skills), then records the hash of every file; `--list` shows the trusted projects and whether their
- * files changed; `--revoke` forgets one.
+ * `tack trust [dir]`: shows what the project would run (reviewProject: its servers with their command lines, hooks,
+ * allow rules, skills, the files covered), asks "Trust this project? [y/N]" on a terminal, then records the hash
+ * of every file shown (trustReviewedProject). `--yes` trusts without asking, `--dry-run` only shows; without a
+ * terminal and without either it refuses (USAGE, exit 2). Exit 0 when trusted, already trusted, shown by
+ * --dry-run, or nothing to trust; 1 when the answer is no or the project cannot be trusted (a bound reached).
+ * `--list` shows the trusted projects and whether their files changed; `--revoke` forgets one.
  */
 export async function trustCommand(dir: string | undefined, options: TrustOptions): Promise<number> {
   if (options.config)
     throw new TackError('USAGE', '`tack trust` trusts a project folder, not a --config file', {
       hint: 'A file named with --config is trusted already: you chose it. Run `tack trust [dir]` for a project.',
     });
-  if (options.list && options.revoke)
-    throw new TackError('USAGE', '--list and --revoke do not go together', {
-      hint: 'Run `tack trust --list` to see the projects, then `tack trust --revoke <dir>`.',
+  const modes = [
+    options.list && '--list',
+    options.revoke && '--revoke',
+    options.yes && '--yes',
+    options.dryRun && '--dry-run',
+  ];
+  const given = modes.filter((m): m is string => typeof m === 'string');
+  if (given.length > 1)
+    throw new TackError('USAGE', `${given.join(' and ')} do not go together`, {
+      hint: 'Run `tack trust --dry-run` to see what would be trusted, `tack trust --yes` to trust without asking, `tack trust --list` to see the projects, `tack trust --revoke <dir>` to forget one.',
     });
   const cwd = resolve(dir ?? process.cwd());
   if (!options.list && !isDirectory(cwd))
     throw new TackError('USAGE', `${cwd}: not a folder`, {
       hint: 'Give the project folder: `tack trust <dir>`.',
+    });
+  if (options.json && !options.list && !options.revoke && !options.yes && !options.dryRun)
+    throw new TackError('USAGE', '`tack trust --json` cannot ask whether to trust', {
+      hint: 'Add --dry-run to get what would be trusted as JSON, or --yes to trust it and get what was recorded.',
     });
   const store = TackStore.open(resolvePaths().storeFile);
   try {
@@ -53,41 +71,98 @@ export async function trustCommand(dir: string | undefined, options: TrustOption
 }
 
 async function trust(store: TackStore, cwd: string, options: TrustOptions): Promise<number> {
-  // A project whose files do not load is refused here with every problem named: it must be fixable before it is
-  // trusted, and what it runs cannot be shown otherwise.
-  const config = loadConfig({ cwd });
-  const scope = projectTrustScope(config, cwd);
-  const current = projectFiles(scope);
-  const before = store.trustedProjects.get(current.root);
-  const changes = before ? compareProjectFiles(before.files, current) : [];
-  const review = await describeProject(config, cwd);
-  const files = Object.keys(current.files).sort();
-  if (files.length === 0) {
-    if (options.json) printJson({ root: current.root, files: {}, trusted: false, ...review });
+  const review = await reviewProject({ cwd, records: store.trustedProjects });
+  const fileCount = Object.keys(review.files).length;
+  if (fileCount === 0) {
+    if (options.json) printJson({ ...review, recorded: false });
     else
       print(
-        `Nothing to trust in ${current.root}: no tack.json, .mcp.json or project skills (.agents/skills, .claude/skills).`,
+        `Nothing to trust in ${review.root}: no tack.json, .mcp.json or project skills (.agents/skills, .claude/skills).`,
       );
     return 0;
   }
-  const record = recordProjectTrust(store.trustedProjects, scope);
-  if (options.json) {
-    printJson({ root: record.root, trustedAt: record.trustedAt, files: record.files, changes, ...review });
+  const mustAsk = !options.yes && !options.dryRun && !review.trusted && !review.problem;
+  if (mustAsk && process.stdin.isTTY !== true)
+    throw new TackError(
+      'USAGE',
+      `${review.root}: trusting a project needs a yes, and stdin is not a terminal`,
+      {
+        hint: 'Run `tack trust` in a terminal to be asked, `tack trust --dry-run` to see what would be trusted, or `tack trust --yes` to trust it without asking (scripts, CI).',
+      },
+    );
+  if (!options.json) printReview(review);
+  if (review.problem) {
+    const error = new TackError(
+      'PROJECT_UNTRUSTED',
+      `${review.root}: cannot trust this project: ${review.problem}`,
+      {
+        subject: { file: review.root },
+        hint: `Move large or generated files out of the skill folders, or set ${TRUST_PROJECT_ENV}=1 where the checkout is trusted as a whole.`,
+      },
+    );
+    if (!options.dryRun) throw error;
+    if (options.json) printJson({ ...review, recorded: false });
+    else print(`\nCannot be trusted: ${review.problem}.`);
+    return 1;
+  }
+  if (review.trusted || options.dryRun) {
+    if (options.json) printJson({ ...review, recorded: false });
+    else
+      print(
+        review.trusted
+          ? `\nAlready trusted (${review.previous!.trustedAt}); no file changed since. Nothing recorded.`
+          : '\nDry run: nothing recorded. `tack trust` asks, `tack trust --yes` trusts without asking.',
+      );
     return 0;
   }
+  if (!options.yes && !(await confirm('\nTrust this project? [y/N] '))) {
+    print('Not trusted; nothing recorded.');
+    return 1;
+  }
+  const record = trustReviewedProject(store.trustedProjects, review);
+  if (options.json) {
+    printJson({ ...review, trusted: true, recorded: true, trustedAt: record.trustedAt });
+    return 0;
+  }
+  print(
+    `\nTrusted: ${fileCount} file${fileCount === 1 ? '' : 's'} recorded. A file added, changed or removed makes tack ask again; \`tack trust --revoke\` forgets the project.`,
+  );
+  return 0;
+}
+
+/** The review as sections; empty sections are left out. */
+function printReview(review: ProjectReview): void {
+  const changes = review.previous?.changes ?? [];
   const kindOf = new Map(changes.map((c) => [c.path, c.kind]));
-  print(`Trusting ${record.root}`);
-  section(`Files (${files.length})`, [
-    ...files.map((file) => (before ? [file, kindOf.get(file) ?? 'unchanged'] : [file])),
+  const state = !review.previous
+    ? 'never trusted'
+    : changes.length === 0
+      ? `trusted ${review.previous.trustedAt}`
+      : `trusted ${review.previous.trustedAt}, changed since: ${changes.map((c) => `${c.path} (${c.kind})`).join(', ')}`;
+  print(`Project ${review.root} (${state})`);
+  const files = Object.keys(review.files).sort();
+  section(`Files trust covers (${files.length})`, [
+    ...files.map((file) => (review.previous ? [file, kindOf.get(file) ?? 'unchanged'] : [file])),
     ...changes.filter((c) => c.kind === 'removed').map((c) => [c.path, 'removed']),
   ]);
   section(
     'Servers (they start as these commands)',
-    review.servers.map((s) => [s.name, s.transport, s.run, s.file]),
+    review.servers.map((s) => [
+      s.name,
+      s.transport,
+      [
+        s.command ?? s.url ?? '',
+        ...(s.cwd ? [`(in ${s.cwd})`] : []),
+        ...(s.env.length > 0 ? [`(env: ${s.env.join(', ')})`] : []),
+        ...(s.headers.length > 0 ? [`(headers: ${s.headers.join(', ')})`] : []),
+        ...(s.enabled ? [] : ['(disabled in the file)']),
+      ].join(' '),
+      s.file,
+    ]),
   );
   section(
     'Hooks (shell lines run around tool calls)',
-    review.hooks.map((h) => [h.event, h.command, h.matcher ?? '']),
+    review.hooks.map((h) => [h.event, h.matcher ?? '*', h.command]),
   );
   section(
     'Allow rules (approve tool calls without asking)',
@@ -95,12 +170,22 @@ async function trust(store: TackStore, cwd: string, options: TrustOptions): Prom
   );
   section(
     'Skills (instructions to the model, with their scripts)',
-    review.skills.map((s) => [s.name, s.path]),
+    review.skills.map((s) => [s.name, s.folder]),
   );
-  print(
-    `\nTrusted: ${files.length} file${files.length === 1 ? '' : 's'} recorded. A file added, changed or removed makes tack ask again; \`tack trust --revoke\` forgets the project.`,
-  );
-  return 0;
+}
+
+/** Asks on the terminal; anything but y or yes, or stdin closing, is a no. */
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await new Promise<string>((resolveAnswer) => {
+      rl.once('close', () => resolveAnswer(''));
+      rl.question(question).then(resolveAnswer, () => resolveAnswer(''));
+    });
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
 }
 
 function revoke(store: TackStore, cwd: string, options: TrustOptions): number {
@@ -168,82 +253,6 @@ function list(store: TackStore, options: TrustOptions): number {
   return 0;
 }
 
-interface Review {
-  servers: Array<{ name: string; transport: string; run: string; file: string }>;
-  hooks: Array<{ event: string; command: string; matcher?: string }>;
-  allow: string[];
-  skills: Array<{ name: string; path: string }>;
-}
-
-/** What trusting the project lets run, as its files say it (command lines as written, before `${VAR}` expansion). */
-async function describeProject(config: TackConfig, cwd: string): Promise<Review> {
-  const raw = new Map<string, Record<string, unknown>>();
-  const servers = config.servers
-    .filter((s) => s.source.scope === 'project')
-    .map((s) => ({
-      name: s.name,
-      transport: s.transport,
-      run: `${asWritten(s, raw)}${s.enabled ? '' : ' (disabled in the file)'}`,
-      file: relative(config.projectRoot, s.source.file),
-    }));
-  const hooks = (config.fromProject?.hooks ?? []).map(({ event, hook }) => ({
-    event,
-    command: hook.command,
-    ...(hook.matcher ? { matcher: hook.matcher } : {}),
-  }));
-  // Every skill a trusted project adds: its skill roots seen from here, and the folders its files declare (no
-  // user scope: those are the user's own).
-  const discovery = await discoverSkills({
-    cwd,
-    home: '',
-    trustProject: true,
-    configFolders: config.fromProject?.skillFolders ?? [],
-  });
-  const skills = discovery.skills.map((s) => ({
-    name: s.source.name ?? relative(s.root, s.source.dir),
-    path: relative(cwd, s.source.dir) || '.',
-  }));
-  return { servers, hooks, allow: config.fromProject?.allow ?? [], skills };
-}
-
-/**
- * A server's command line or URL as its file writes it: `${TOKEN}` stays `${TOKEN}` rather than printing the
- * secret. Environment variables and headers are shown by name only, for the same reason.
- */
-function asWritten(server: ServerConfig, cache: Map<string, Record<string, unknown>>): string {
-  const file = server.source.file;
-  let root = cache.get(file);
-  if (!root) {
-    try {
-      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
-      root = isRecord(parsed) ? parsed : {};
-    } catch {
-      root = {};
-    }
-    cache.set(file, root);
-  }
-  const block = isRecord(root.mcpServers) ? root.mcpServers : {};
-  const entry = isRecord(block[server.name]) ? (block[server.name] as Record<string, unknown>) : {};
-  const names = (value: unknown) => (isRecord(value) ? Object.keys(value) : []);
-  if (server.transport === 'stdio') {
-    const command = typeof entry.command === 'string' ? entry.command : server.command;
-    const args = Array.isArray(entry.args) ? entry.args.map(String) : server.args;
-    const env = names(entry.env);
-    return [
-      [command, ...args].map(quote).join(' '),
-      ...(typeof entry.cwd === 'string' ? [`(in ${entry.cwd})`] : []),
-      ...(env.length > 0 ? [`(env: ${env.join(', ')})`] : []),
-    ].join(' ');
-  }
-  const url = typeof entry.url === 'string' ? entry.url : server.url;
-  const headers = names(entry.headers);
-  return [url, ...(headers.length > 0 ? [`(headers: ${headers.join(', ')})`] : [])].join(' ');
-}
-
-function quote(word: string): string {
-  return /^[\w@%+=:,./${}-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
 function section(title: string, rows: string[][]): void {
   if (rows.length === 0) return;
   print(`\n${title}:`);
@@ -254,8 +263,4 @@ function section(title: string, rows: string[][]): void {
     .split('\n')
     .slice(1))
     print(`  ${line}`);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

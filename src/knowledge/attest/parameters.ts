@@ -43,6 +43,11 @@ const EXAMPLE: Record<ParameterType, string> = {
   datetime: '"2026-06-30T14:00:00Z"',
 };
 
+/** A value of `type` as JSON text (`2026`, `"EUR"`): hints show it in whatever form their caller writes values. */
+export function exampleValue(type: ParameterType): string {
+  return EXAMPLE[type];
+}
+
 export function parameterType(parameter: ComputationParameter): ParameterType | undefined {
   return TYPE_ALIASES[parameter.type.toLowerCase()];
 }

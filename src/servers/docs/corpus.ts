@@ -1,7 +1,9 @@
-import { readdir, readFile, realpath } from 'node:fs/promises';
-import { isAbsolute, join, relative, sep } from 'node:path';
-import { isDocFile, isSkippedDir } from '../../util/doc-files.js';
-import { parseFrontMatter } from '../../util/front-matter.js';
+import { constants } from 'node:fs';
+import { open, realpath } from 'node:fs/promises';
+import { isAbsolute, relative, sep } from 'node:path';
+import { DEFAULT_LIMITS } from '../../config/limits.js';
+import { readFrontMatter } from '../../util/front-matter.js';
+import { docTooLarge } from './limits.js';
 
 /** One Markdown/MDX document as the docs server sees it. */
 export interface Doc {
@@ -15,6 +17,10 @@ export interface Doc {
   text: string;
   /** Absolute path of the file. */
   file: string;
+  /** Size of the file as read (UTF-8 bytes): what counts towards `limits.docsTotalBytes`. */
+  bytes: number;
+  /** Words in `markdown`, counted once so `read_doc` need not count them at every call. */
+  words: number;
 }
 
 /** `guides/intro.mdx` -> `guides/intro`. */
@@ -25,36 +31,56 @@ export function slugOf(root: string, file: string): string {
     .replace(/\.mdx?$/i, '');
 }
 
-/** Every document file below `root`, depth first, in a stable (sorted) order. */
-export async function listDocFiles(root: string): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true });
-    entries.sort((a, b) => a.name.localeCompare(b.name));
-    for (const entry of entries) {
-      if (entry.isDirectory()) {
-        if (!isSkippedDir(entry.name)) await walk(join(dir, entry.name));
-      } else if (entry.isFile() && isDocFile(entry.name)) {
-        out.push(join(dir, entry.name));
-      }
-    }
-  };
-  await walk(root);
-  return out;
+export interface ReadDocOptions {
+  /** The folder's real path, when the caller already knows it. */
+  realRoot?: string | undefined;
+  /** A larger file is refused (LIMIT_EXCEEDED) unread; default `limits.docsFileBytes`'s. */
+  maxBytes?: number | undefined;
 }
 
 /**
  * Reads one document. A file that resolves outside the folder (a symlink to `../secret.md`) is refused: only
- * the folder is served. `realRoot` is the folder's real path, when the caller already knows it.
+ * the folder is served. So is a file over `maxBytes`, by its size, before any of it is read.
  */
-export async function readDoc(root: string, file: string, realRoot?: string): Promise<Doc> {
+export async function readDoc(root: string, file: string, options: ReadDocOptions = {}): Promise<Doc> {
   const real = await realpath(file);
-  const within = relative(realRoot ?? (await realpath(root)), real);
+  const within = relative(options.realRoot ?? (await realpath(root)), real);
   if (within === '' || within === '..' || within.startsWith(`..${sep}`) || isAbsolute(within)) {
     throw new Error(`${file} resolves to ${real}, outside ${root}`);
   }
   // The resolved path, not `file`: a link swapped in after the check is not followed.
-  return parseDoc(slugOf(root, file), file, await readFile(real, 'utf8'));
+  const source = await readCapped(real, file, options.maxBytes ?? DEFAULT_LIMITS.docsFileBytes);
+  return parseDoc(slugOf(root, file), file, source);
+}
+
+/**
+ * The text of `real`, refused when larger than `maxBytes`. Sized by the open handle before it is read, so a
+ * huge file costs no memory and a file replaced after the size check is still the one measured; opened without
+ * blocking, so a FIFO named `x.md` cannot hang the server. A file that grows while it is read is cut off one
+ * byte past the cap, and refused.
+ */
+async function readCapped(real: string, file: string, maxBytes: number): Promise<string> {
+  const handle = await open(real, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new Error(`${file} is not a regular file`);
+    if (info.size > maxBytes) throw docTooLarge(file, info.size, maxBytes);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const want = Math.min(maxBytes + 1 - total, Math.max(info.size + 1 - total, 64 * 1024));
+      if (want <= 0) break;
+      const chunk = Buffer.allocUnsafe(want);
+      const { bytesRead } = await handle.read(chunk, 0, want, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+    }
+    if (total > maxBytes) throw docTooLarge(file, (await handle.stat()).size, maxBytes);
+    return Buffer.concat(chunks, total).toString('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
@@ -64,15 +90,23 @@ export async function readDoc(root: string, file: string, realRoot?: string): Pr
  * rather than lost; either way the document is still served.
  */
 export function parseDoc(slug: string, file: string, source: string): Doc {
-  const matter = parseFrontMatter(source);
+  const matter = readFrontMatter(source);
   const isMatter = matter.present && matter.problems.length === 0;
   const data = isMatter ? matter.data : {};
   const body = isMatter ? matter.body : source.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   const text = indexableText(body);
   const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/m.exec(body)?.[1];
-  const title = stringField(data.title) ?? heading ?? slug.split('/').at(-1) ?? slug;
+  const title = oneLine(stringField(data.title) ?? heading ?? slug.split('/').at(-1) ?? slug);
   const description = stringField(data.description) ?? stringField(data.summary) ?? firstParagraph(body);
-  return { slug, title, description, markdown: body, text, file };
+  const bytes = Buffer.byteLength(source);
+  return { slug, title, description, markdown: body, text, file, bytes, words: countWords(body) };
+}
+
+/** A title goes into every search result and resource listing: one line, like the description. */
+function oneLine(text: string, max = 200): string {
+  const line = text.length > max * 2 ? text.slice(0, max * 2) : text;
+  const flat = line.replace(/\s+/g, ' ');
+  return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat;
 }
 
 function stringField(value: unknown): string | undefined {
@@ -100,10 +134,48 @@ function firstParagraph(body: string): string {
   return oneLine.length > 200 ? `${oneLine.slice(0, 197)}...` : oneLine;
 }
 
-/** The first `maxWords` words of `markdown`, keeping its line breaks; `rest` counts the words left out. */
-export function firstWords(markdown: string, maxWords: number): { text: string; rest: number } {
-  const words = [...markdown.matchAll(/\S+/g)];
-  if (words.length <= maxWords) return { text: markdown.trim(), rest: 0 };
-  const last = words[maxWords - 1]!;
-  return { text: markdown.slice(0, last.index + last[0].length).trim(), rest: words.length - maxWords };
+/** Words (runs of non-space) in `text`, counted without building a list of them. */
+export function countWords(text: string): number {
+  const word = /\S+/g;
+  let count = 0;
+  while (word.exec(text)) count++;
+  return count;
+}
+
+export interface FirstWordsOptions {
+  /** The words in the whole text, when known (Doc.words): then the rest is not scanned to count them. */
+  words?: number | undefined;
+  /** At most this many characters are returned, whatever `maxWords` says (one "word" can be megabytes long). */
+  maxChars?: number | undefined;
+}
+
+/**
+ * The first `maxWords` words of `markdown`, keeping its line breaks; `rest` counts the words left out and
+ * `cut` says `maxChars` ended the text before `maxWords` did (a word cut in two counts as given). Only the text
+ * returned is scanned (and, without `words`, counted to the end), so the cost follows what was asked for.
+ */
+export function firstWords(
+  markdown: string,
+  maxWords: number,
+  options: FirstWordsOptions = {},
+): { text: string; rest: number; cut?: boolean } {
+  const maxChars = options.maxChars ?? Number.POSITIVE_INFINITY;
+  let head = markdown;
+  if (markdown.length > maxChars) {
+    head = markdown.slice(0, maxChars);
+    // Not half a character: a high surrogate without its pair is not text.
+    if (/[\uD800-\uDBFF]$/.test(head)) head = head.slice(0, -1);
+  }
+  const word = /\S+/g;
+  let given = 0;
+  let end = 0;
+  for (let match = word.exec(head); match && given < maxWords; match = word.exec(head)) {
+    given++;
+    end = match.index + match[0].length;
+  }
+  const rest = Math.max(0, (options.words ?? countWords(markdown)) - given);
+  const text = head.slice(0, end).trim();
+  const shortened = head.length < markdown.length;
+  const split = shortened && end === head.length && /\S/.test(markdown.charAt(end));
+  return split || (shortened && given < maxWords && rest > 0) ? { text, rest, cut: true } : { text, rest };
 }

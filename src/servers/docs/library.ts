@@ -1,12 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { realpath, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { relative, resolve, sep } from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import leven from 'leven';
 import MiniSearch from 'minisearch';
-import { TackError } from '../../errors.js';
+import { errorMessage, TackError } from '../../errors.js';
 import { isDocFile, isSkippedDir } from '../../util/doc-files.js';
-import { type Doc, listDocFiles, readDoc, slugOf } from './corpus.js';
+import { type Doc, readDoc, slugOf } from './corpus.js';
+import { type DocsLimits, docsLimits, formatBytes, skipWarning, Warnings } from './limits.js';
+import { listDocFiles } from './walk.js';
 
 export interface SearchHit {
   slug: string;
@@ -20,14 +22,36 @@ export interface LibraryChange {
   removed: string[];
 }
 
+export interface DocsLibraryOptions {
+  /** Caps on what is read and indexed, as under `limits` in tack.json; each defaults to DEFAULT_LIMITS's. */
+  limits?: Partial<DocsLimits> | undefined;
+}
+
+/** Files read at once while opening: enough to keep the disk busy, few enough to leave file handles to others. */
+const READ_CONCURRENCY = 8;
+
 /**
  * A folder of Markdown documents, indexed for BM25 search (MiniSearch's BM25+, title and description boosted
- * over the body), optionally watched so edits re-index. Emits `change` with the slugs that moved.
+ * over the body), optionally watched so edits re-index. Emits `change` with the slugs that moved, and `warning`
+ * when a re-index leaves a document out (over a cap in `limits`).
+ *
+ * Within the caps (DocsLimits): no document over `docsFileBytes`, no folder deeper than `docsDepth`, at most
+ * `docsFiles` documents of at most `docsTotalBytes` in all, at open and on every change alike.
  */
-export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: [Error] }> {
+export class DocsLibrary extends EventEmitter<{
+  change: [LibraryChange];
+  error: [Error];
+  warning: [string];
+}> {
   readonly root: string;
   readonly #realRoot: string;
+  readonly #limits: DocsLimits;
   readonly #docs = new Map<string, Doc>();
+  /** Sum of `bytes` over the documents shown, held under `docsTotalBytes`. */
+  #totalBytes = 0;
+  #warnings: readonly string[] = [];
+  /** Files already reported as over `docsFileBytes`: a file that keeps growing is reported once. */
+  readonly #oversize = new Set<string>();
   /** The files behind each slug: `x.md` and `x.mdx` are both `x`; `bySourceOrder` says which one is served. */
   readonly #files = new Map<string, Set<string>>();
   readonly #index = newIndex();
@@ -35,15 +59,21 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
   #sorted: readonly Doc[] | undefined;
   #watcher: FSWatcher | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
+  /** The re-index running, if any; the next one waits for it. */
+  #refreshing: Promise<unknown> = Promise.resolve();
 
-  private constructor(root: string, realRoot: string) {
+  private constructor(root: string, realRoot: string, limits: DocsLimits) {
     super();
     this.root = root;
     this.#realRoot = realRoot;
+    this.#limits = limits;
   }
 
-  /** Reads and indexes every .md/.mdx file below `folder`. */
-  static async open(folder: string): Promise<DocsLibrary> {
+  /**
+   * Reads and indexes every .md/.mdx file below `folder`, within the caps. What a cap leaves out is listed in
+   * `warnings` (by name, with the cap and the `limits` key that raises it); the rest is served.
+   */
+  static async open(folder: string, options: DocsLibraryOptions = {}): Promise<DocsLibrary> {
     const root = resolve(folder);
     const info = await stat(root).catch(() => undefined);
     if (!info?.isDirectory()) {
@@ -52,17 +82,65 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
         hint: 'Give the folder holding your .md / .mdx files.',
       });
     }
-    const library = new DocsLibrary(root, await realpath(root));
-    for (const file of await listDocFiles(root)) library.#sources(slugOf(root, file)).add(file);
-    const docs = await Promise.all(
-      [...library.#files.values()].map((files) => readDoc(root, served(files)[0]!, library.#realRoot)),
+    const limits = docsLimits(options.limits);
+    const library = new DocsLibrary(root, await realpath(root), limits);
+    const listing = await listDocFiles(root, limits);
+    const sizes = new Map(listing.files.map((file) => [file.path, file.bytes]));
+    for (const { path } of listing.files) library.#sources(slugOf(root, path)).add(path);
+    // The files to read, in the walk's order, while their listed sizes fit the total: what is read fits too.
+    const chosen: string[] = [];
+    let planned = 0;
+    let overTotal: string | undefined;
+    for (const files of library.#files.values()) {
+      const file = served(files)[0]!;
+      const bytes = sizes.get(file) ?? 0;
+      if (planned + bytes > limits.docsTotalBytes) {
+        overTotal = file;
+        break;
+      }
+      planned += bytes;
+      chosen.push(file);
+    }
+    const warnings = new Warnings();
+    const read = await mapLimit(chosen, READ_CONCURRENCY, (file) =>
+      readDoc(root, file, { realRoot: library.#realRoot, maxBytes: limits.docsFileBytes }).catch(
+        (error: unknown) => {
+          warnings.add(
+            TackError.isInstance(error) ? skipWarning(error) : `skipped ${file}: ${errorMessage(error)}`,
+          );
+          return undefined;
+        },
+      ),
     );
-    for (const doc of docs) library.#put(doc);
+    for (const doc of read) {
+      if (!doc) continue;
+      // A file that grew between the listing and the read.
+      if (library.#totalBytes + doc.bytes > limits.docsTotalBytes) {
+        overTotal = doc.file;
+        break;
+      }
+      library.#put(doc);
+    }
+    // Slugs not shown (left out by a cap, or unreadable) are forgotten: an edit brings them back, caps allowing.
+    for (const slug of [...library.#files.keys()]) if (!library.#docs.has(slug)) library.#files.delete(slug);
+    const totalWarning = overTotal
+      ? [
+          `stopped indexing ${root} at ${library.size} documents (${formatBytes(library.#totalBytes)}): the next, ` +
+            `${overTotal}, would take them past ${formatBytes(limits.docsTotalBytes)} in all, the cap; the rest ` +
+            'are not served: raise limits.docsTotalBytes in tack.json to index more',
+        ]
+      : [];
+    library.#warnings = [...listing.warnings, ...warnings.list(), ...totalWarning];
     return library;
   }
 
   get size(): number {
     return this.#docs.size;
+  }
+
+  /** What the caps left out when the folder was opened (watching reports later ones as `warning` events). */
+  get warnings(): readonly string[] {
+    return this.#warnings;
   }
 
   get(slug: string): Doc | undefined {
@@ -109,7 +187,10 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
       this.#flushTimer = undefined;
       const files = [...pending];
       pending.clear();
-      void this.#refresh(files).then(
+      // One re-index at a time: two at once could both find room under docsFiles or docsTotalBytes.
+      const run = this.#refreshing.then(() => this.#refresh(files));
+      this.#refreshing = run.catch(() => undefined);
+      void run.then(
         (change) => {
           if (change.added.length + change.updated.length + change.removed.length > 0)
             this.emit('change', change);
@@ -119,14 +200,18 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
     };
     const queue = (file: string) => {
       if (!isDocFile(file)) return;
+      // chokidar's `depth` keeps deeper folders unwatched; checked here too, so the cap holds whatever it reports.
+      if (relative(this.root, file).split(sep).length - 1 > this.#limits.docsDepth) return;
       pending.add(file);
       // Editors write a file in several steps; one re-index per burst.
       this.#flushTimer ??= setTimeout(flush, 100);
     };
     this.#watcher = watch(this.root, {
       ignoreInitial: true,
-      // A link may lead out of the folder; readDoc refuses files that resolve outside it.
+      // A link may lead out of the folder (readDoc refuses files that resolve outside it) or back into it.
       followSymlinks: false,
+      // The root is level 0 and its folders level 1, as in listDocFiles.
+      depth: this.#limits.docsDepth,
       ignored: (path, stats) =>
         path !== this.root &&
         (stats?.isDirectory() ?? false) &&
@@ -147,29 +232,52 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
 
   async #refresh(files: string[]): Promise<LibraryChange> {
     const change: LibraryChange = { added: [], updated: [], removed: [] };
-    const fresh = new Map<string, Doc>();
-    const slugs = new Set<string>();
+    const warnings = new Warnings();
+    const bySlug = new Map<string, Set<string>>();
     for (const file of files) {
       const slug = slugOf(this.root, file);
-      slugs.add(slug);
-      const doc = await this.#read(file);
-      if (doc) {
-        fresh.set(file, doc);
-        this.#sources(slug).add(file);
-      } else this.#sources(slug).delete(file);
+      const changed = bySlug.get(slug) ?? new Set<string>();
+      changed.add(file);
+      bySlug.set(slug, changed);
     }
-    for (const slug of slugs) {
+    // Slug by slug, each document indexed (or dropped) before the next is read: a burst of edits holds one
+    // document in memory at a time besides the library.
+    for (const [slug, changed] of bySlug) {
       const shown = this.#docs.get(slug);
       const sources = this.#sources(slug);
+      for (const file of changed) sources.add(file); // one that is gone drops out below, when it does not read
       let doc: Doc | undefined;
+      let refused: string | undefined;
       // The first file that still reads, in the fixed order: when `x.md` goes, `x.mdx` is read and shown.
       for (const file of served(sources)) {
-        doc = fresh.get(file) ?? (shown?.file === file ? shown : await this.#read(file));
+        if (file === shown?.file && !changed.has(file)) {
+          doc = shown;
+          break;
+        }
+        if (!shown && this.#docs.size >= this.#limits.docsFiles) {
+          refused =
+            `did not index ${file}: the folder has ${this.#limits.docsFiles.toLocaleString('en-US')} documents ` +
+            'indexed, the cap; raise limits.docsFiles in tack.json to index more';
+          break;
+        }
+        doc = await this.#read(file, warnings);
         if (doc) break;
         sources.delete(file);
       }
+      if (
+        doc &&
+        doc !== shown &&
+        this.#totalBytes - (shown?.bytes ?? 0) + doc.bytes > this.#limits.docsTotalBytes
+      ) {
+        refused =
+          `did not index ${doc.file}: it would take the documents past ${formatBytes(this.#limits.docsTotalBytes)} ` +
+          'in all, the cap; raise limits.docsTotalBytes in tack.json to index more';
+        doc = undefined;
+      }
+      if (refused) warnings.add(refused);
       if (!doc) {
-        this.#files.delete(slug);
+        // Left out by a cap, the slug is forgotten like a deleted one: its next edit brings it back, caps allowing.
+        if (refused || sources.size === 0) this.#files.delete(slug);
         if (shown) {
           this.#remove(slug);
           change.removed.push(slug);
@@ -180,6 +288,7 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
       this.#put(doc);
       (shown ? change.updated : change.added).push(slug);
     }
+    for (const message of warnings.list()) this.emit('warning', message);
     return change;
   }
 
@@ -192,22 +301,57 @@ export class DocsLibrary extends EventEmitter<{ change: [LibraryChange]; error: 
     return files;
   }
 
-  #read(file: string): Promise<Doc | undefined> {
-    return readDoc(this.root, file, this.#realRoot).catch(() => undefined);
+  /**
+   * The document in `file`, or undefined when it cannot be served: gone (a delete), outside the folder, or over
+   * `docsFileBytes`, the last reported in `warnings` once per file until it reads again.
+   */
+  async #read(file: string, warnings: Warnings): Promise<Doc | undefined> {
+    try {
+      const doc = await readDoc(this.root, file, {
+        realRoot: this.#realRoot,
+        maxBytes: this.#limits.docsFileBytes,
+      });
+      this.#oversize.delete(file);
+      return doc;
+    } catch (error) {
+      if (TackError.isInstance(error) && error.code === 'LIMIT_EXCEEDED') {
+        if (!this.#oversize.has(file)) warnings.add(skipWarning(error));
+        this.#oversize.add(file);
+      } else this.#oversize.delete(file);
+      return undefined;
+    }
   }
 
   #put(doc: Doc): void {
     if (this.#docs.has(doc.slug)) this.#remove(doc.slug);
     this.#sorted = undefined;
     this.#docs.set(doc.slug, doc);
+    this.#totalBytes += doc.bytes;
     this.#index.add({ id: doc.slug, title: doc.title, description: doc.description, text: doc.text });
   }
 
   #remove(slug: string): void {
+    const doc = this.#docs.get(slug);
+    if (!doc) return;
     this.#sorted = undefined;
     this.#index.discard(slug);
     this.#docs.delete(slug);
+    this.#totalBytes -= doc.bytes;
   }
+}
+
+/** `fn` over `items`, at most `limit` at a time, results in the order of `items`. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 /** The files of one slug, the one served first: `.md` before `.mdx`, then by name, so the choice is stable. */

@@ -8,6 +8,13 @@ import type { DocsLibrary, LibraryChange } from './library.js';
 const DOC_URI_TEMPLATE = 'doc://{+slug}';
 export const docUri = (slug: string) => `doc://${slug}`;
 
+/**
+ * The most of one document a `read_doc` answer or a `doc://` read carries, in characters (not configurable): a
+ * document may be as large as `limits.docsFileBytes`, but one answer that size would flood the client and
+ * the model's context. About 250,000 tokens of English, far past what a model should read in one go.
+ */
+export const MAX_DOC_CHARS = 1024 * 1024;
+
 const SearchInput = z.object({
   query: z.string().min(1).describe('Keywords or a question, e.g. "configure startup timeout"'),
   k: z.number().int().min(1).max(50).default(3).describe('How many documents to return (default 3)'),
@@ -89,9 +96,15 @@ export function buildDocsServer(library: DocsLibrary, era: 'modern' | 'legacy'):
           ],
         };
       }
-      const { text, rest } = firstWords(doc.markdown, max_words);
-      const more =
-        rest > 0 ? `\n\n[${rest} more words: read_doc with a larger max_words, or ${docUri(slug)}]` : '';
+      const { text, rest, cut } = firstWords(doc.markdown, max_words, {
+        words: doc.words,
+        maxChars: MAX_DOC_CHARS,
+      });
+      const more = cut
+        ? `\n\n[cut at ${MAX_DOC_CHARS.toLocaleString('en-US')} characters, the most read_doc returns${rest > 0 ? `; ${rest} more words not shown` : ''}]`
+        : rest > 0
+          ? `\n\n[${rest} more words: read_doc with a larger max_words, or ${docUri(slug)}]`
+          : '';
       // The title heads the text unless the document opens with that very heading.
       const opensWithTitle = /^#{1,6}\s+(.+?)\s*$/m.exec(text.split('\n', 1)[0] ?? '')?.[1] === doc.title;
       return {
@@ -122,10 +135,23 @@ export function buildDocsServer(library: DocsLibrary, era: 'modern' | 'legacy'):
         const hint = near.length ? ` Did you mean: ${near.map(docUri).join(', ')}?` : '';
         throw new ResourceNotFoundError(uri.href, `No document with slug "${wanted}".${hint}`);
       }
-      return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: doc.markdown }] };
+      return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: clipped(doc.markdown) }] };
     },
   );
   return server;
+}
+
+/** The document's Markdown, or its first MAX_DOC_CHARS characters and a line saying how much was left out. */
+function clipped(markdown: string): string {
+  if (markdown.length <= MAX_DOC_CHARS) return markdown;
+  // At a line break near the cap when there is one, so the text does not end mid-word or mid-character.
+  const newline = markdown.lastIndexOf('\n', MAX_DOC_CHARS);
+  let end = newline > MAX_DOC_CHARS * 0.9 ? newline : MAX_DOC_CHARS;
+  if (/[\uD800-\uDBFF]/.test(markdown.charAt(end - 1))) end--;
+  return (
+    `${markdown.slice(0, end)}\n\n[cut: this document is ${markdown.length.toLocaleString('en-US')} characters; ` +
+    `doc:// returns the first ${end.toLocaleString('en-US')} of them]`
+  );
 }
 
 /** Tell clients what a re-index changed: the list when documents come or go, each changed document's URI. */

@@ -1,6 +1,7 @@
 import type { ServeConfig } from '../../config/load.js';
 import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
 import { DocsLibrary } from './library.js';
+import type { DocsLimits } from './limits.js';
 import { announceChange, buildDocsServer } from './server.js';
 
 export interface DocsServerOptions {
@@ -16,6 +17,15 @@ export interface DocsServerOptions {
   watch?: boolean;
   /** Where watcher problems are reported (default: stderr). */
   onError?: (error: Error) => void;
+  /**
+   * Caps on what is read and indexed, named as under `limits` in tack.json (`config.limits` will do); each
+   * defaults to DEFAULT_LIMITS's: 10 MiB per document, 32 folder levels, 20,000 documents, 256 MiB in all.
+   */
+  limits?: Partial<DocsLimits> | undefined;
+  /**
+   * Where documents left out by a cap are reported, by name, at start and while watching (default: stderr).
+   */
+  onWarning?: (message: string) => void;
 }
 
 export interface RunningDocsServer extends Served {
@@ -24,11 +34,15 @@ export interface RunningDocsServer extends Served {
 
 /** `tack serve-docs`: index the folder, watch it, and serve it over stdio or HTTP. */
 export async function startDocsServer(options: DocsServerOptions): Promise<RunningDocsServer> {
-  const library = await DocsLibrary.open(options.folder);
+  const library = await DocsLibrary.open(options.folder, { limits: options.limits });
   library.on(
     'error',
     options.onError ?? ((error) => process.stderr.write(`tack serve-docs: ${error.message}\n`)),
   );
+  const warn =
+    options.onWarning ?? ((message: string) => process.stderr.write(`tack serve-docs: ${message}\n`));
+  for (const message of library.warnings) warn(message);
+  library.on('warning', warn);
   // Watch before serving: an edit made right after a client connects must not fall between the two.
   if (options.watch !== false) await library.watch();
   const factory = ({ era }: { era: 'modern' | 'legacy' }) => buildDocsServer(library, era);

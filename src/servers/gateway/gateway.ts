@@ -27,13 +27,22 @@ import {
   CALL_TOOL_DEFINITION,
   downServers,
   formatToolHits,
+  groupByServer,
+  quoteQueries,
   SEARCH_TOOLS_DEFINITION,
   searchToolsInput,
 } from '../../search/meta-tools.js';
-import { instructionsByServer, searchableTool, ToolSearchIndex } from '../../search/tool-index.js';
+import { hybridSearch, type SemanticRanker } from '../../search/semantic.js';
+import {
+  type SearchableTool,
+  searchableTool,
+  serverProfiles,
+  ToolSearchIndex,
+} from '../../search/tool-index.js';
 import { DefinitionGuard, type HeldDefinition } from '../../security/pins.js';
 import type { AuditLog, AuditOutcome } from '../../store/audit.js';
 import { digest } from '../../util/canonical-json.js';
+import { sendWarning, type WarningSink } from '../../util/warnings.js';
 import { VERSION } from '../../version.js';
 import { type Notifier, trackSubscriptions } from '../serve.js';
 import { type Exchange, Exchanges } from './exchange.js';
@@ -61,11 +70,17 @@ export interface GatewayOptions {
    * (default). For hosts that load every definition eagerly.
    */
   toolSearch?: 'auto' | 'on' | 'off' | undefined;
+  /** Semantic ranking fused into search_tools (tack.json `toolSearch.embeddings`); lexical while it is down. */
+  semantic?: SemanticRanker | undefined;
   /**
    * Pin upstream definitions on first sight and hold back changed or flagged ones (security/pins.ts), so a rug
    * pull upstream does not reach the gateway's clients. Default: on when the host has a store.
    */
   pinning?: boolean | undefined;
+  /** Characters of one definition the poisoning scanner reads (tack.json `limits.scanBytes`). */
+  scanBytes?: number | undefined;
+  /** Where the gateway's warnings go (a definition held back, once each); default nowhere. */
+  onWarning?: WarningSink | undefined;
 }
 
 /** Past this many upstream tools, `toolSearch: 'auto'` serves the two meta-tools instead of the list. */
@@ -91,7 +106,7 @@ interface CatalogView {
   resources?: Resource[];
   resourceTemplates?: ResourceTemplate[];
   prompts?: Prompt[];
-  search?: ToolSearchIndex;
+  search?: { index: ToolSearchIndex; tools: SearchableTool[] };
 }
 
 /** One downstream connection (stdio, a 2025-era HTTP session) or request (2026-07-28 HTTP). */
@@ -119,14 +134,21 @@ export class Gateway {
   readonly #answerTimeoutMs: number | undefined;
   readonly #skills: GatewaySkills | undefined;
   readonly #toolSearch: 'auto' | 'on' | 'off';
+  readonly #semantic: SemanticRanker | undefined;
   readonly #guard: DefinitionGuard | undefined;
-  /** Held definitions already reported on stderr (each catalog rebuild reviews again). */
+  /** Held definitions already reported (each catalog rebuild reviews again). */
   readonly #reported = new Set<string>();
+  readonly #onWarning: WarningSink | undefined;
 
   constructor(options: GatewayOptions) {
     const store = options.host.store;
-    this.#guard = options.pinning !== false && store ? new DefinitionGuard(store.pins) : undefined;
+    this.#guard =
+      options.pinning !== false && store
+        ? new DefinitionGuard(store.pins, { scanBytes: options.scanBytes })
+        : undefined;
     this.#toolSearch = options.toolSearch ?? 'off';
+    this.#semantic = options.semantic;
+    this.#onWarning = options.onWarning;
     this.#skills = options.skills;
     this.#host = options.host;
     this.#audit = options.audit ?? options.host.store?.audit;
@@ -156,36 +178,67 @@ export class Gateway {
     return this.#view().names;
   }
 
+  /**
+   * The input schema of the tool served as `name`, as tools/list serves it: what a 2026-07-28 client derives
+   * its SEP-2243 `Mcp-Param-*` headers from (serveHttp checks them). Nothing while tool search is on: the list
+   * then holds only the meta-tools, which declare no header parameters, and a client calling an upstream tool
+   * by name never saw its schema.
+   */
+  toolInputSchema(name: string): unknown {
+    const view = this.#view();
+    if (this.#searching(view)) return undefined;
+    return view.names.tools.get(name)?.definition.inputSchema;
+  }
+
   /** Whether this catalog is served as search_tools + call_tool. */
   #searching(view: CatalogView): boolean {
     if (this.#toolSearch === 'off') return false;
     return this.#toolSearch === 'on' || view.names.tools.size > AUTO_SEARCH_TOOLS;
   }
 
-  #searchTools(input: Record<string, unknown> | undefined): CallToolResult {
+  async #searchTools(
+    input: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult> {
     const args = searchToolsInput(input);
     if ('error' in args) return { isError: true, content: [{ type: 'text', text: args.error }] };
     const view = this.#view();
-    view.search ??= ToolSearchIndex.build(
-      [...view.names.tools].map(([name, tool]) => searchableTool(name, tool.server, tool.definition)),
-      { serverInstructions: instructionsByServer(this.#host.servers()) },
+    if (!view.search) {
+      const tools = [...view.names.tools].map(([name, tool]) =>
+        searchableTool(name, tool.server, tool.definition),
+      );
+      view.search = {
+        tools,
+        index: ToolSearchIndex.build(tools, { servers: serverProfiles(this.#host.servers()) }),
+      };
+    }
+    const { hits, semantic } = await hybridSearch(
+      view.search.index,
+      view.search.tools,
+      args.queries,
+      args.k,
+      this.#semantic,
+      {
+        ...(signal ? { signal } : {}),
+      },
     );
-    const hits = view.search.search(args.query, args.k);
+    const grouped = groupByServer(hits);
     const text = formatToolHits(
-      args.query,
-      hits,
+      quoteQueries(args.queries),
+      grouped,
       downServers(this.#host.servers()),
       'Run one with call_tool.',
     );
     return {
       content: [{ type: 'text', text }],
       structuredContent: {
-        tools: hits.map((h) => ({
+        tools: grouped.map((h) => ({
           name: h.tool.name,
           server: h.tool.server,
           description: h.tool.description ?? '',
           score: h.score,
         })),
+        semantic,
       },
     };
   }
@@ -201,10 +254,11 @@ export class Gateway {
         held.set(`${h.server} ${h.kind} ${h.name}`, h);
         if (this.#reported.has(`${h.identity} ${h.kind} ${h.name} ${h.sha256}`)) continue;
         this.#reported.add(`${h.identity} ${h.kind} ${h.name} ${h.sha256}`);
-        process.emitWarning(
-          `held back: ${h.reason} (server ${h.server}); review with \`tack pins diff ${h.server}\``,
-          'TackPins',
-        );
+        sendWarning(this.#onWarning, {
+          code: 'DEFINITION_HELD',
+          message: `held back: ${h.reason} (server ${h.server}); review with \`tack pins diff ${h.server}\``,
+          server: h.server,
+        });
       }
       const names = new GatewayNames(catalog, this.#namespaced, (kind, server, name) =>
         held.has(`${server} ${kind} ${name}`),
@@ -276,7 +330,7 @@ export class Gateway {
       const names = this.names();
       if (this.#searching(this.#view())) {
         if (request.params.name === SEARCH_TOOLS_DEFINITION.name)
-          return this.#searchTools(request.params.arguments);
+          return this.#searchTools(request.params.arguments, ctx.mcpReq.signal);
         if (request.params.name === CALL_TOOL_DEFINITION.name) {
           // call_tool names the tool to run: from here on it is that call, audited and routed as one.
           const { name, arguments: args } = (request.params.arguments ?? {}) as {

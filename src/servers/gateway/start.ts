@@ -1,5 +1,6 @@
 import type { TackConfig } from '../../config/load.js';
 import { type HostOptions, McpHost } from '../../mcp/host.js';
+import { configuredSemanticRanker } from '../../search/embeddings.js';
 import type { SkillLibrary } from '../../skills/library.js';
 import { knowledgeServerConfig } from '../knowledge/entry.js';
 import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
@@ -56,12 +57,21 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       answerTimeoutMs,
       skills,
       toolSearch: options.config.serve.toolSearch,
+      semantic: configuredSemanticRanker(
+        options.config.toolSearch.embeddings,
+        host.store?.toolEmbeddings,
+        hostOptions.onWarning,
+      ),
+      scanBytes: options.config.limits.scanBytes,
+      onWarning: hostOptions.onWarning,
     });
     served = http
       ? await serveHttp(({ era }) => gateway.createServer(era), {
           ...http,
           token: options.config.serve.token,
           allowedHosts: options.config.serve.allowedHosts,
+          toolInputSchema: (tool) => gateway.toolInputSchema(tool),
+          jsonDepth: options.config.limits.jsonDepth,
         })
       : serveOnStdio(({ era }) => gateway.createServer(era));
   } catch (error) {

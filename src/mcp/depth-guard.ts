@@ -1,0 +1,62 @@
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { jsonDepth } from '../util/json-depth.js';
+
+/** JSON-RPC's "Internal error": what the request gets instead of a result tack refused to take in. */
+const INTERNAL_ERROR = -32603;
+const INVALID_REQUEST = -32600;
+
+/** Marks the error a refused answer becomes, so the request's failure names the limit (failures.ts). */
+export const DEPTH_LIMIT_MARK = 'tack.jsonDepth';
+
+/**
+ * Puts a depth check between `transport` and the SDK client that reads it: a message nested deeper than
+ * `limit` (limits.jsonDepth, counted over the whole JSON-RPC message) never reaches the SDK's schemas or
+ * anything else that recurses. A response becomes a JSON-RPC error for its request, a request from the server
+ * is answered with one, a notification is dropped; `note` says which, for the server's log. The connection
+ * itself is untouched: one hostile answer fails one request.
+ *
+ * The SDK installs its handler by assigning `transport.onmessage` (and keeps the class of the transport: it
+ * probes eras on a sibling of the exact stdio class), so the check is an accessor on this one instance rather
+ * than a wrapper object.
+ */
+export function guardIncomingDepth(
+  transport: Transport,
+  limit: number,
+  note: (message: string) => void,
+): void {
+  let handler: Transport['onmessage'];
+  const guarded: NonNullable<Transport['onmessage']> = (message, extra) => {
+    if (jsonDepth(message, limit) <= limit) return handler?.(message, extra);
+    const id = (message as { id?: unknown }).id;
+    const method = (message as { method?: unknown }).method;
+    const what = `nested deeper than ${limit} levels (limits.jsonDepth)`;
+    if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) {
+      note(`refused a ${method} request from the server: ${what}`);
+      void transport
+        .send({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: `request ${what}` } })
+        .catch(() => {});
+    } else if (typeof method === 'string') {
+      note(`dropped a ${method} notification from the server: ${what}`);
+    } else if (typeof id === 'string' || typeof id === 'number') {
+      note(`refused the answer to request ${id}: ${what}`);
+      const refused: JSONRPCMessage = {
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: INTERNAL_ERROR,
+          message: `the server's answer is ${what}`,
+          data: { [DEPTH_LIMIT_MARK]: limit },
+        },
+      };
+      handler?.(refused, extra);
+    } else note(`dropped a message without id or method: ${what}`);
+  };
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    enumerable: true,
+    get: () => (handler ? guarded : undefined),
+    set: (value: Transport['onmessage']) => {
+      handler = value;
+    },
+  });
+}
