@@ -34,6 +34,8 @@ export type TackErrorCode =
   | 'COMPUTATION_INPUT'
   | 'COMPUTATION_FAILED'
   | 'ATTESTATION_FAILED'
+  | 'SANDBOX_UNAVAILABLE'
+  | 'SANDBOX_FAILED'
   | 'USAGE';
 
 /** What an error is about; every field is optional, but the CLI prints whichever are set. */
