@@ -64,6 +64,8 @@ export interface GatedTool {
   askRule?: string;
   /** Capability labels (security/capabilities.ts); none for tack's own read-only tools. */
   capabilities?: readonly CapabilityLabel[];
+  /** Legs its server's enforced sandbox rules out (source `sandbox`): said in the decision when they matter. */
+  ruledOut?: readonly CapabilityLabel[];
   /** A PreToolUse hook allowed this call (its reason): like an allow rule, after deny rules and the guard. */
   hookAllow?: string;
 }
@@ -133,6 +135,10 @@ export class ApprovalGate {
 
   async decide(tool: GatedTool, callId: string, args: unknown): Promise<Decision> {
     const decision = await this.#decide(tool, callId, args);
+    // The guard would have asked but for the sandbox: the record says so, since that is why this call went.
+    const ruledOut = tool.ruledOut?.find((l) => l.capability === 'egress');
+    if (this.#taintedBy !== undefined && ruledOut && !hasCapability(tool.capabilities ?? [], 'egress'))
+      decision.reason += `; the trifecta guard does not ask: the sandbox rules out egress (${ruledOut.why})`;
     this.#options.emit({
       type: 'approval',
       callId,

@@ -24,6 +24,7 @@ export class ServerLog {
   readonly #lines: LineMasker;
   #decoder = new StringDecoder('utf8');
   #partial = '';
+  #lineListener: ((line: string) => void) | undefined;
 
   constructor(server: string, logDir: string | undefined, secrets: SecretMasker = SHAPE_MASKER) {
     this.#secrets = secrets;
@@ -47,13 +48,22 @@ export class ServerLog {
     const text = typeof chunk === 'string' ? chunk : this.#decoder.write(chunk);
     const lines = (this.#partial + text).split('\n');
     this.#partial = lines.pop() ?? '';
+    const written: string[] = [];
     for (const line of lines) {
       const masked = this.#lines.line(line);
       if (masked === undefined) continue;
       this.#stream?.write(`${masked}\n`);
       this.#remember(masked);
+      written.push(masked);
     }
     if (this.#partial.length > MAX_PARTIAL_CHARS) this.#flushPartial(false);
+    // After the chunk is written: a listener's notes must not split the partial line it leaves.
+    if (this.#lineListener) for (const line of written) this.#lineListener(line);
+  }
+
+  /** Called with every complete stderr line (masked) after it is written: the sandbox explains refusals. */
+  onStderrLine(listener: ((line: string) => void) | undefined): void {
+    this.#lineListener = listener;
   }
 
   /** A line written by tack about the server (not by the server). */
