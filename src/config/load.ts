@@ -222,7 +222,11 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
 
   const servers = [...byName.values()];
   const context = { workspace: projectRoot, env, paths };
-  const sandbox = resolveSandboxes(servers, sandboxFields, sandboxSections, context, issues);
+  // A broken sandbox section would make every reference to its profiles an error too: report it alone.
+  const sandboxBroken = issues.some((i) => i.path === 'sandbox' || i.path.startsWith('sandbox.'));
+  const sandbox = sandboxBroken
+    ? { skillScripts: undefined, servers: {} }
+    : resolveSandboxes(servers, sandboxFields, sandboxSections, context, issues);
   if (sandboxSections.some((section) => section.project)) {
     // What applies while the project is untrusted: the same, resolved without the project's sandbox section.
     const without = resolveSandboxes(
@@ -410,20 +414,20 @@ export function parseConfigText(
     }
   }
   if (source.format === 'tack' && root.sandbox !== undefined) {
-    const parsed = SandboxSettingsSchema.safeParse(root.sandbox);
-    if (!parsed.success)
+    const section = root.sandbox;
+    const profiles = isRecord(section) && isRecord(section.profiles) ? Object.keys(section.profiles) : [];
+    for (const name of profiles) {
+      const problem = profileNameProblem(name);
+      if (problem) issue(jsonPath(['sandbox', 'profiles', name]), problem);
+    }
+    const parsed = SandboxSettingsSchema.safeParse(section);
+    if (parsed.success) result.sandbox = parsed.data;
+    else
       for (const zi of parsed.error.issues)
         issue(
           jsonPath(['sandbox', ...zi.path.map(pathKey)]),
-          zodMessage(zi, isRecord(root.sandbox) ? root.sandbox : {}),
+          zodMessage(zi, isRecord(section) ? section : {}),
         );
-    else {
-      for (const name of Object.keys(parsed.data.profiles ?? {})) {
-        const problem = profileNameProblem(name);
-        if (problem) issue(jsonPath(['sandbox', 'profiles', name]), problem);
-      }
-      result.sandbox = parsed.data;
-    }
   }
   if (source.format === 'tack' && root.knowledge !== undefined) {
     result.knowledge = parseKnowledge(root.knowledge, source.file, env, issue);

@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
 import { NAMESPACE_FLAGS } from './support.js';
 
@@ -31,8 +31,10 @@ export interface MountPlan {
   /** Rules that name nothing bindable: a path that does not exist, or one inside tack's own folders. */
   skipped: Array<{ path: string; rule: string; why: string }>;
   cwd: string;
-  /** The hidden home folders and tack's own, symlinks resolved: what counts as private. */
+  /** The home folders (hidden unless `home: true`), symlinks resolved: what counts as private. */
   homes: string[];
+  /** tack's own folders, always hidden (a bind inside them is skipped, one around them hides them again). */
+  tackDirs: string[];
 }
 
 export interface PlanSpec {
@@ -76,9 +78,9 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
         { kind: 'hide', dest: home, rule: `the home folder is hidden (home: false, ${policy.homeOrigin})` },
         'base',
       );
-  // A symlinked path is bound where it points; also where it was named, when that place is hidden (the link
-  // itself is gone there).
-  const hiddenRoots = ['/tmp', '/run', ...(policy.home ? [] : homes)];
+  // A symlinked path is bound where it points; also where it was named when the link itself is gone there (its
+  // folder hidden), decided once the plan stands (bubblewrap cannot mount onto a link it can see).
+  const aliases: Array<Mount & { priority: number }> = [];
   const bind = (
     kind: 'ro' | 'rw',
     path: string,
@@ -96,8 +98,8 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
       return;
     }
     add({ kind, dest: real, source: real, rule, policy }, priority);
-    if (path !== real && hiddenRoots.some((root) => inside(path, root)))
-      add({ kind, dest: path, source: real, rule, policy }, priority);
+    if (path !== real)
+      aliases.push({ kind, dest: path, source: real, rule, policy, priority: PRIORITY[priority]! });
   };
   for (const rule of policy.read)
     bind('ro', rule.path, `read: ${rule.written} (${rule.origin})`, 'rule', true);
@@ -119,15 +121,9 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
       add({ kind: 'ro', dest: resolv, source: resolv, rule: 'DNS settings (host network)' }, 'own');
   }
 
-  const plan: MountPlan = {
-    policy,
-    mounts: order(staged),
-    skipped,
-    cwd: spec.cwd,
-    homes: [...homes, ...tackDirs],
-  };
+  const plan: MountPlan = { policy, mounts: order(staged), skipped, cwd: spec.cwd, homes, tackDirs };
+  const extra = aliases.filter((alias) => accessOf(plan, dirname(alias.dest)).throwaway);
   // The executable and the working folder must exist inside for the process to start at all.
-  const extra: Array<Mount & { priority: number }> = [];
   for (const command of spec.executables ?? []) {
     if (!command || !isAbsolute(command) || accessOf(plan, command).read) continue;
     const real = realPath(command);
