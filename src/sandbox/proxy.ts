@@ -73,6 +73,9 @@ export function startEgressProxy(options: EgressProxyOptions): Promise<EgressPro
           reason: `allowed by ${rule.written} (${rule.origin})`,
         }
       : { allowed: false, method, target, reason: `${target} is not in the allow-list (${options.origin})` };
+    return record(decision);
+  };
+  const record = (decision: ProxyDecision): ProxyDecision => {
     decisions.push(decision);
     if (decisions.length > MAX_DECISIONS) decisions.shift();
     options.onDecision?.(decision);
@@ -167,13 +170,14 @@ export function startEgressProxy(options: EgressProxyOptions): Promise<EgressPro
   // Upgrades over plain HTTP (WebSocket) would bypass the request path above: refused, and said so.
   server.on('upgrade', (req, client: Socket) => {
     const url = absoluteHttpUrl(req.url);
-    decide(
-      `${req.method ?? 'GET'} (upgrade)`,
-      url ? normalizeHost(url.hostname) : '?',
-      Number(url?.port || 80),
-    );
+    const decision = record({
+      allowed: false,
+      method: `${req.method ?? 'GET'} (upgrade)`,
+      target: url ? `${normalizeHost(url.hostname)}:${url.port || 80}` : '?',
+      reason: 'upgrades over plain HTTP are not supported; use https (CONNECT)',
+    });
     client.end(
-      'HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\ntack sandbox proxy: upgrades over plain HTTP are not supported; use https (CONNECT)\n',
+      `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\ntack sandbox proxy: ${decision.reason}\n`,
     );
   });
   server.on('clientError', (_error, socket) => {
