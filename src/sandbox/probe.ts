@@ -135,7 +135,8 @@ function plannedChecks(policy: SandboxPolicy, marker: string) {
   const reads: Array<{ path: string; label: string }> = [];
   const writes: Array<{ dir: string; label: string }> = [];
   for (const home of policy.homes) {
-    reads.push({ path: sample(home) ?? home, label: 'home folder' });
+    const file = sample(home, 1);
+    if (file) reads.push({ path: file, label: 'home folder' });
     const ssh = join(home, '.ssh');
     if (existsSync(ssh)) reads.push({ path: sample(ssh) ?? ssh, label: 'SSH keys' });
     writes.push({ dir: home, label: 'home folder' });
