@@ -26,6 +26,8 @@ export interface ApprovalRequest {
   readOnlyHint: boolean;
   /** The tool's capability labels with their sources. */
   capabilities: readonly CapabilityLabel[];
+  /** Legs its server's enforced sandbox rules out (source `sandbox`), for the prompt to show. */
+  ruledOut?: readonly CapabilityLabel[];
   /** Why this call needs approval, in words. */
   why: string;
   /**
@@ -206,6 +208,7 @@ export class ApprovalGate {
       arguments: args,
       readOnlyHint: tool.readOnlyHint,
       capabilities: tool.capabilities ?? [],
+      ...(tool.ruledOut?.length ? { ruledOut: tool.ruledOut } : {}),
       why,
       ...(alwaysRule ? { alwaysRule } : {}),
     });

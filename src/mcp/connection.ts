@@ -168,6 +168,8 @@ export interface ServerStatus {
 }
 
 const MAX_DIAGNOSTICS = 5;
+/** Refusals explained in a server's log per start. */
+const MAX_EXPLAINED = 100;
 
 /**
  * One configured server: its SDK client, its lifecycle (connect, crash, restart with backoff) and its
@@ -788,7 +790,8 @@ export class ServerConnection {
       launch.plan
         ? (line) => {
             for (const refusal of launch.explain(line)) {
-              if (explained.has(refusal.subject)) continue;
+              // Bounded: a server printing endless distinct paths must not fill the log through tack.
+              if (explained.has(refusal.subject) || explained.size >= MAX_EXPLAINED) continue;
               explained.add(refusal.subject);
               this.log.note(refusal.message);
             }

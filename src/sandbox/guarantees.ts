@@ -33,6 +33,7 @@ export function guaranteesOf(plan: MountPlan): SandboxGuarantees {
         ? `host network (network: true, ${networkRule})`
         : `network only to ${policy.network.map((r) => r.written).join(', ')} through tack's proxy (${networkRule})`;
   const workspace = realOrSame(policy.workspace);
+  // tack's own folders are hidden again over any bind (mounts.ts), so only the home folders can leak.
   const privateRoots = plan.homes;
   // The workspace is the user's to give, unless it holds the home folder (a project at ~ or /).
   const workspaceIsPrivate = privateRoots.some((root) => inside(root, workspace));

@@ -89,8 +89,8 @@ export async function checkSandbox(policy: SandboxPolicy, spec: CheckSpec): Prom
   const port = (listener.address() as { port: number }).port;
   const marker = `.tack-sandbox-check-${process.pid}-${Date.now()}`;
   let launch: Awaited<ReturnType<typeof prepareLaunch>> | undefined;
+  const planned = plannedChecks(policy, marker);
   try {
-    const planned = plannedChecks(policy, marker);
     launch = await prepareLaunch(policy, {
       command: process.execPath,
       args: ['-e', PROBE, '--', JSON.stringify({ ...planned.input, port })],
@@ -115,9 +115,10 @@ export async function checkSandbox(policy: SandboxPolicy, spec: CheckSpec): Prom
       );
     }
     const rows = planned.rows(launch.plan, seen, launch.decisions());
-    for (const file of planned.input.writes) rmSync(file, { force: true });
     return { status: launch.status, rows, mismatches: rows.filter((r) => r.expected !== r.observed).length };
   } finally {
+    // What the probe wrote where it could (the host's side of the workspace, its state folder) goes.
+    for (const file of planned.input.writes) rmSync(file, { force: true });
     await launch?.close();
     listener.close();
   }
