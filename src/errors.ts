@@ -36,6 +36,8 @@ export type TackErrorCode =
   | 'COMPUTATION_FAILED'
   | 'ATTESTATION_FAILED'
   | 'LIMIT_EXCEEDED'
+  | 'SANDBOX_UNAVAILABLE'
+  | 'SANDBOX_FAILED'
   | 'USAGE';
 
 /** What an error is about; every field is optional, but the CLI prints whichever are set. */

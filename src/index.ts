@@ -47,7 +47,14 @@ export {
   type RunResult,
 } from './agent/session.js';
 export { DeferredTools, type ToolSearchMode, type ToolSearchOptions } from './agent/tool-search.js';
-export { type AgentTool, mcpAgentTools, nativeAgentTools, type ToolServerSettings } from './agent/toolset.js';
+export {
+  type AgentTool,
+  mcpAgentTools,
+  mcpToolSecurity,
+  nativeAgentTools,
+  type ToolServerSettings,
+  withSandboxFacts,
+} from './agent/toolset.js';
 export {
   openForResume,
   type ResumeState,
@@ -68,6 +75,14 @@ export type {
 } from './config/load.js';
 export { formatIssue, loadConfig, parseConfigText } from './config/load.js';
 export { findProjectRoot, resolvePaths, type TackPaths } from './config/paths.js';
+export {
+  type Declared,
+  type SandboxContext,
+  type SandboxNetworkRule,
+  type SandboxPathRule,
+  type SandboxPolicy,
+  SandboxResolver,
+} from './config/sandbox.js';
 export {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_STARTUP_TIMEOUT_MS,
@@ -193,6 +208,21 @@ export {
   stdioEnvironment,
   type TransportKind,
 } from './mcp/transport.js';
+export { explainLine, explainPath, type Refusal } from './sandbox/explain.js';
+export type { SandboxGuarantees } from './sandbox/guarantees.js';
+export {
+  describeStatus,
+  expectedGuarantees,
+  type Launch,
+  type LaunchSpec,
+  prepareLaunch,
+  type SandboxStatus,
+  sandboxEnvironment,
+} from './sandbox/launch.js';
+export { accessOf, bwrapArgs, type Mount, type MountPlan, planMounts } from './sandbox/mounts.js';
+export { type CheckReport, type CheckRow, checkSandbox } from './sandbox/probe.js';
+export { type EgressProxy, type ProxyDecision, startEgressProxy } from './sandbox/proxy.js';
+export { type SandboxSupport, sandboxSupport } from './sandbox/support.js';
 export {
   compareRetrieval,
   contextCost,
@@ -210,6 +240,7 @@ export {
   ToolSearchIndex,
 } from './search/tool-index.js';
 export {
+  applySandbox,
   CAPABILITIES,
   type Capability,
   type CapabilityLabel,
@@ -217,6 +248,8 @@ export {
   type LabelOptions,
   type LabelSource,
   labelTool,
+  type SandboxedLabels,
+  type SandboxFacts,
   trifectaLegs,
 } from './security/capabilities.js';
 export {

@@ -17,6 +17,7 @@ const FEATURES = [
   'knowledge',
   'search',
   'security',
+  'sandbox',
 ] as const;
 
 /**
@@ -31,10 +32,15 @@ const ALLOWED: Record<string, readonly string[]> = {
   // trust (config/trust.ts) with its file checks.
   config: ['errors', 'util', 'security'],
   store: ['errors', 'util'],
-  mcp: ['errors', 'version', 'util', 'config', 'store'],
+  // The sandbox turns a resolved policy (config) into bubblewrap's command line, its proxy and explanations; it
+  // knows nothing of MCP: mcp and skills hand it a command to wrap.
+  sandbox: ['errors', 'util', 'config'],
+  // Stdio servers are spawned inside their sandbox.
+  mcp: ['errors', 'version', 'util', 'config', 'store', 'sandbox'],
   tokens: ['mcp'],
   tools: ['errors'],
-  skills: ['errors', 'util', 'config', 'mcp', 'tools'],
+  // Skill scripts run inside the skill-script sandbox.
+  skills: ['errors', 'util', 'config', 'mcp', 'tools', 'sandbox'],
   // Tool search ranks definitions it is handed; it knows nothing of hosts or tokenizers.
   search: ['errors', 'util'],
   // The scanner judges text it is handed; pins and project trust keep their records in the store. Security knows

@@ -10,8 +10,14 @@ import { knowledgeTools } from '../knowledge/tools.js';
 import type { Catalog } from '../mcp/catalog.js';
 import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
+import { expectedGuarantees } from '../sandbox/launch.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION, searchToolsInput } from '../search/meta-tools.js';
-import { type CapabilityLabel, trifectaLegs } from '../security/capabilities.js';
+import {
+  applySandbox,
+  type CapabilityLabel,
+  type SandboxFacts,
+  trifectaLegs,
+} from '../security/capabilities.js';
 import { DefinitionGuard, type HeldDefinition } from '../security/pins.js';
 import { type PermissionRules, RuleSet } from '../security/rules.js';
 import type { SkillLibrary } from '../skills/library.js';
@@ -71,8 +77,9 @@ export interface AgentOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** MCP tools: every tool of the host's catalog, re-read each step (servers come and go). */
   host?: McpHost;
-  /** For `trusted` servers and the state directory (transcripts, saved outputs). */
-  config?: Pick<TackConfig, 'servers' | 'paths'> & Partial<Pick<TackConfig, 'limits'>>;
+  /** For `trusted` servers, the state directory (transcripts, saved outputs), the scan's limits and the skill scripts' sandbox. */
+  config?: Pick<TackConfig, 'servers' | 'paths'> &
+    Partial<Pick<TackConfig, 'limits'>> & { sandbox?: TackConfig['sandbox'] };
   skills?: SkillLibrary;
   knowledge?: KnowledgeBase;
   computations?: ComputationRuntimes;
@@ -174,7 +181,7 @@ export class AgentSession {
   #lastCall: { key: string; count: number } | undefined;
   #closed = false;
 
-  private constructor(options: AgentOptions, guidelines: Guidelines) {
+  private constructor(options: AgentOptions, guidelines: Guidelines, scriptSandbox?: SandboxFacts) {
     this.#options = options;
     // A transcript names its session (resume finds it by that id).
     this.id = options.transcript ? options.transcript.sessionId : (options.sessionId ?? newSessionId());
@@ -201,19 +208,26 @@ export class AgentSession {
         : undefined;
     const native: NativeTool[] = [];
     // tack's own tools carry labels too, so the trifecta flag and the guard see them: a script can do anything.
-    const labels = new Map<string, CapabilityLabel[]>([
-      [
-        RUN_SKILL_SCRIPT,
-        (['egress', 'destructive'] as const).map((capability) => ({
-          capability,
-          source: 'default' as const,
-          why: 'runs code on this machine',
-        })),
-      ],
-    ]);
+    // Scripts run in the skill-script sandbox: when it is enforced without network, a script cannot send data out.
+    const scriptLabels = applySandbox(
+      (['egress', 'destructive'] as const).map((capability) => ({
+        capability,
+        source: 'default' as const,
+        why: 'runs code on this machine',
+      })),
+      scriptSandbox,
+    );
+    const labels = new Map<string, CapabilityLabel[]>([[RUN_SKILL_SCRIPT, scriptLabels.labels]]);
     if (options.skills && options.skills.skills.length > 0)
       // The gate asks before run_skill_script (alwaysAsk below), with the arguments; the skill runs once allowed.
-      pushAll(native, skillTools(options.skills, { active: this.#activeSkills, approve: () => true }));
+      pushAll(
+        native,
+        skillTools(options.skills, {
+          active: this.#activeSkills,
+          approve: () => true,
+          sandbox: options.config?.sandbox?.skillScripts,
+        }),
+      );
     if (options.knowledge && options.knowledge.size > 0) {
       const knowledge = knowledgeTools(options.knowledge);
       if (options.computations && options.computations.executors.length > 0)
@@ -226,7 +240,11 @@ export class AgentSession {
     }
     pushAll(native, options.tools ?? []);
     if (options.subagents !== false && !options.parent) native.push(this.#subagentTool());
-    this.#native = nativeAgentTools(native, new Set([RUN_SKILL_SCRIPT]), labels);
+    this.#native = nativeAgentTools(native, new Set([RUN_SKILL_SCRIPT]), labels).map((tool) =>
+      tool.name === RUN_SKILL_SCRIPT && scriptLabels.ruledOut.length > 0
+        ? { ...tool, ruledOut: scriptLabels.ruledOut }
+        : tool,
+    );
     this.#deferred = new DeferredTools(options.host, options.toolSearch);
     this.#price = priceOf(options.model.id, { ...DEFAULT_PRICES, ...options.prices });
     this.#metaTools = this.#searchTools();
@@ -237,7 +255,8 @@ export class AgentSession {
     const cwd = options.cwd ?? process.cwd();
     const guidelines =
       options.guidelines ?? (await loadGuidelines({ cwd, ...(options.env ? { env: options.env } : {}) }));
-    const session = new AgentSession({ ...options, cwd }, guidelines);
+    const scriptSandbox = await expectedGuarantees(options.config?.sandbox?.skillScripts);
+    const session = new AgentSession({ ...options, cwd }, guidelines, scriptSandbox);
     await session.#assemble();
     session.#emit({
       type: 'session-start',

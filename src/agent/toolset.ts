@@ -3,7 +3,13 @@ import { errorMessage, TackError } from '../errors.js';
 import type { CatalogTool } from '../mcp/catalog.js';
 import { resultText } from '../mcp/content.js';
 import type { McpHost } from '../mcp/host.js';
-import { type CapabilityLabel, labelTool } from '../security/capabilities.js';
+import {
+  applySandbox,
+  type CapabilityLabel,
+  labelTool,
+  type SandboxedLabels,
+  type SandboxFacts,
+} from '../security/capabilities.js';
 import type { NativeTool } from '../tools/native.js';
 import type { GatedTool } from './approval.js';
 import { sanitizeSchema } from './schema.js';
@@ -18,8 +24,30 @@ export interface AgentTool extends GatedTool {
   run(input: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
 }
 
-/** What the tool mapping needs from a server's configuration. */
-export type ToolServerSettings = Pick<ServerConfig, 'trusted' | 'capabilities'>;
+/** What the tool mapping needs from a server's configuration, and what its enforced sandbox guarantees. */
+export type ToolServerSettings = Pick<ServerConfig, 'trusted' | 'capabilities'> & {
+  sandboxFacts?: SandboxFacts;
+};
+
+/**
+ * The servers' settings with the guarantees of each enforced sandbox (from the host: a sandbox that is only
+ * configured, or preferred on a platform without one, guarantees nothing).
+ */
+export function withSandboxFacts(
+  settings: ReadonlyMap<string, ToolServerSettings>,
+  host: Pick<McpHost, 'servers'>,
+): Map<string, ToolServerSettings> {
+  const out = new Map(settings);
+  for (const status of host.servers()) {
+    if (status.sandbox.state !== 'enforced') continue;
+    out.set(status.name, {
+      trusted: false,
+      ...settings.get(status.name),
+      sandboxFacts: status.sandbox.guarantees,
+    });
+  }
+  return out;
+}
 
 /**
  * The tools of every connected server (or of `entries`, a subset of the catalog), under their model-visible
@@ -30,10 +58,12 @@ export function mcpAgentTools(
   settings: ReadonlyMap<string, ToolServerSettings>,
   entries: readonly CatalogTool[] = host.catalog.tools,
 ): AgentTool[] {
+  const withFacts = withSandboxFacts(settings, host);
   return entries.map((entry) => {
     const { definition } = entry;
     const { schema, changes } = sanitizeSchema(definition.inputSchema);
-    const trustedServer = settings.get(entry.server)?.trusted === true;
+    const trustedServer = withFacts.get(entry.server)?.trusted === true;
+    const { labels, ruledOut } = mcpToolSecurity(entry, withFacts);
     return {
       name: entry.name,
       server: entry.server,
@@ -42,7 +72,8 @@ export function mcpAgentTools(
       readOnlyHint: definition.annotations?.readOnlyHint === true,
       trustedServer,
       native: false,
-      capabilities: mcpToolLabels(entry, settings),
+      capabilities: labels,
+      ...(ruledOut.length > 0 ? { ruledOut } : {}),
       inputSchema: schema,
       schemaChanges: changes,
       async run(input, signal) {
@@ -53,18 +84,21 @@ export function mcpAgentTools(
   });
 }
 
-/** An MCP tool's capability labels: its server's configured ones (by tool name, or `*`), else annotations a
- * trusted server gives, else guesses. */
-export function mcpToolLabels(
+/**
+ * An MCP tool's capability labels: its server's configured ones (by tool name, or `*`), else annotations a
+ * trusted server gives, else guesses; then the legs its server's enforced sandbox rules out (source `sandbox`).
+ */
+export function mcpToolSecurity(
   entry: Pick<CatalogTool, 'server' | 'definition'>,
   settings: ReadonlyMap<string, ToolServerSettings>,
-): CapabilityLabel[] {
+): SandboxedLabels {
   const server = settings.get(entry.server);
   const configured = server?.capabilities?.[entry.definition.name] ?? server?.capabilities?.['*'];
-  return labelTool(entry.definition, {
+  const labels = labelTool(entry.definition, {
     trustedServer: server?.trusted === true,
     ...(configured ? { configured } : {}),
   });
+  return applySandbox(labels, server?.sandboxFacts);
 }
 
 /** tack's own tools (skills, knowledge, sub-agents). */

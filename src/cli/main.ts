@@ -27,6 +27,7 @@ import { promptsCommand, resourcesCommand } from './commands/listings.js';
 import { pinsAcceptCommand, pinsDiffCommand, pinsListCommand } from './commands/pins.js';
 import { promptCommand } from './commands/prompt.js';
 import { readCommand } from './commands/read.js';
+import { sandboxCheckCommand } from './commands/sandbox.js';
 import { scanCommand } from './commands/scan.js';
 import { serveCommand } from './commands/serve.js';
 import { serveDocsCommand } from './commands/serve-docs.js';
@@ -573,6 +574,22 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       setExitCode(await scanCommand({ ...optionsOf([cmd]), ...(opts.tools ? { tools: opts.tools } : {}) })),
     );
 
+  const sandbox = program
+    .command('sandbox')
+    .description('the sandbox servers and skill scripts run in (bubblewrap on Linux)');
+  sandbox
+    .command('check')
+    .description(
+      'run a probe inside each sandbox policy and print what it can and cannot reach; exit 1 when that differs from the policy',
+    )
+    .argument('[server]', 'only this server')
+    .option('--skill-scripts', "only the skill scripts' sandbox")
+    .action(async (server: string | undefined, opts: { skillScripts?: boolean }, cmd: Command) =>
+      setExitCode(
+        await sandboxCheckCommand(server, { ...optionsOf([cmd]), skillScripts: opts.skillScripts === true }),
+      ),
+    );
+
   const pins = program
     .command('pins')
     .description('pinned tool definitions (trust on first use): list, diff and accept what changed');
@@ -632,6 +649,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   for (const command of program.commands) command.exitOverride();
   for (const command of skills.commands) command.exitOverride();
   for (const command of bench.commands) command.exitOverride();
+  for (const command of sandbox.commands) command.exitOverride();
   for (const command of knowledge.commands) command.exitOverride();
   return program;
 }

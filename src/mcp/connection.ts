@@ -24,6 +24,7 @@ import {
 import { DEFAULT_LIMITS } from '../config/limits.js';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
+import { configuredStatus, type Launch, prepareLaunch, type SandboxStatus } from '../sandbox/launch.js';
 import type { EraCache, StoredEraVerdict } from '../store/era-cache.js';
 import type { OAuthCredentials } from '../store/oauth-credentials.js';
 import { jsonDepth } from '../util/json-depth.js';
@@ -33,7 +34,12 @@ import { classifyFailure, requestFailure } from './failures.js';
 import { type OAuthOptions, TackOAuthProvider } from './oauth.js';
 import { ServerLog, type ServerLogLimits } from './server-log.js';
 import { matchesAny } from './tool-filter.js';
-import { createHttpTransport, createStdioTransport, type TransportKind } from './transport.js';
+import {
+  createHttpTransport,
+  createStdioTransport,
+  stdioEnvironment,
+  type TransportKind,
+} from './transport.js';
 
 type ListKind = 'tools' | 'resources' | 'prompts';
 
@@ -166,11 +172,15 @@ export interface ServerStatus {
   retryAt: number | undefined;
   diagnostics: readonly string[];
   logFile: string | undefined;
+  /** The sandbox it runs in: none, configured (not started yet), enforced (with its guarantees) or unenforced. */
+  sandbox: SandboxStatus;
 }
 
 const MAX_DIAGNOSTICS = 5;
 /** Logins one connect may need: the first, and one more after an authorization server migration. */
 const MAX_LOGINS_PER_CONNECT = 2;
+/** Refusals explained in a server's log per start. */
+const MAX_EXPLAINED = 100;
 
 /**
  * One configured server: its SDK client, its lifecycle (connect, crash, restart with backoff) and its
@@ -214,6 +224,7 @@ export class ServerConnection {
   readonly #watched = new Map<string, number>();
   /** One per server for its lifetime: a login started by one connect attempt is finished before the next. */
   readonly #oauth: TackOAuthProvider | undefined;
+  #sandbox: SandboxStatus;
 
   constructor(config: ServerConfig, options: ConnectionOptions) {
     this.name = config.name;
@@ -230,6 +241,7 @@ export class ServerConnection {
       options.logLimits,
     );
     if (!config.enabled) this.#status = 'disabled';
+    this.#sandbox = configuredStatus(config.transport === 'stdio' ? config.sandbox : undefined);
     this.#oauth =
       config.enabled && config.transport !== 'stdio' && config.oauth !== false && options.oauth
         ? new TackOAuthProvider(config, options.oauth.credentials, options.oauth.options, (m) =>
@@ -325,6 +337,7 @@ export class ServerConnection {
       retryAt: this.#status === 'failed' ? this.#retryAt : undefined,
       diagnostics: [...this.#diagnostics],
       logFile: this.log.file,
+      sandbox: this.#sandbox,
     };
   }
 
@@ -712,9 +725,10 @@ export class ServerConnection {
     });
     this.#options.configureClient?.(client, this.name);
     this.#wireNotifications(client, generation);
+    const launch = kind === 'stdio' ? await this.#prepareLaunch() : undefined;
     const transport =
-      kind === 'stdio' && this.config.transport === 'stdio'
-        ? createStdioTransport(this.config, {
+      launch !== undefined
+        ? createStdioTransport(launch, {
             log: this.log,
             maxMessageBytes: this.#options.maxMessageBytes,
             onStdoutNoise: (line) =>
@@ -730,6 +744,18 @@ export class ServerConnection {
           : undefined;
     if (!transport) throw new Error(`no ${kind} transport for a ${this.config.transport} server`);
     guardIncomingDepth(transport, this.#jsonDepth, (message) => this.log.note(message));
+    if (launch) {
+      // The sandbox's proxy lives as long as the process. Patched on the instance for the reason observeChild
+      // gives; the SDK's era probe swaps close() while it probes and puts this one back.
+      const close = transport.close.bind(transport);
+      transport.close = async () => {
+        try {
+          await close();
+        } finally {
+          await launch.close();
+        }
+      };
+    }
 
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -783,6 +809,40 @@ export class ServerConnection {
     this.#transportKind = kind;
     this.#eraSource = prior === undefined ? 'probe' : fromCache ? 'cache' : undefined;
     this.#client = client;
+  }
+
+  /**
+   * The command line a stdio start spawns: the server's own, or its sandbox's around it. A refusal the server
+   * reports on stderr is explained in the log with the rule that caused it (once per path per start).
+   */
+  async #prepareLaunch(): Promise<Launch> {
+    const config = this.config;
+    if (config.transport !== 'stdio') throw new Error('a sandbox is for stdio servers');
+    const launch = await prepareLaunch(config.sandbox, {
+      command: config.command,
+      args: config.args,
+      env: stdioEnvironment(config).env,
+      cwd: config.cwd,
+      subject: `server "${this.name}"`,
+      note: (message) => this.log.note(message),
+    });
+    this.#sandbox = launch.status;
+    if (launch.status.state === 'unenforced')
+      this.#diagnose(`runs without its sandbox (${launch.status.origin}): ${launch.status.reason}`);
+    const explained = new Set<string>();
+    this.log.onStderrLine(
+      launch.plan
+        ? (line) => {
+            for (const refusal of launch.explain(line)) {
+              // Bounded: a server printing endless distinct paths must not fill the log through tack.
+              if (explained.has(refusal.subject) || explained.size >= MAX_EXPLAINED) continue;
+              explained.add(refusal.subject);
+              this.log.note(refusal.message);
+            }
+          }
+        : undefined,
+    );
+    return launch;
   }
 
   /** Store the era verdict a probe produced, so the next start spawns one process instead of two. */
@@ -1028,6 +1088,7 @@ export class ServerConnection {
 
   #diagnose(message: string): void {
     this.log.note(message);
+    if (this.#diagnostics.includes(message)) return;
     if (this.#diagnostics.length >= MAX_DIAGNOSTICS) return;
     this.#diagnostics.push(message);
     this.#options.onChange?.(this, 'diagnostic');
@@ -1052,6 +1113,12 @@ export class ServerConnection {
 
   #startupFailure(error: unknown): TackError {
     if (isStartupTimeout(error) || isOAuthError(error)) return error as TackError;
+    if (isSandboxError(error))
+      return new TackError(error.code, error.message, {
+        subject: { server: this.name, file: this.config.source.file },
+        ...(error.hint ? { hint: error.hint } : {}),
+        cause: error,
+      });
     const spawnCode = (error as NodeJS.ErrnoException).code;
     const reason =
       spawnCode === 'ENOENT' && this.config.transport === 'stdio'
@@ -1098,6 +1165,12 @@ export function eraCacheKey(config: ServerConfig): string {
   return `http:${url.origin}${url.pathname}`;
 }
 
+function isSandboxError(error: unknown): error is TackError {
+  return (
+    TackError.isInstance(error) && (error.code === 'SANDBOX_UNAVAILABLE' || error.code === 'SANDBOX_FAILED')
+  );
+}
+
 function isStartupTimeout(error: unknown): boolean {
   return TackError.isInstance(error) && error.code === 'SERVER_START_TIMEOUT';
 }
@@ -1110,6 +1183,7 @@ function isStartupTimeout(error: unknown): boolean {
  */
 function eraMismatch(error: unknown, cachedKind: 'modern' | 'legacy', exitedOnItsOwn: boolean): boolean {
   if (isStartupTimeout(error) || (error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  if (isSandboxError(error)) return false; // the platform has no sandbox: a fresh probe would not change that
   if (isAuthFailure(error)) return false; // a 401 is no era verdict: re-probing would only ask for a login twice
   if (error instanceof ProtocolError) return true;
   // A 2025 server's answer to a 2026 request has no resultType: the SDK refuses it as an invalid result.

@@ -1,3 +1,4 @@
+import type { SandboxPolicy } from '../config/sandbox.js';
 import { type NativeTool, ToolInputError, nativeTool as tool } from '../tools/native.js';
 import type { SkillLibrary } from './library.js';
 import { type ApproveScript, formatScriptResult, runSkillScript } from './scripts.js';
@@ -8,6 +9,8 @@ export interface SkillToolsOptions {
   /** Asked before every script run; without it run_skill_script refuses. */
   approve?: ApproveScript;
   scriptTimeoutMs?: number;
+  /** The sandbox scripts run in (tack.json `sandbox.skillScripts`, resolved); absent: none. */
+  sandbox?: SandboxPolicy | undefined;
 }
 
 export const ACTIVATE_SKILL = 'activate_skill';
@@ -64,6 +67,7 @@ export function skillTools(library: SkillLibrary, options: SkillToolsOptions = {
           approve: options.approve,
           timeoutMs: options.scriptTimeoutMs,
           signal,
+          sandbox: options.sandbox,
         });
         return { text: formatScriptResult(script, result), isError: result.exitCode !== 0 };
       },

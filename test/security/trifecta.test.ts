@@ -19,14 +19,19 @@ const role = (name: string, ...extra: string[]) => ({
   args: [fixture('attack-server.js'), '--role', name, ...extra],
 });
 
-/** The seed's setting: a fetch tool, the address book and an email tool, all three allowed by rules. */
-async function setting(): Promise<{ p: TempProject; host: McpHost; outbox: string }> {
+/**
+ * The seed's setting: a fetch tool, the address book and an email tool, all three allowed by rules; `mail` may
+ * carry more of its entry (a sandbox).
+ */
+async function setting(
+  mail: Record<string, unknown> = {},
+): Promise<{ p: TempProject; host: McpHost; outbox: string }> {
   const p = scope.project('tack-trifecta-');
   const outbox = join(p.dir, 'outbox.jsonl');
   const host = await startHost(p, {
     web: role('web'),
     contacts: role('contacts'),
-    mail: role('mail', '--outbox', outbox),
+    mail: { ...role('mail', '--outbox', outbox), ...mail },
   });
   cleanups.push(() => host.close());
   return { p, host, outbox };
@@ -231,6 +236,59 @@ describe('the lethal-trifecta guard', () => {
     expect(resumed.session.taintedBy).toBe('mcp__web__fetch_page');
     await resumed.session.run('now email my contacts to evil@example.com');
     expect(existsSync(world.outbox)).toBe(false);
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'asks no more when the mail server runs in a sandbox without network: the decision says "sandbox"',
+    async () => {
+      // Its outbox lies in the workspace, which workspace-write lets it write; it has no network of its own.
+      const world = await setting({ sandbox: 'workspace-write' });
+      const provider = await fake(attack);
+      const { session: s, events } = await session(provider, world, { approve: 'never' });
+      const send = s.tools().find((t) => t.name === 'mcp__mail__send_email');
+      expect(send?.capabilities).toEqual([]);
+      expect(send?.ruledOut).toEqual([
+        {
+          capability: 'egress',
+          source: 'sandbox',
+          why: 'no network (network: false, profile workspace-write) (instead of default: name: send)',
+        },
+      ]);
+      // fetch_page still sends (a URL carries data), so the flag stays up; the mail server is no longer a leg.
+      const flag = events.find((e) => e.type === 'notice' && /lethal trifecta/.test(e.text));
+      expect(flag?.type === 'notice' && flag.text).toMatch(/send data out \(mcp__web__fetch_page\)/);
+      await s.run('Summarise https://example.com/report for me');
+      expect(s.taintedBy).toBe('mcp__web__fetch_page');
+      const decision = events.find((e) => e.type === 'approval' && e.name === 'mcp__mail__send_email');
+      expect(decision).toMatchObject({ decision: 'allow', by: 'policy' });
+      expect(decision?.type === 'approval' && decision.reason).toBe(
+        'allowed by the rule mcp__mail__send_email; the trifecta guard does not ask: the sandbox rules out egress (no network (network: false, profile workspace-write) (instead of default: name: send))',
+      );
+      // The mail server wrote its outbox: whatever sends it on is outside the sandbox (docs/security.md says so).
+      expect(readFileSync(world.outbox, 'utf8')).toContain('evil@example.com');
+    },
+  );
+
+  it('stays strict when the sandbox is only preferred and this machine cannot enforce it', async () => {
+    const saved = process.env.TACK_BWRAP;
+    process.env.TACK_BWRAP = '/nonexistent/bwrap';
+    try {
+      const world = await setting({ sandbox: { profile: 'workspace-write', required: false } });
+      expect(world.host.servers().find((s) => s.name === 'mail')?.sandbox).toMatchObject({
+        state: 'unenforced',
+      });
+      const provider = await fake(attack);
+      const { session: s, events } = await session(provider, world, { approve: 'never' });
+      expect(s.tools().find((t) => t.name === 'mcp__mail__send_email')?.ruledOut).toBeUndefined();
+      await s.run('Summarise https://example.com/report for me');
+      expect(events.find((e) => e.type === 'approval' && e.name === 'mcp__mail__send_email')).toMatchObject({
+        decision: 'deny',
+      });
+      expect(existsSync(world.outbox)).toBe(false);
+    } finally {
+      if (saved === undefined) delete process.env.TACK_BWRAP;
+      else process.env.TACK_BWRAP = saved;
+    }
   });
 
   it('takes labels from config first, then trusted annotations, then guesses, and says which', () => {

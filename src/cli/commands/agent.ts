@@ -111,7 +111,10 @@ export { maskSecrets };
  */
 function terminalApprover(masker: SecretMasker): Approver {
   return async (request: ApprovalRequest) => {
-    const labels = request.capabilities.map((l) => `${l.capability} (${l.source}: ${l.why})`).join(', ');
+    const labels = [
+      ...request.capabilities.map((l) => `${l.capability} (${l.source}: ${l.why})`),
+      ...(request.ruledOut ?? []).map((l) => `no ${l.capability} (${l.source}: ${l.why})`),
+    ].join(', ');
     process.stderr.write(
       `\nApprove ${request.tool}${request.server ? ` (server ${request.server})` : ''}? It ${request.why}.\n` +
         `  description sha256:${request.descriptionSha256.slice(0, 12)}\n` +

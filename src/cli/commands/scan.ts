@@ -120,6 +120,8 @@ function describeEnvironments(environments: readonly ServerEnvironment[]): strin
     const parts = [`${names(e, 'safe-default').join(', ') || '(none)'} (safe default)`];
     const configured = names(e, 'configured');
     if (configured.length > 0) parts.push(`${configured.join(', ')} (configured)`);
+    const sandbox = names(e, 'sandbox');
+    if (sandbox.length > 0) parts.push(`${sandbox.join(', ')} (its sandbox)`);
     return `  ${e.server}${e.enabled ? '' : ' (disabled)'}: ${parts.join('; ')}`;
   });
   return [

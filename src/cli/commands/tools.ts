@@ -1,5 +1,6 @@
-import { mcpAgentTools, mcpToolLabels } from '../../agent/toolset.js';
+import { mcpAgentTools, mcpToolSecurity, withSandboxFacts } from '../../agent/toolset.js';
 import { hostDefinitions } from '../../mcp/definitions.js';
+import { describeStatus } from '../../sandbox/launch.js';
 import { trifectaLegs } from '../../security/capabilities.js';
 import { DefinitionGuard } from '../../security/pins.js';
 import { TOOL_TOKENS_BASIS, toolDefinitionTokens } from '../../tokens/count.js';
@@ -77,23 +78,30 @@ export async function toolsSecurityCommand(options: ServerOptions): Promise<numb
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
     const guard = host.store && new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes });
     const held = guard ? guard.reviewAll(hostDefinitions(host)).held : [];
-    const settings = new Map(config.servers.map((s) => [s.name, s]));
+    const settings = withSandboxFacts(new Map(config.servers.map((s) => [s.name, s])), host);
     const rows = host.catalog.tools.map((tool) => {
       const hold = held.find(
         (h) => h.kind === 'tool' && h.server === tool.server && h.name === tool.definition.name,
       );
+      const { labels, ruledOut } = mcpToolSecurity(tool, settings);
       return {
         name: tool.name,
         server: tool.server,
-        capabilities: mcpToolLabels(tool, settings),
+        capabilities: labels,
+        ruledOut,
         pin: host.store ? (hold?.why ?? 'pinned') : 'no store',
         ...(hold ? { held: hold.reason } : {}),
       };
     });
     const legs = trifectaLegs(rows.map((r) => ({ name: r.name, labels: r.capabilities })));
     const trifecta = Object.values(legs).every((holders) => holders.length > 0);
+    const shown = new Set(rows.map((r) => r.server));
+    const sandboxes = host
+      .servers()
+      .filter((s) => shown.has(s.name))
+      .map((s) => ({ server: s.name, sandbox: s.sandbox, summary: describeStatus(s.sandbox) }));
     if (options.json) {
-      printJson({ tools: rows, trifecta: { complete: trifecta, legs } });
+      printJson({ tools: rows, sandboxes, trifecta: { complete: trifecta, legs } });
       return 0;
     }
     print(
@@ -102,7 +110,25 @@ export async function toolsSecurityCommand(options: ServerOptions): Promise<numb
         rows.map((r) => [
           r.name,
           r.pin,
-          r.capabilities.map((l) => `${l.capability} (${l.source}: ${l.why})`).join('; ') || '-',
+          [
+            ...r.capabilities.map((l) => `${l.capability} (${l.source}: ${l.why})`),
+            ...r.ruledOut.map((l) => `no ${l.capability} (${l.source}: ${l.why})`),
+          ].join('; ') || '-',
+        ]),
+      ),
+    );
+    print('');
+    print(
+      table(
+        ['SERVER', 'SANDBOX', 'GUARANTEES'],
+        sandboxes.map((s) => [
+          s.server,
+          s.summary,
+          s.sandbox.state === 'enforced'
+            ? `${s.sandbox.guarantees.network}; ${s.sandbox.guarantees.files}`
+            : s.sandbox.state === 'unenforced'
+              ? s.sandbox.reason
+              : '-',
         ]),
       ),
     );
