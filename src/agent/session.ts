@@ -11,13 +11,19 @@ import type { Catalog } from '../mcp/catalog.js';
 import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
 import { expectedGuarantees } from '../sandbox/launch.js';
-import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION, searchToolsInput } from '../search/meta-tools.js';
+import {
+  CALL_TOOL_DEFINITION,
+  callToolInput,
+  SEARCH_TOOLS_DEFINITION,
+  searchToolsInput,
+} from '../search/meta-tools.js';
 import {
   applySandbox,
   type CapabilityLabel,
   type SandboxFacts,
   trifectaLegs,
 } from '../security/capabilities.js';
+import { HeldOnce, heldNotice, heldToolText } from '../security/held.js';
 import { DefinitionGuard, type HeldDefinition } from '../security/pins.js';
 import { type PermissionRules, RuleSet } from '../security/rules.js';
 import type { SkillLibrary } from '../skills/library.js';
@@ -167,8 +173,8 @@ export class AgentSession {
   /** Definitions held back in the current catalog (changed since approved, or flagged by the scan). */
   #held: Array<HeldDefinition & { modelName?: string }> = [];
   /** Held definitions already announced or put to the reviewer, by server, kind, name and digest. */
-  readonly #heldSeen = new Set<string>();
-  readonly #reviewed = new Set<string>();
+  readonly #heldSeen = new HeldOnce();
+  readonly #reviewed = new HeldOnce();
   readonly #deferred: DeferredTools;
   /** The model's price, looked up once (undefined: unknown, counted as 0). */
   readonly #price: Price | undefined;
@@ -373,14 +379,7 @@ export class AgentSession {
       const modelName = catalog.tools.find(
         (t) => h.kind === 'tool' && t.server === h.server && t.definition.name === h.name,
       )?.name;
-      const key = heldKey(h);
-      if (!this.#heldSeen.has(key)) {
-        this.#heldSeen.add(key);
-        this.#emit({
-          type: 'notice',
-          text: `held back: ${h.reason} (server ${h.server}); review with \`tack pins diff ${h.server}\`, accept with \`tack pins accept ${h.server}\``,
-        });
-      }
+      if (this.#heldSeen.first(h)) this.#emit({ type: 'notice', text: heldNotice(h) });
       return { ...h, ...(modelName ? { modelName } : {}) };
     });
   }
@@ -388,12 +387,7 @@ export class AgentSession {
   /** What the model is told when it calls a held tool by name; undefined when `name` is not held. */
   #heldMessage(name: string): string | undefined {
     const held = this.#held.find((h) => h.modelName === name);
-    if (!held) return undefined;
-    const why =
-      held.why === 'changed'
-        ? 'its definition changed since the user approved it'
-        : 'the security scan flagged its definition';
-    return `${name} is unavailable: ${why}. It stays disabled until the user reviews it (\`tack pins diff ${held.server}\`). Do the task without it or tell the user.`;
+    return held && heldToolText(name, held, 'harness');
   }
 
   /** Tells the model which tools are disabled and why, without repeating their (untrusted) new text. */
@@ -423,9 +417,7 @@ export class AgentSession {
     if (!reviewer) return;
     this.#mcpTools();
     for (const h of this.#held) {
-      const key = heldKey(h);
-      if (this.#reviewed.has(key)) continue;
-      this.#reviewed.add(key);
+      if (!this.#reviewed.first(h)) continue;
       if (!(await reviewer(h, this.#guard.diff(h)))) continue;
       this.#guard.accept(h);
       this.#mcp = undefined;
@@ -864,9 +856,9 @@ export class AgentSession {
 
   /** call_tool: the named MCP tool, run now, through the same hooks and approval as a direct call. */
   async #callTool(call: ToolCallRequest, signal: AbortSignal): Promise<{ text: string; isError: boolean }> {
-    const input = (call.input ?? {}) as Record<string, unknown>;
-    const name = typeof input.name === 'string' ? input.name : '';
-    const args = input.arguments ?? {};
+    const input = callToolInput(call.input as Record<string, unknown> | undefined);
+    if ('error' in input) return { text: input.error, isError: true };
+    const { name } = input;
     const target = this.#mcpTools().find((t) => t.name === name);
     const held = target ? undefined : this.#heldMessage(name);
     if (held) return { text: held, isError: true };
@@ -875,9 +867,7 @@ export class AgentSession {
         text: `${CALL_TOOL}: no tool named "${name}"; find one with ${SEARCH_TOOLS} first and pass its exact name.`,
         isError: true,
       };
-    if (typeof args !== 'object' || args === null || Array.isArray(args))
-      return { text: `${CALL_TOOL}: "arguments" must be an object`, isError: true };
-    return this.#runOne({ ...call, toolName: name, input: args, invalid: false }, target, signal);
+    return this.#runOne({ ...call, toolName: name, input: input.arguments, invalid: false }, target, signal);
   }
 
   /** Output over the cap is cut for the model; the whole of it is saved in the session folder and named. */
@@ -1041,11 +1031,6 @@ export class AgentSession {
       },
     };
   }
-}
-
-/** One held version of one definition: announced and put to the reviewer once each. */
-function heldKey(h: HeldDefinition): string {
-  return `${h.identity}\0${h.kind}\0${h.name}\0${h.sha256}`;
 }
 
 /** The search layer's frozen definitions in NativeTool's shape. */

@@ -1,13 +1,7 @@
 import type { Catalog } from '../mcp/catalog.js';
 import type { McpHost } from '../mcp/host.js';
-import {
-  CALL_TOOL_DEFINITION,
-  downServers,
-  formatToolHits,
-  quoteQueries,
-  SEARCH_TOOLS_DEFINITION,
-} from '../search/meta-tools.js';
-import { hybridSearch, type SemanticRanker } from '../search/semantic.js';
+import { answerSearchTools, CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
+import type { SemanticRanker } from '../search/semantic.js';
 import {
   type SearchableTool,
   type ServerProfile,
@@ -148,9 +142,17 @@ export class DeferredTools {
     signal?: AbortSignal,
   ): Promise<string> {
     const { index, tools } = this.#ensureIndex(mcp);
-    const { hits } = await hybridSearch(index, tools, queries, k, this.#options.semantic, {
-      ...(signal ? { signal } : {}),
-    });
+    const { hits, text } = await answerSearchTools(
+      index,
+      tools,
+      { queries: [...queries], k },
+      {
+        semantic: this.#options.semantic,
+        signal,
+        down: this.#host?.servers() ?? [],
+        next: `These tools are loaded from your next step on; or run one now with ${CALL_TOOL}.`,
+      },
+    );
     // The words that found a tool: the query of the several whose own list ranks it best.
     const perQuery = queries.length > 1 ? queries.map((q) => index.search(q, Math.max(k, 20))) : [];
     for (const hit of hits) {
@@ -167,12 +169,7 @@ export class DeferredTools {
       });
       this.#foundBy.set(hit.tool.name, best);
     }
-    return formatToolHits(
-      quoteQueries(queries),
-      hits,
-      downServers(this.#host?.servers() ?? []),
-      `These tools are loaded from your next step on; or run one now with ${CALL_TOOL}.`,
-    );
+    return text;
   }
 
   /** The index over the MCP tools, following the catalog: only servers whose tools changed are re-indexed. */

@@ -30,7 +30,7 @@ import type { OAuthCredentials } from '../store/oauth-credentials.js';
 import { jsonDepth } from '../util/json-depth.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import { guardIncomingDepth } from './depth-guard.js';
-import { classifyFailure, requestFailure } from './failures.js';
+import { classifyFailure, isOAuthFailure, requestFailure } from './failures.js';
 import { type OAuthOptions, TackOAuthProvider } from './oauth.js';
 import { ServerLog, type ServerLogLimits } from './server-log.js';
 import { matchesAny } from './tool-filter.js';
@@ -1112,7 +1112,8 @@ export class ServerConnection {
   }
 
   #startupFailure(error: unknown): TackError {
-    if (isStartupTimeout(error) || isOAuthError(error)) return error as TackError;
+    if (isStartupTimeout(error)) return error as TackError;
+    if (isOAuthFailure(error)) return error;
     if (isSandboxError(error))
       return new TackError(error.code, error.message, {
         subject: { server: this.name, file: this.config.source.file },
@@ -1202,12 +1203,8 @@ function isAuthFailure(error: unknown): boolean {
     code === 'CLIENT_HTTP_AUTHENTICATION' ||
     code === 'CLIENT_HTTP_FORBIDDEN' ||
     error instanceof UnauthorizedError ||
-    isOAuthError(error)
+    isOAuthFailure(error)
   );
-}
-
-function isOAuthError(error: unknown): boolean {
-  return TackError.isInstance(error) && (error.code === 'AUTH_REQUIRED' || error.code === 'AUTH_FAILED');
 }
 
 function ignoreMethodNotFound(error: unknown): undefined {

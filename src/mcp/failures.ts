@@ -117,7 +117,8 @@ export function requestFailure(error: unknown, ctx: RequestContext): TackError {
   }
 }
 
-function isOAuthFailure(error: unknown): error is TackError {
+/** A failed OAuth step of tack's own (tack auth needed, or it failed): already names the server and the fix. */
+export function isOAuthFailure(error: unknown): error is TackError {
   return TackError.isInstance(error) && (error.code === 'AUTH_REQUIRED' || error.code === 'AUTH_FAILED');
 }
 
