@@ -20,16 +20,51 @@ export interface AuditEntry {
   detail?: string | undefined;
 }
 
-/** The audit log of calls tack served (the gateway), in the store. */
-export class AuditLog {
+/** Where the gateway writes what it served: the store's `AuditLog`, or a stand-in. */
+export interface AuditSink {
+  record(entry: AuditEntry): void;
+}
+
+export interface AuditLogOptions {
+  /**
+   * Rows wait in memory at most this long before one transaction writes them all (default 100 ms): a row per
+   * call and a transaction per row cost the gateway more than the call itself. A process killed outright
+   * (SIGKILL, OOM) loses the rows still waiting: the calls answered within the last interval. A committed
+   * batch survives the process (WAL, synchronous = NORMAL: only a crash of the machine can lose it).
+   */
+  flushIntervalMs?: number;
+  /** Past this many waiting rows a batch is written at once, whatever the timer says (default 256). */
+  maxBatch?: number;
+}
+
+export const AUDIT_FLUSH_INTERVAL_MS = 100;
+const AUDIT_MAX_BATCH = 256;
+
+type Row = [string, string, string, string, string, number, string, string | null];
+
+/**
+ * The audit log of calls tack served (the gateway), in the store. Rows are written in batches off the request
+ * path: on a timer, when a batch is full, before any read, and on `flush()` (the store's close, process exit).
+ */
+export class AuditLog implements AuditSink {
   readonly #insert;
   readonly #recent;
+  readonly #writeBatch: (rows: readonly Row[]) => void;
+  readonly #flushIntervalMs: number;
+  readonly #maxBatch: number;
+  #pending: Row[] = [];
+  #timer: NodeJS.Timeout | undefined;
   #secrets: SecretMasker = SHAPE_MASKER;
 
-  constructor(db: Db) {
-    this.#insert = db.prepare<[string, string, string, string, string, number, string, string | null]>(
+  constructor(db: Db, options: AuditLogOptions = {}) {
+    this.#flushIntervalMs = options.flushIntervalMs ?? AUDIT_FLUSH_INTERVAL_MS;
+    this.#maxBatch = options.maxBatch ?? AUDIT_MAX_BATCH;
+    this.#insert = db.prepare<Row>(
       'INSERT INTO audit (at, client, server, tool, args_sha256, duration_ms, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    this.#writeBatch = db.transaction((rows: readonly Row[]) => {
+      for (const row of rows) this.#insert.run(...row);
+    });
     this.#recent = db.prepare<
       [number],
       {
@@ -50,8 +85,9 @@ export class AuditLog {
     this.#secrets = this.#secrets.with(values);
   }
 
+  /** Queues one row; it is written within `flushIntervalMs` (or at once when the batch is full). */
   record(entry: AuditEntry): void {
-    this.#insert.run(
+    this.#pending.push([
       entry.at,
       entry.client,
       entry.server,
@@ -60,11 +96,44 @@ export class AuditLog {
       Math.round(entry.durationMs),
       entry.outcome,
       entry.detail === undefined ? null : this.#secrets.maskText(entry.detail),
-    );
+    ]);
+    if (this.#pending.length >= this.#maxBatch) this.flush();
+    else if (!this.#timer) {
+      this.#timer = setTimeout(() => this.#flushQuietly(), this.#flushIntervalMs);
+      // The timer must not keep a finished process alive: its exit flushes (flush() on close and on exit).
+      this.#timer.unref();
+    }
   }
 
-  /** The newest entries first. */
+  /** Writes every waiting row now, in one transaction. Throws when the store cannot take them (kept for later). */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#pending.length === 0) return;
+    const rows = this.#pending;
+    this.#pending = [];
+    try {
+      this.#writeBatch(rows);
+    } catch (error) {
+      // The rows stay queued (bounded: the oldest go first) for the next flush, which may find the disk back.
+      this.#pending = [...rows, ...this.#pending].slice(-this.#maxBatch * 16);
+      throw error;
+    }
+  }
+
+  /** The timer's flush: a failed write (disk full) must not become an uncaught exception of the gateway. */
+  #flushQuietly(): void {
+    try {
+      this.flush();
+    } catch {
+      this.#timer ??= setTimeout(() => this.#flushQuietly(), this.#flushIntervalMs * 10);
+      this.#timer.unref();
+    }
+  }
+
+  /** The newest entries first (waiting rows are written first, so a read sees every call recorded). */
   recent(limit = 50): AuditEntry[] {
+    this.flush();
     return this.#recent.all(limit).map((row) => ({
       at: row.at,
       client: row.client,

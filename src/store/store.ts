@@ -38,6 +38,12 @@ export class TackStore {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      this.audit.flush();
+    } catch {
+      // A store that cannot take the last audit rows still closes.
+    }
+    this.db.close();
   }
 }

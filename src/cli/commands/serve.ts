@@ -1,4 +1,4 @@
-import { startGateway } from '../../servers/gateway/start.js';
+import { flushAudit, startGateway } from '../../servers/gateway/start.js';
 import { loadSkills } from '../../skills/load.js';
 import { warn } from '../output.js';
 import { parseListen, untilStopped } from '../serving.js';
@@ -31,6 +31,8 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       `${skills.skills.length ? `, ${skills.skills.length} skills` : ''}` +
       `${gateway.url ? ` at ${gateway.url}${config.serve.token ? ' (bearer token required)' : ''}` : ' on stdio'}\n`,
   );
+  // However the process ends short of a SIGKILL, the audit rows still waiting are written (store/audit.ts).
+  process.once('exit', () => flushAudit(gateway.host));
   await untilStopped(Boolean(gateway.url));
   await gateway.close();
   return 0;

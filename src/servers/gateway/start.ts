@@ -85,10 +85,21 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     host,
     gateway,
     close: async () => {
+      // The audit rows first: closing the upstreams can take a while, and a kill meanwhile would lose them.
+      flushAudit(host);
       stopAnnouncing();
       await served.close();
       await skills?.close();
       await host.close();
     },
   };
+}
+
+/** Writes the audit rows still waiting (store/audit.ts); a store that cannot take them does not stop a close. */
+export function flushAudit(host: McpHost): void {
+  try {
+    host.store?.audit.flush();
+  } catch {
+    // the store closes anyway; the rows are lost with it
+  }
 }

@@ -1,0 +1,164 @@
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from '@modelcontextprotocol/client';
+import type { Server } from '@modelcontextprotocol/server';
+import type { Catalog } from '../../mcp/catalog.js';
+import { hostDefinitions } from '../../mcp/definitions.js';
+import type { McpHost } from '../../mcp/host.js';
+import type { SemanticRanker } from '../../search/semantic.js';
+import type { SearchableTool, ToolSearchIndex } from '../../search/tool-index.js';
+import { HeldOnce, HeldView, heldNotice } from '../../security/held.js';
+import type { DefinitionGuard } from '../../security/pins.js';
+import type { AuditEntry, AuditSink } from '../../store/audit.js';
+import { sendWarning, type WarningSink } from '../../util/warnings.js';
+import type { Exchanges } from './exchange.js';
+import { GatewayNames } from './names.js';
+import type { GatewaySkills } from './skills.js';
+
+/** Past this many upstream tools, `toolSearch: 'auto'` serves the two meta-tools instead of the list. */
+const AUTO_SEARCH_TOOLS = 40;
+
+const INSTRUCTIONS_CAP = 400;
+
+/**
+ * What the gateway serves for one catalog, each part computed on first use: the host rebuilds its catalog on
+ * every status or list change, so this is one computation per change, not one per request or instance.
+ */
+export interface CatalogView {
+  readonly catalog: Catalog;
+  readonly names: GatewayNames;
+  /** Upstream definitions held back in this catalog (not served). */
+  readonly held: HeldView;
+  /** Whether this catalog is served as search_tools + call_tool. */
+  readonly searching: boolean;
+  instructions?: string;
+  tools?: Tool[];
+  resources?: Resource[];
+  resourceTemplates?: ResourceTemplate[];
+  prompts?: Prompt[];
+  search?: { index: ToolSearchIndex; tools: SearchableTool[] };
+}
+
+/** One downstream connection (stdio, a 2025-era HTTP session) or request (2026-07-28 HTTP). */
+export interface Downstream {
+  server: Server | undefined;
+  era: 'modern' | 'legacy';
+  /** The level a 2025-era client set with logging/setLevel for its session. */
+  logLevel: string | undefined;
+  /** What a 2025-era client declared in `initialize` (a 2026-07-28 client declares per request). */
+  clientCapabilities(): Record<string, unknown> | undefined;
+  clientInfo(): { name?: string; version?: string } | undefined;
+}
+
+export interface GatewayCoreOptions {
+  host: McpHost;
+  audit: AuditSink | undefined;
+  transport: 'stdio' | 'http';
+  namespaced: boolean;
+  exchanges: Exchanges;
+  answerTimeoutMs: number | undefined;
+  skills: GatewaySkills | undefined;
+  toolSearch: 'auto' | 'on' | 'off';
+  semantic: SemanticRanker | undefined;
+  guard: DefinitionGuard | undefined;
+  onWarning: WarningSink | undefined;
+}
+
+/**
+ * The gateway's state and what every request handler (handlers/) shares: the host, the view of the current
+ * catalog, the exchanges in flight, the audit log.
+ */
+export class GatewayCore {
+  readonly host: McpHost;
+  readonly transport: 'stdio' | 'http';
+  readonly namespaced: boolean;
+  readonly exchanges: Exchanges;
+  readonly answerTimeoutMs: number | undefined;
+  readonly skills: GatewaySkills | undefined;
+  readonly semantic: SemanticRanker | undefined;
+  readonly #audit: AuditSink | undefined;
+  readonly #toolSearch: 'auto' | 'on' | 'off';
+  readonly #guard: DefinitionGuard | undefined;
+  readonly #views = new WeakMap<Catalog, CatalogView>();
+  /** Held definitions already reported (each catalog rebuild reviews again). */
+  readonly #reported = new HeldOnce();
+  readonly #onWarning: WarningSink | undefined;
+
+  constructor(options: GatewayCoreOptions) {
+    this.host = options.host;
+    this.transport = options.transport;
+    this.namespaced = options.namespaced;
+    this.exchanges = options.exchanges;
+    this.answerTimeoutMs = options.answerTimeoutMs;
+    this.skills = options.skills;
+    this.semantic = options.semantic;
+    this.#audit = options.audit;
+    this.#toolSearch = options.toolSearch;
+    this.#guard = options.guard;
+    this.#onWarning = options.onWarning;
+  }
+
+  /** The view of the host's current catalog (cached per catalog). */
+  view(): CatalogView {
+    const catalog = this.host.catalog;
+    let view = this.#views.get(catalog);
+    // A held definition accepted with `tack pins accept` while the gateway runs is served from the next request.
+    if (view && view.held.size > 0 && this.#guard?.released(view.held.all)) view = undefined;
+    if (!view) {
+      const held = new HeldView(this.#guard?.reviewAll(hostDefinitions(this.host, catalog)).held ?? []);
+      for (const h of held.all)
+        if (this.#reported.first(h))
+          sendWarning(this.#onWarning, { code: 'DEFINITION_HELD', message: heldNotice(h), server: h.server });
+      const names = new GatewayNames(catalog, this.namespaced, (kind, server, name) =>
+        held.has(server, kind, name),
+      );
+      const searching =
+        this.#toolSearch !== 'off' && (this.#toolSearch === 'on' || names.tools.size > AUTO_SEARCH_TOOLS);
+      view = { catalog, names, held, searching };
+      this.#views.set(catalog, view);
+    }
+    return view;
+  }
+
+  /** The instructions: the connected servers with theirs, capped; how names are formed; tack's own skills. */
+  instructions(): string {
+    const view = this.view();
+    if (view.instructions !== undefined) return view.instructions;
+    const servers = this.host.servers().filter((s) => s.status === 'connected');
+    const lines = servers.map((s) => {
+      const text = view.held.instructionsHeld(s.name)
+        ? ''
+        : (s.instructions ?? '').replace(/\s+/g, ' ').trim();
+      const capped = text.length > INSTRUCTIONS_CAP ? `${text.slice(0, INSTRUCTIONS_CAP - 3)}...` : text;
+      return `- ${s.name}${capped ? `: ${capped}` : ''}`;
+    });
+    const naming = this.namespaced
+      ? ' Tools and prompts are named <server>__<name>; resource URIs tack://<server>/<uri>.'
+      : '';
+    const skills = this.skills
+      ? [`- tack's own ${this.skills.skills} Agent Skills: skills/list, skill://<name>/SKILL.md`]
+      : [];
+    view.instructions = [
+      `tack gateway in front of ${servers.length} MCP server${servers.length === 1 ? '' : 's'}.${naming}`,
+      ...lines,
+      ...skills,
+    ].join('\n');
+    return view.instructions;
+  }
+
+  /** The audit label of a downstream client: name@version (transport, era). */
+  clientLabel(era: 'modern' | 'legacy', info: { name?: string; version?: string } | undefined): string {
+    return `${info?.name ?? 'unknown'}${info?.version ? `@${info.version}` : ''} (${this.transport}, ${era})`;
+  }
+
+  record(entry: AuditEntry): void {
+    try {
+      this.#audit?.record(entry);
+    } catch {
+      // An audit write that fails (disk full) must not fail the call it describes.
+    }
+  }
+}
