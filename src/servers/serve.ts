@@ -6,17 +6,18 @@ import {
   localhostHostValidation,
   localhostOriginValidation,
   originValidation,
-  toNodeHandler,
 } from '@modelcontextprotocol/node';
-import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { DEFAULT_LIMITS } from '../config/limits.js';
 import { TackError } from '../errors.js';
-import { depthCheck } from './serving/depth-check.js';
+import type { FastPath } from './serving/fast-path.js';
+import { mcpEntry } from './serving/http-entry.js';
 import { LiveInstances, type Notifier, type ServerFactory } from './serving/instances.js';
 import { type LegacySessionOptions, LegacySessions } from './serving/legacy-sessions.js';
 import { paramHeaderCheck } from './serving/mcp-param-headers.js';
 
+export type { FastPath, FastReply, FastRequest } from './serving/fast-path.js';
 export { type Notifier, type ServerFactory, trackSubscriptions } from './serving/instances.js';
 
 export interface Served {
@@ -62,9 +63,21 @@ export interface HttpOptions {
   toolInputSchema?: ((tool: string) => unknown) | undefined;
   /** The deepest JSON a request may carry (limits.jsonDepth, default 64); deeper gets a JSON-RPC error. */
   jsonDepth?: number | undefined;
+  /** Plain `tools/call` requests answered without an SDK instance (serving/fast-path.ts; the gateway's). */
+  fastPath?: FastPath | undefined;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+const KEEP_ALIVE_MS = 65_000;
+
+/** The path of a request target (`/mcp?x` is `/mcp`), without building a URL per request. */
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const end = url.search(/[?#]/);
+  const path = end < 0 ? url : url.slice(0, end);
+  // An absolute-form target (a proxy's `http://host/mcp`): its path.
+  return path.startsWith('/') ? path : new URL(url, 'http://x').pathname;
+}
 
 /**
  * Serves `factory` over Streamable HTTP at `/mcp`: 2026-07-28 per request (`createMcpHandler`), 2025-era
@@ -83,14 +96,12 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
   const handler = createMcpHandler(factory, { legacy: 'reject' });
   const live = new LiveInstances(handler.notify);
   const legacy = new LegacySessions(factory, live, options.legacySessions);
-  const paramHeaders = options.toolInputSchema && paramHeaderCheck(options.toolInputSchema);
-  const tooDeep = depthCheck(options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth);
-  const nodeHandler = toNodeHandler({
-    fetch: async (request) =>
-      (await tooDeep(request)) ??
-      ((await isLegacyRequest(request))
-        ? legacy.serve(request)
-        : ((await paramHeaders?.(request)) ?? handler.fetch(request))),
+  const entry = mcpEntry({
+    modern: handler,
+    legacy,
+    jsonDepth: options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth,
+    paramHeaders: options.toolInputSchema && paramHeaderCheck(options.toolInputSchema),
+    fastPath: options.fastPath,
   });
   const validHost = loopback
     ? localhostHostValidation()
@@ -103,13 +114,16 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
   const server = createServer((req, res) => {
     if (!validHost(req, res) || !validOrigin(req, res)) return;
     if (!authorized(req, res)) return;
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (path !== '/mcp') {
+    if (pathOf(req.url) !== '/mcp') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: the MCP endpoint is /mcp\n');
       return;
     }
-    void nodeHandler(req, res);
+    void entry(req, res);
   });
+  // Keep-alive: clients reuse their connections; the idle timeout outlasts a client's pause between calls
+  // (Node's default, 5 s, closes them under a client that thinks a little), and headers get their own bound.
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(

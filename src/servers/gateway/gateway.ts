@@ -5,9 +5,10 @@ import { DefinitionGuard } from '../../security/pins.js';
 import type { AuditSink } from '../../store/audit.js';
 import type { WarningSink } from '../../util/warnings.js';
 import { VERSION } from '../../version.js';
-import type { Notifier } from '../serve.js';
+import type { FastPath, Notifier } from '../serve.js';
 import { type Downstream, GatewayCore } from './core.js';
 import { Exchanges } from './exchange.js';
+import { gatewayFastPath } from './fast-call.js';
 import { registerHandlers } from './handlers/register.js';
 import type { InteractionRouter } from './interaction.js';
 import type { GatewayNames } from './names.js';
@@ -55,6 +56,10 @@ export interface GatewayOptions {
  */
 export class Gateway {
   readonly #core: GatewayCore;
+  /** The downstream of each live instance, for the fast path to serve a 2025-era session's request as its own. */
+  readonly #downstreams = new WeakMap<Server, Downstream>();
+  /** Plain `tools/call` requests over HTTP, served without an SDK instance (fast-call.ts). */
+  readonly fastPath: FastPath;
 
   constructor(options: GatewayOptions) {
     const store = options.host.store;
@@ -74,11 +79,7 @@ export class Gateway {
           : undefined,
       onWarning: options.onWarning,
     });
-  }
-
-  /** The handlers' shared state: for the HTTP fast path (fast-path.ts), which serves tools/call without an instance. */
-  get core(): GatewayCore {
-    return this.#core;
+    this.fastPath = gatewayFastPath(this.#core, (instance) => this.#downstreams.get(instance));
   }
 
   /** Forwards the host's catalog changes to the clients: a server coming or going changes every list. */
@@ -135,6 +136,7 @@ export class Gateway {
       clientCapabilities: () => server.getClientCapabilities() as Record<string, unknown> | undefined,
       clientInfo: () => server.getClientVersion(),
     };
+    this.#downstreams.set(server, downstream);
     this.#core.skills?.attach(server, era);
     registerHandlers(this.#core, server, downstream);
     return server;

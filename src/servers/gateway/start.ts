@@ -18,6 +18,11 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   skills?: SkillLibrary | undefined;
   /** Serve the configured knowledge bundles as the upstream `knowledge` (default true when there are any). */
   knowledge?: boolean;
+  /**
+   * Answer plain `tools/call` requests over HTTP without an SDK instance (default true; serving/fast-path.ts).
+   * False serves everything through the SDK: the tests compare the two.
+   */
+  fastPath?: boolean | undefined;
 }
 
 export interface RunningGateway extends Served {
@@ -30,7 +35,7 @@ export interface RunningGateway extends Served {
  * them as one MCP server over stdio or HTTP.
  */
 export async function startGateway(options: GatewayServeOptions): Promise<RunningGateway> {
-  const { http, answerTimeoutMs, skills: library, knowledge, ...hostOptions } = options;
+  const { http, answerTimeoutMs, skills: library, knowledge, fastPath, ...hostOptions } = options;
   const knowledgeEntry = knowledge === false ? undefined : knowledgeServerConfig(options.config);
   if (knowledgeEntry)
     hostOptions.config = { ...options.config, servers: [...options.config.servers, knowledgeEntry] };
@@ -72,6 +77,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
           allowedHosts: options.config.serve.allowedHosts,
           toolInputSchema: (tool) => gateway.toolInputSchema(tool),
           jsonDepth: options.config.limits.jsonDepth,
+          fastPath: fastPath === false ? undefined : gateway.fastPath,
         })
       : serveOnStdio(({ era }) => gateway.createServer(era));
   } catch (error) {
