@@ -29,6 +29,8 @@ import type { LegacySessions } from './legacy-sessions.js';
 const MODERN_REVISION = '2026-07-28';
 /** Comment frames on a long SSE answer, as the SDK sends them, so proxies do not drop a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
+/** How long a 2025-era answer's headers and priming event may wait to leave with the answer itself. */
+const PRIME_DELAY_MS = 20;
 /** Server-to-client requests a 2025-era downstream answers on its POST stream: such clients take the SDK path. */
 const POST_STREAM_REQUESTS = ['roots'] as const;
 
@@ -278,7 +280,7 @@ class ModernReply extends Reply {
       this.res.writeHead(200, SSE_HEADERS);
       this.#unwatch = watchStream(this.res);
     }
-    this.res.write(`event: message\ndata: ${JSON.stringify({ ...notification, jsonrpc: '2.0' })}\n\n`);
+    this.res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...notification })}\n\n`);
   }
 
   result(result: Record<string, unknown>): void {
@@ -338,6 +340,8 @@ class LegacyReply extends Reply {
   readonly #protocolVersion: string;
   #closeStream: () => void = () => {};
   #unwatch: () => void = () => {};
+  #primeTimer: NodeJS.Timeout | undefined;
+  #corked = true;
 
   constructor(res: ServerResponse, id: string | number, session: FastSession, protocolVersion: string) {
     super(res, id);
@@ -351,9 +355,17 @@ class LegacyReply extends Reply {
     const { res } = this;
     const session = this.#session;
     this.#closeStream = session.openStream(this.id, (reason) => this.cancel(reason));
+    // Headers, the priming event and a quick answer leave in one write (one packet, one wake-up of the client);
+    // a call that takes longer gets its headers and priming event after PRIME_DELAY_MS.
+    res.cork();
+    this.#primeTimer = setTimeout(() => this.#flush(), PRIME_DELAY_MS);
+    this.#primeTimer.unref();
     res.writeHead(200, { ...SSE_HEADERS, 'mcp-session-id': session.sessionId });
     this.#unwatch = watchStream(res);
-    res.once('close', () => this.#closeStream());
+    res.once('close', () => {
+      this.#flush();
+      this.#closeStream();
+    });
     // The SDK primes a stream only for clients that accept an empty data field (2025-11-25 on).
     if (this.#protocolVersion >= '2025-11-25')
       this.#queue = session.storeEvent(this.#stream, {}).then((eventId) => {
@@ -361,9 +373,17 @@ class LegacyReply extends Reply {
       });
   }
 
+  /** Sends what is corked: the headers and the priming event, with the first event when there is one. */
+  #flush(): void {
+    clearTimeout(this.#primeTimer);
+    if (!this.#corked) return;
+    this.#corked = false;
+    this.res.uncork();
+  }
+
   notify(notification: { method: string; params?: Record<string, unknown> }): Promise<void> {
     if (this.done) return Promise.resolve();
-    return this.#event({ ...notification, jsonrpc: '2.0' }, false);
+    return this.#event({ jsonrpc: '2.0', ...notification }, false);
   }
 
   result(result: Record<string, unknown>): void {
@@ -380,7 +400,10 @@ class LegacyReply extends Reply {
     this.abandon();
     this.#unwatch();
     this.#closeStream();
-    void this.#queue.then(() => this.res.end());
+    void this.#queue.then(() => {
+      this.res.end();
+      this.#flush();
+    });
   }
 
   #event(message: Record<string, unknown>, last: boolean): Promise<void> {
@@ -391,15 +414,18 @@ class LegacyReply extends Reply {
         const text = `event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`;
         if (!last) {
           this.res.write(text);
+          this.#flush();
           return;
         }
         this.abandon();
         this.#unwatch();
         this.#closeStream();
         this.res.end(text);
+        this.#flush();
       })
       .catch(() => {
         if (last && !this.res.writableEnded) this.res.end();
+        this.#flush();
       });
     return this.#queue;
   }
