@@ -1,17 +1,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import {
   hostHeaderValidation,
   localhostHostValidation,
   localhostOriginValidation,
   originValidation,
 } from '@modelcontextprotocol/node';
-import { createMcpHandler } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { createMcpHandler, type Server } from '@modelcontextprotocol/server';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { DEFAULT_LIMITS } from '../config/limits.js';
 import { TackError } from '../errors.js';
 import type { FastPath } from './serving/fast-path.js';
+import { FastStdioTransport } from './serving/fast-stdio.js';
 import { mcpEntry } from './serving/http-entry.js';
 import { LiveInstances, type Notifier, type ServerFactory } from './serving/instances.js';
 import { type LegacySessionOptions, LegacySessions } from './serving/legacy-sessions.js';
@@ -27,20 +29,48 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** Serves `factory` on this process's stdin/stdout, both eras (`serveStdio`). */
-export function serveOnStdio(factory: ServerFactory): Served {
+export interface StdioOptions {
+  /** Plain `tools/call` requests answered without the SDK's instance (serving/fast-stdio.ts; the gateway's). */
+  fastPath?: FastPath | undefined;
+  /** Streams to serve on instead of this process's stdin and stdout (tests). */
+  stdin?: Readable | undefined;
+  stdout?: Writable | undefined;
+}
+
+/** Serves `factory` on this process's stdin/stdout (or the streams given), both eras (`serveStdio`). */
+export function serveOnStdio(factory: ServerFactory, options: StdioOptions = {}): Served {
   const live = new LiveInstances();
-  const handle = serveStdio((context) => {
-    const instance = factory(context);
-    // Forgotten when it closes: the connection ends, or the SDK discards its `server/discover` probe instance.
-    const server = live.add(instance);
-    const onclose = server.onclose;
-    server.onclose = () => {
-      live.delete(server);
-      onclose?.();
-    };
-    return instance;
-  });
+  /** The connection's 2025-era instance, once its client initialized it (for the fast path). */
+  let legacy: Server | undefined;
+  const handle = serveStdio(
+    (context) => {
+      const instance = factory(context);
+      // Forgotten when it closes: the connection ends, or the SDK discards its `server/discover` probe instance.
+      const server = live.add(instance);
+      if (context.era === 'legacy') legacy = server;
+      const onclose = server.onclose;
+      server.onclose = () => {
+        live.delete(server);
+        if (legacy === server) legacy = undefined;
+        onclose?.();
+      };
+      return instance;
+    },
+    {
+      ...(options.fastPath || options.stdin || options.stdout
+        ? {
+            transport: options.fastPath
+              ? new FastStdioTransport(
+                  options.fastPath,
+                  () => (legacy?.getClientCapabilities() ? legacy : undefined),
+                  options.stdin,
+                  options.stdout,
+                )
+              : new StdioServerTransport(options.stdin, options.stdout),
+          }
+        : {}),
+    },
+  );
   return { url: undefined, notifier: live, close: () => handle.close() };
 }
 

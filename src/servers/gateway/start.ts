@@ -3,7 +3,7 @@ import { type HostOptions, McpHost } from '../../mcp/host.js';
 import { configuredSemanticRanker } from '../../search/embeddings.js';
 import type { SkillLibrary } from '../../skills/library.js';
 import { knowledgeServerConfig } from '../knowledge/entry.js';
-import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
+import { type HttpOptions, type Served, type StdioOptions, serveHttp, serveOnStdio } from '../serve.js';
 import { Gateway } from './gateway.js';
 import { GATEWAY_CLIENT_CAPABILITIES, InteractionRouter } from './interaction.js';
 import { GatewaySkills } from './skills.js';
@@ -23,6 +23,8 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
    * False serves everything through the SDK: the tests compare the two.
    */
   fastPath?: boolean | undefined;
+  /** Serve stdio on these streams instead of the process's (tests). */
+  stdio?: Pick<StdioOptions, 'stdin' | 'stdout'> | undefined;
 }
 
 export interface RunningGateway extends Served {
@@ -35,7 +37,7 @@ export interface RunningGateway extends Served {
  * them as one MCP server over stdio or HTTP.
  */
 export async function startGateway(options: GatewayServeOptions): Promise<RunningGateway> {
-  const { http, answerTimeoutMs, skills: library, knowledge, fastPath, ...hostOptions } = options;
+  const { http, answerTimeoutMs, skills: library, knowledge, fastPath, stdio, ...hostOptions } = options;
   const knowledgeEntry = knowledge === false ? undefined : knowledgeServerConfig(options.config);
   if (knowledgeEntry)
     hostOptions.config = { ...options.config, servers: [...options.config.servers, knowledgeEntry] };
@@ -79,7 +81,11 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
           jsonDepth: options.config.limits.jsonDepth,
           fastPath: fastPath === false ? undefined : gateway.fastPath,
         })
-      : serveOnStdio(({ era }) => gateway.createServer(era));
+      : serveOnStdio(({ era }) => gateway.createServer(era), {
+          fastPath: fastPath === false ? undefined : gateway.fastPath,
+          stdin: stdio?.stdin,
+          stdout: stdio?.stdout,
+        });
   } catch (error) {
     await skills?.close();
     await host.close();

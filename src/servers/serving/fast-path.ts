@@ -4,7 +4,6 @@ import {
   classifyInboundRequest,
   type Implementation,
   isJsonContentType,
-  ProtocolError,
   ProtocolErrorCode,
   SERVER_INFO_META_KEY,
   type Server,
@@ -70,7 +69,7 @@ export interface FastPath {
 }
 
 /** The parsed body as a plain `tools/call` request, or undefined (then the SDK judges it). */
-function plainToolCall(body: unknown): FastMessage | undefined {
+export function plainToolCall(body: unknown): FastMessage | undefined {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const message = body as Record<string, unknown>;
   if (message.jsonrpc !== '2.0' || message.method !== 'tools/call') return undefined;
@@ -92,7 +91,7 @@ function plainToolCall(body: unknown): FastMessage | undefined {
 }
 
 /** The request id a `notifications/cancelled` body names, if it is one. */
-function cancelledRequest(body: unknown): string | number | undefined {
+export function cancelledRequest(body: unknown): string | number | undefined {
   if (!isPlainObject(body) || body.method !== 'notifications/cancelled' || !isPlainObject(body.params))
     return undefined;
   const id = body.params.requestId;
@@ -167,6 +166,37 @@ export function offerFastPath(
   return commit(fast.take({ era: 'legacy', message, instance: session.instance, reply }), reply);
 }
 
+/**
+ * A 2026-07-28 result as the SDK encodes it: `resultType` ("complete" unless the result says otherwise) and the
+ * server's identity in `_meta` (unless the result names one).
+ */
+export function stampModernResult(
+  result: Record<string, unknown>,
+  serverInfo: Implementation,
+): Record<string, unknown> {
+  const stamped = result.resultType === undefined ? { ...result, resultType: 'complete' } : result;
+  const meta = stamped._meta;
+  if (meta === undefined) return { ...stamped, _meta: { [SERVER_INFO_META_KEY]: serverInfo } };
+  if (!isPlainObject(meta) || meta[SERVER_INFO_META_KEY] !== undefined) return stamped;
+  return { ...stamped, _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfo } };
+}
+
+/** A thrown error as the SDK's protocol layer answers it: its integer code (else -32603), message and data. */
+export function errorResponse(id: string | number, error: unknown): Record<string, unknown> {
+  const thrown = (error ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
+  const code = Number.isSafeInteger(thrown.code) ? (thrown.code as number) : ProtocolErrorCode.InternalError;
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      // -32002 (resource not found, 2025) is sent as -32602 in both eras, as the SDK's codecs do.
+      code: code === -32002 ? -32602 : code,
+      message: typeof thrown.message === 'string' ? thrown.message : 'Internal error',
+      ...(thrown.data !== undefined ? { data: thrown.data } : {}),
+    },
+  };
+}
+
 function commit(taken: boolean, reply: Reply): boolean {
   if (taken) reply.open();
   return taken;
@@ -212,19 +242,7 @@ abstract class Reply implements FastReply {
   abstract result(result: Record<string, unknown>): void;
 
   error(error: unknown): void {
-    const { code, message, data } =
-      error instanceof ProtocolError
-        ? error
-        : {
-            code: ProtocolErrorCode.InternalError,
-            message: error instanceof Error ? error.message : String(error),
-            data: undefined,
-          };
-    this.answer({
-      jsonrpc: '2.0',
-      id: this.id,
-      error: { code, message, ...(data !== undefined ? { data } : {}) },
-    });
+    this.answer(errorResponse(this.id, error));
   }
 
   protected abstract answer(message: Record<string, unknown>): void;
@@ -284,15 +302,7 @@ class ModernReply extends Reply {
   }
 
   result(result: Record<string, unknown>): void {
-    const stamped = result.resultType === undefined ? { ...result, resultType: 'complete' } : result;
-    const meta = stamped._meta;
-    const withInfo =
-      meta === undefined
-        ? { ...stamped, _meta: { [SERVER_INFO_META_KEY]: this.#serverInfo } }
-        : isPlainObject(meta) && meta[SERVER_INFO_META_KEY] === undefined
-          ? { ...stamped, _meta: { ...meta, [SERVER_INFO_META_KEY]: this.#serverInfo } }
-          : stamped;
-    this.answer({ result: withInfo, jsonrpc: '2.0', id: this.id });
+    this.answer({ result: stampModernResult(result, this.#serverInfo), jsonrpc: '2.0', id: this.id });
   }
 
   protected answer(message: Record<string, unknown>): void {
