@@ -1,9 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import autocannon from 'autocannon';
 import { freePort, type Service, startService } from '../test/helpers/processes.js';
+import { type PeerOptions, runGatewayPeers } from './gateway-peers.js';
 import { fixtures, isMain, log, p50p99, repoRoot, round, sdkClient, tempDir } from './util.js';
 
 const BIN = join(repoRoot, 'bin/tack.js');
@@ -12,24 +12,13 @@ const HTTP_FIXTURE = join(repoRoot, 'dist/test/fixtures/servers/http-main.js');
 export interface GatewayOptions {
   /** Sequential calls per side (default 2000). */
   calls?: number;
-  /** Seconds of load on the HTTP gateway (default 30). */
-  loadSeconds?: number;
-  /** Concurrent connections of the load (default 16). */
-  connections?: number;
+  /** The load against mcp-proxy and supergateway (gateway-peers.ts). */
+  peers?: PeerOptions;
 }
 
 /** A Node process started and awaited until `ready` shows in its output, however long that takes. */
 function startProcess(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env): Promise<Service> {
   return startService(process.execPath, args, { env, ready, timeoutMs: 24 * 60 * 60 * 1000 });
-}
-
-function rssMB(pid: number | undefined): number | undefined {
-  try {
-    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? round(Number(kb) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -130,66 +119,27 @@ export async function runGateway(options: GatewayOptions = {}) {
     started.push(gatewayProcess);
     const gatewayUrl = `http://127.0.0.1:${port}/mcp`;
     const directHttp = await sdkClient(new StreamableHTTPClientTransport(new URL(fixtureUrl)));
-    // Record one real tools/call request of a 2026-07-28 client, for the load generator to replay.
-    let recorded: { headers: Record<string, string>; body: string } | undefined;
-    const gatewayHttp = await sdkClient(
-      new StreamableHTTPClientTransport(new URL(gatewayUrl), {
-        fetch: async (input, init) => {
-          if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) {
-            recorded = { headers: Object.fromEntries(new Headers(init.headers)), body: init.body };
-          }
-          return fetch(input, init);
-        },
-      }),
-    );
+    const gatewayHttp = await sdkClient(new StreamableHTTPClientTransport(new URL(gatewayUrl)));
     clients.push(directHttp, gatewayHttp);
     const http = await compareBoth('HTTP', directHttp, gatewayHttp, calls);
 
-    const seconds = options.loadSeconds ?? 30;
-    const connections = options.connections ?? 16;
-    log(`gateway HTTP load: ${seconds} s at ${connections} connections`);
-    const pid = gatewayProcess.process.pid;
-    const memory: number[] = [];
-    const sampler = setInterval(() => {
-      const mb = rssMB(pid);
-      if (mb !== undefined) memory.push(mb);
-    }, 1000);
-    const rssBefore = rssMB(pid);
-    const load = await autocannon({
-      url: gatewayUrl,
-      method: 'POST',
-      headers: recorded!.headers,
-      body: recorded!.body,
-      connections,
-      duration: seconds,
-    });
-    clearInterval(sampler);
-    const rssAfter = rssMB(pid);
+    // Close the single-client sides before the load, so they do not share the machine with it.
+    await Promise.all(clients.splice(0).map((client) => client.close().catch(() => {})));
+    await Promise.all(started.splice(0).map((service) => service.stop()));
+    const peers = await runGatewayPeers(options.peers);
     return {
       description:
         `${calls} sequential tools/call "echo" per side, direct to the fixture vs through tack serve, interleaved ` +
-        `in 10 blocks after 50 warm-up calls (and ${calls / 4} of a tool that works 10 ms); then ${seconds} s of load (autocannon, ${connections} connections, ` +
-        'replaying a recorded 2026-07-28 tools/call) on tack serve --http',
+        `in 10 blocks after 50 warm-up calls (and ${calls / 4} of a tool that works 10 ms); then tack serve --http ` +
+        'under load side by side with mcp-proxy and supergateway (peers)',
       stdio: stdio.echo,
       http: http.echo,
       withTenMsTool: { calls: calls / 4, stdio: stdio.tenMsTool, http: http.tenMsTool },
-      load: {
-        seconds,
-        connections,
-        requests: load.requests.total,
-        requestsPerSecond: round(load.requests.average),
-        latencyP50Ms: load.latency.p50,
-        latencyP99Ms: load.latency.p99,
-        errors: load.errors,
-        timeouts: load.timeouts,
-        non2xx: load.non2xx,
-        gatewayRssMB: {
-          before: rssBefore,
-          after: rssAfter,
-          max: memory.length ? Math.max(...memory) : undefined,
-        },
-        gatewayRssSamplesMB: memory,
+      overheadP50Ms: {
+        stdio: round(stdio.echo.gateway.p50Ms - stdio.echo.direct.p50Ms, 3),
+        http: round(http.echo.gateway.p50Ms - http.echo.direct.p50Ms, 3),
       },
+      peers,
     };
   } finally {
     await Promise.all(clients.map((client) => client.close().catch(() => {})));
