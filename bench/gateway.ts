@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -29,7 +29,9 @@ async function compare(
   sides: Record<'direct' | 'gateway', { client: Client; prefix: string }>,
   calls: number,
   work: 'echo' | 'tool-10ms' = 'echo',
+  gatewayPid?: number,
 ) {
+  let gatewayCpuMs = 0;
   const call = (side: 'direct' | 'gateway') =>
     work === 'echo'
       ? sides[side].client.callTool({ name: `${sides[side].prefix}echo`, arguments: { text: 'hello' } })
@@ -45,11 +47,13 @@ async function compare(
   for (let block = 0; block < blocks; block++) {
     const order = block % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const);
     for (const side of order) {
+      const cpuBefore = side === 'gateway' && gatewayPid ? processCpuMs(gatewayPid) : 0;
       for (let i = 0; i < calls / blocks; i++) {
         const started = performance.now();
         await call(side);
         latencies[side]!.push(performance.now() - started);
       }
+      if (side === 'gateway' && gatewayPid) gatewayCpuMs += processCpuMs(gatewayPid) - cpuBefore;
     }
   }
   const stats = (values: number[]) => {
@@ -65,16 +69,37 @@ async function compare(
   return {
     direct,
     gateway,
+    // The gateway process's own CPU (user + system, from /proc) per call: what tack adds besides waiting.
+    ...(gatewayPid ? { gatewayCpuMsPerCall: round(gatewayCpuMs / gateway.calls, 3) } : {}),
     ratioP50: round(gateway.p50Ms / direct.p50Ms, 2),
     ratioP99: round(gateway.p99Ms / direct.p99Ms, 2),
   };
 }
 
 /** One transport's comparison: `calls` echo calls per side, then a quarter as many of the 10 ms tool. */
-async function compareBoth(label: string, direct: Client, gateway: Client, calls: number) {
+async function compareBoth(
+  label: string,
+  direct: Client,
+  gateway: Client,
+  calls: number,
+  gatewayPid?: number,
+) {
   log(`gateway ${label}: ${calls} calls per side`);
   const sides = { direct: { client: direct, prefix: '' }, gateway: { client: gateway, prefix: 'fx__' } };
-  return { echo: await compare(sides, calls), tenMsTool: await compare(sides, calls / 4, 'tool-10ms') };
+  return {
+    echo: await compare(sides, calls, 'echo', gatewayPid),
+    tenMsTool: await compare(sides, calls / 4, 'tool-10ms', gatewayPid),
+  };
+}
+
+/** utime + stime of a process, in ms (/proc counts clock ticks of 10 ms). */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 export async function runGateway(options: GatewayOptions = {}) {
@@ -93,16 +118,21 @@ export async function runGateway(options: GatewayOptions = {}) {
     const directStdio = await sdkClient(
       new StdioClientTransport({ command: process.execPath, args: [fixtures.dual], stderr: 'ignore' }),
     );
-    const gatewayStdio = await sdkClient(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [BIN, 'serve', '--config', stdioConfig],
-        env: env as Record<string, string>,
-        stderr: 'ignore',
-      }),
-    );
+    const gatewayStdioTransport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'serve', '--config', stdioConfig],
+      env: env as Record<string, string>,
+      stderr: 'ignore',
+    });
+    const gatewayStdio = await sdkClient(gatewayStdioTransport);
     clients.push(directStdio, gatewayStdio);
-    const stdio = await compareBoth('stdio', directStdio, gatewayStdio, calls);
+    const stdio = await compareBoth(
+      'stdio',
+      directStdio,
+      gatewayStdio,
+      calls,
+      gatewayStdioTransport.pid ?? undefined,
+    );
 
     // HTTP: the fixture as its own process; tack serve --http in front of it.
     const fixture = await startProcess([HTTP_FIXTURE], /http:\/\/127\.0\.0\.1:\d+\/mcp/);
@@ -121,7 +151,7 @@ export async function runGateway(options: GatewayOptions = {}) {
     const directHttp = await sdkClient(new StreamableHTTPClientTransport(new URL(fixtureUrl)));
     const gatewayHttp = await sdkClient(new StreamableHTTPClientTransport(new URL(gatewayUrl)));
     clients.push(directHttp, gatewayHttp);
-    const http = await compareBoth('HTTP', directHttp, gatewayHttp, calls);
+    const http = await compareBoth('HTTP', directHttp, gatewayHttp, calls, gatewayProcess.process.pid);
 
     // Close the single-client sides before the load, so they do not share the machine with it.
     await Promise.all(clients.splice(0).map((client) => client.close().catch(() => {})));
