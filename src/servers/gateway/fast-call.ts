@@ -36,10 +36,13 @@ export function gatewayFastPath(
       if (!entry || paramHeaderDeclarations(entry.definition.inputSchema)) return false;
       const downstream = request.instance ? downstreamOf(request.instance) : MODERN;
       if (!downstream || downstream.era !== request.era) return false;
-      callTool(core, downstream, fastContext(request), { name, arguments: args }).then(
-        (result) => request.reply.result(result as Record<string, unknown>),
-        (error: unknown) => request.reply.error(error),
-      );
+      callTool(core, downstream, fastContext(request), { name, arguments: args })
+        .then(
+          (result) => request.reply.result(result as Record<string, unknown>),
+          (error: unknown) => request.reply.error(error),
+        )
+        // A reply that cannot be written (the client is gone) must not become an unhandled rejection.
+        .catch(() => {});
       return true;
     },
   };

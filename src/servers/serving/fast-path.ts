@@ -197,6 +197,18 @@ export function errorResponse(id: string | number, error: unknown): Record<strin
   };
 }
 
+/**
+ * A message as JSON; a result that cannot be written (a value JSON has no form for) becomes the internal error
+ * the SDK would send, rather than an exception on the call's promise.
+ */
+export function serialize(message: Record<string, unknown>, id: string | number): string {
+  try {
+    return JSON.stringify(message);
+  } catch (error) {
+    return JSON.stringify(errorResponse(id, new Error(`the answer cannot be written: ${String(error)}`)));
+  }
+}
+
 function commit(taken: boolean, reply: Reply): boolean {
   if (taken) reply.open();
   return taken;
@@ -310,8 +322,8 @@ class ModernReply extends Reply {
     this.done = true;
     this.abandon();
     this.#unwatch?.();
-    if (this.res.writableEnded) return;
-    const text = JSON.stringify(message);
+    if (this.res.writableEnded || this.res.destroyed) return;
+    const text = serialize(message, this.id);
     if (this.res.headersSent) {
       this.res.end(`event: message\ndata: ${text}\n\n`);
       return;
@@ -421,7 +433,7 @@ class LegacyReply extends Reply {
       .then(() => this.#session.storeEvent(this.#stream, message))
       .then((eventId) => {
         if (this.res.writableEnded) return;
-        const text = `event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`;
+        const text = `event: message\nid: ${eventId}\ndata: ${serialize(message, this.id)}\n\n`;
         if (!last) {
           this.res.write(text);
           this.#flush();

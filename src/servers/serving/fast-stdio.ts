@@ -139,6 +139,17 @@ class StdioReply implements FastReply {
     if (this.#done) return;
     this.#done = true;
     this.finished();
-    this.#transport.send(message as JSONRPCMessage).catch(() => {});
+    // A result JSON has no form for becomes the SDK's internal error rather than no answer at all.
+    this.#transport
+      .send(message as JSONRPCMessage)
+      .catch((error: unknown) =>
+        this.#transport.send(
+          errorResponse(
+            this.#id,
+            new Error(`the answer cannot be written: ${String(error)}`),
+          ) as JSONRPCMessage,
+        ),
+      )
+      .catch(() => {});
   }
 }
