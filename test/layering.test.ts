@@ -37,7 +37,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   sandbox: ['errors', 'util', 'config'],
   // Stdio servers are spawned inside their sandbox.
   mcp: ['errors', 'version', 'util', 'config', 'store', 'sandbox'],
-  tokens: ['mcp'],
+  // Token counts: the tokenizer, and the digests a cache of counts is keyed by.
+  tokens: ['mcp', 'util'],
   tools: ['errors'],
   // Skill scripts run inside the skill-script sandbox.
   skills: ['errors', 'util', 'config', 'mcp', 'tools', 'sandbox'],

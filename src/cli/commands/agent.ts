@@ -10,7 +10,7 @@ import type { AgentEvent, EndReason } from '../../agent/events.js';
 import type { AgentInteraction } from '../../agent/interaction.js';
 import type { DefinitionReviewer, Limits, RunResult } from '../../agent/session.js';
 import { errorMessage, TackError } from '../../errors.js';
-import { countTokens, TOOL_TOKENS_BASIS, toolDefinitionTokens } from '../../tokens/count.js';
+import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
 import { print, table, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../session.js';
@@ -382,21 +382,28 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
     onWarning: (warning) => warn(warning.message),
   });
   try {
-    const rows: Array<{ part: string; source: string; tokens: number }> = [];
-    for (const part of agent.session.systemParts)
-      rows.push({
-        part: `system: ${part.name}`,
-        source: part.source ?? '',
-        tokens: await countTokens(part.text),
-      });
+    // Counted through the store's cache of counts: a second look at the same context loads no tokenizer.
+    const cache = agent.host?.store?.tokenCounts;
+    const parts = agent.session.systemParts;
+    const partTokens = await countTokensMany(
+      parts.map((part) => part.text),
+      cache,
+    );
+    const rows: Array<{ part: string; source: string; tokens: number }> = parts.map((part, i) => ({
+      part: `system: ${part.name}`,
+      source: part.source ?? '',
+      tokens: partTokens[i]!,
+    }));
+    const tools = agent.session.tools();
+    const toolTokens = await toolDefinitionsTokens(tools, cache);
     const byServer = new Map<string, { tools: number; tokens: number }>();
-    for (const tool of agent.session.tools()) {
+    tools.forEach((tool, i) => {
       const key = tool.server ?? 'tack';
       const entry = byServer.get(key) ?? { tools: 0, tokens: 0 };
       entry.tools++;
-      entry.tokens += await toolDefinitionTokens(tool);
+      entry.tokens += toolTokens[i]!;
       byServer.set(key, entry);
-    }
+    });
     for (const [server, { tools, tokens }] of byServer)
       rows.push({ part: `tools: ${server}`, source: `${tools} tools`, tokens });
     rows.push({
