@@ -10,7 +10,7 @@ import type { SemanticRanker } from '../search/semantic.js';
 import { DefinitionGuard } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
-import { TackStore } from '../store/store.js';
+import { openStore } from '../store/open.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { ApproveMode, Approver } from './approval.js';
@@ -132,13 +132,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     typeof options.model === 'object'
       ? options.model
       : resolveModel(options.model ?? options.config.agent.model, env);
-  let store: TackStore | undefined;
-  try {
-    store = TackStore.open(options.config.paths.storeFile);
-  } catch {
-    // The store is an index; the transcript files are the record. Without it, resume scans the folder.
-    store = undefined;
-  }
+  // The store is an index; the transcript files are the record. Without it, resume scans the folder.
+  const store = openStore(options.config.paths, options.onWarning);
   // The library path holds back an untrusted project's servers, hooks, allow rules and skills as the CLI does;
   // without the store no record can be read, so the project counts as untrusted.
   const config = resolveProjectTrust(options.config, {
@@ -185,7 +180,6 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         // A person who can answer questions can also log in to a server that asks for OAuth.
         oauth: { interactive: options.interaction !== undefined },
         configureClient: interactionHandlers(options.interaction, model),
-        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
       });
     }
     const notices: string[] = [];
