@@ -7,8 +7,9 @@ import { APPROVE_MODES } from '../../agent/approval.js';
 import { estimateTokens } from '../../agent/compaction.js';
 import { systemPrompt } from '../../agent/context.js';
 import type { AgentEvent, EndReason } from '../../agent/events.js';
+import type { DefinitionReviewer } from '../../agent/held.js';
 import type { AgentInteraction } from '../../agent/interaction.js';
-import type { DefinitionReviewer, Limits, RunResult } from '../../agent/session.js';
+import type { Limits, RunResult } from '../../agent/options.js';
 import { errorMessage, TackError } from '../../errors.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
@@ -234,7 +235,7 @@ async function open(
       ? {
           approver: terminalApprover(secretMaskerFor(config)),
           interaction: terminalInteraction(),
-          session: { reviewer: terminalReviewer() },
+          session: { pins: { reviewer: terminalReviewer() } },
         }
       : {}),
     trustProject: options.trustProject === true,
