@@ -73,8 +73,8 @@ export class HeldReview {
   }
 
   /** The model-visible names of the held tools. */
-  heldTools(): Set<string | undefined> {
-    return new Set(this.#held.filter((h) => h.kind === 'tool').map((h) => h.modelName));
+  heldTools(): Set<string> {
+    return new Set(this.#held.flatMap((h) => (h.kind === 'tool' && h.modelName ? [h.modelName] : [])));
   }
 
   /** The servers whose instructions are held. */
