@@ -117,7 +117,7 @@ export function requestFailure(error: unknown, ctx: RequestContext): TackError {
   }
 }
 
-/** A failed OAuth step of tack's own (tack auth needed, or it failed): already names the server and the fix. */
+/** A login that is needed and cannot start here (AUTH_REQUIRED), or one that failed (AUTH_FAILED): the one check for both. */
 export function isOAuthFailure(error: unknown): error is TackError {
   return TackError.isInstance(error) && (error.code === 'AUTH_REQUIRED' || error.code === 'AUTH_FAILED');
 }

@@ -69,9 +69,12 @@ export function heldNotice(h: HeldDefinition): string {
 export function heldToolText(name: string, h: HeldDefinition, where: 'harness' | 'gateway'): string {
   if (where === 'gateway')
     return `${name} is unavailable: ${h.reason}. It is held back until the user reviews it on the gateway's machine (\`tack pins diff ${h.server}\`, \`tack pins accept ${h.server}\`).`;
-  const why =
-    h.why === 'changed'
-      ? 'its definition changed since the user approved it'
-      : 'the security scan flagged its definition';
-  return `${name} is unavailable: ${why}. It stays disabled until the user reviews it (\`tack pins diff ${h.server}\`). Do the task without it or tell the user.`;
+  return `${name} is unavailable: ${heldWhy(h)}. It stays disabled until the user reviews it (\`tack pins diff ${h.server}\`). Do the task without it or tell the user.`;
+}
+
+/** Why a definition is held, in a few words that repeat none of its (untrusted) new text. */
+export function heldWhy(h: Pick<HeldDefinition, 'why'>): string {
+  return h.why === 'changed'
+    ? 'its definition changed since the user approved it'
+    : 'its definition was flagged by the security scan';
 }
