@@ -74,6 +74,17 @@ export {
   resumeState,
   Transcript,
 } from './agent/transcript.js';
+export {
+  applyProjectTrust,
+  type HeldBack,
+  invalidProjectFilesWarnings,
+  type ProjectTrustState,
+  projectSkillsTrusted,
+  projectTrustScope,
+  projectTrustWarning,
+  resolveProjectTrust,
+  untrustedReason,
+} from './config/apply-trust.js';
 export { configJsonSchema } from './config/json-schema.js';
 export type {
   ConfigSource,
@@ -102,17 +113,6 @@ export {
   DEFAULT_STARTUP_TIMEOUT_MS,
   TackConfigFileSchema,
 } from './config/schema.js';
-export {
-  applyProjectTrust,
-  type HeldBack,
-  invalidProjectFilesWarnings,
-  type ProjectTrustState,
-  projectSkillsTrusted,
-  projectTrustScope,
-  projectTrustWarning,
-  resolveProjectTrust,
-  untrustedReason,
-} from './config/trust.js';
 export { addPermissionRule } from './config/user-rules.js';
 export { type ErrorSubject, errorMessage, TackError, type TackErrorCode } from './errors.js';
 export { Catalog, type CatalogTool, type ServerListings } from './mcp/catalog.js';

@@ -29,7 +29,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   version: [],
   util: [],
   // Config checks permission rules and capability names with the security layer's parsers, and applies project
-  // trust (config/trust.ts) with its file checks.
+  // trust (config/apply-trust.ts) with its file checks.
   config: ['errors', 'util', 'security'],
   store: ['errors', 'util'],
   // The sandbox turns a resolved policy (config) into bubblewrap's command line, its proxy and explanations; it

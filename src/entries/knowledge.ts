@@ -95,4 +95,4 @@ export {
 } from '../knowledge/runtimes.js';
 export { parseTimeValue, type TimeForm, type TimeValue } from '../knowledge/time.js';
 export { formatHits, knowledgeTools, READ_CONCEPT, SEARCH_KNOWLEDGE } from '../knowledge/tools.js';
-export { isTrustTier, TRUST_TIERS, type TrustTier, trustTier } from '../knowledge/trust.js';
+export { isTrustTier, TRUST_TIERS, type TrustTier, trustTier } from '../knowledge/trust-tier.js';
