@@ -99,6 +99,8 @@ export {
   untrustedReason,
 } from './config/trust.js';
 export { addPermissionRule } from './config/user-rules.js';
+export { type AppCsp, MCP_APP_MIME, MCP_APPS_PROTOCOL, viewCsp } from './console/apps.js';
+export { type ConsoleOptions, type RunningConsole, startConsole } from './console/server.js';
 export { type ErrorSubject, TackError, type TackErrorCode } from './errors.js';
 export {
   type AttestInput,
@@ -351,7 +353,7 @@ export {
   validatePaths,
   validateSkill,
 } from './skills/validate.js';
-export { type AuditEntry, AuditLog, type AuditOutcome } from './store/audit.js';
+export { type AuditEntry, type AuditFilter, AuditLog, type AuditOutcome } from './store/audit.js';
 export { openDatabase } from './store/database.js';
 export { EraCache, type EraVerdict } from './store/era-cache.js';
 export {
