@@ -49,36 +49,61 @@ function bundleOf(base: KnowledgeBase | undefined, name: string): KnowledgeBundl
  */
 export function bundleGraph(base: KnowledgeBase | undefined, name: string, focus?: string) {
   const bundle = bundleOf(base, name);
-  const graph = graphJson(bundle);
+  const { graph, neighbours, byDegree } = graphOf(bundle);
   const total = { nodes: graph.nodes.length, edges: graph.edges.length };
   if (graph.nodes.length <= MAX_GRAPH_NODES) return { ...graph, total, focus };
-  const neighbours = new Map<string, string[]>();
-  const degree = new Map<string, number>();
-  for (const edge of graph.edges) {
-    neighbours.set(edge.from, [...(neighbours.get(edge.from) ?? []), edge.to]);
-    neighbours.set(edge.to, [...(neighbours.get(edge.to) ?? []), edge.from]);
-    degree.set(edge.from, (degree.get(edge.from) ?? 0) + 1);
-    degree.set(edge.to, (degree.get(edge.to) ?? 0) + 1);
-  }
-  const start =
-    focus && bundle.concepts.has(focus)
-      ? focus
-      : ([...degree.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? graph.nodes[0]?.id);
+  const start = focus && bundle.concepts.has(focus) ? focus : (byDegree[0] ?? graph.nodes[0]?.id);
   const kept = new Set<string>();
   const queue = start ? [start] : [];
-  while (queue.length > 0 && kept.size < MAX_GRAPH_NODES) {
-    const id = queue.shift()!;
+  for (let i = 0; i < queue.length && kept.size < MAX_GRAPH_NODES; i++) {
+    const id = queue[i]!;
     if (kept.has(id)) continue;
     kept.add(id);
     for (const next of neighbours.get(id) ?? []) if (!kept.has(next)) queue.push(next);
   }
-  for (const node of graph.nodes) {
+  for (const id of byDegree) {
     if (kept.size >= MAX_GRAPH_NODES) break;
-    kept.add(node.id);
+    kept.add(id);
   }
   const nodes: GraphNode[] = graph.nodes.filter((n) => kept.has(n.id));
   const edges: GraphEdge[] = graph.edges.filter((e) => kept.has(e.from) && kept.has(e.to));
   return { bundle: graph.bundle, nodes, edges, total, focus: start };
+}
+
+interface GraphIndex {
+  graph: ReturnType<typeof graphJson>;
+  neighbours: Map<string, string[]>;
+  /** Concept ids, best-linked first. */
+  byDegree: string[];
+}
+
+/**
+ * A bundle does not change while the console runs (it is loaded once), so its graph and adjacency are built once:
+ * a 10,000-concept bundle's graph costs about a second to build, a neighbourhood of it a few milliseconds.
+ */
+const graphs = new WeakMap<KnowledgeBundle, GraphIndex>();
+
+function graphOf(bundle: KnowledgeBundle): GraphIndex {
+  let index = graphs.get(bundle);
+  if (index) return index;
+  const graph = graphJson(bundle);
+  const neighbours = new Map<string, string[]>();
+  const add = (from: string, to: string) => {
+    const list = neighbours.get(from);
+    if (list) list.push(to);
+    else neighbours.set(from, [to]);
+  };
+  for (const edge of graph.edges) {
+    add(edge.from, edge.to);
+    add(edge.to, edge.from);
+  }
+  const byDegree = [...neighbours.keys()].sort(
+    (a, b) => (neighbours.get(b)?.length ?? 0) - (neighbours.get(a)?.length ?? 0),
+  );
+  for (const node of graph.nodes) if (!neighbours.has(node.id)) byDegree.push(node.id);
+  index = { graph, neighbours, byDegree };
+  graphs.set(bundle, index);
+  return index;
 }
 
 /** Concept ids and titles matching `query` (for the page's search box on large bundles). */
@@ -126,19 +151,22 @@ export function conceptDetail(base: KnowledgeBase | undefined, name: string, id:
   };
 }
 
-/** The Attested Computations of every bundle, with their contracts. */
-export function computations(base: KnowledgeBase | undefined) {
-  return (base?.bundles ?? []).flatMap((bundle) =>
-    [...bundle.concepts.values()]
-      .filter((c) => c.computation)
-      .map((c) => ({
-        bundle: bundle.name,
-        id: c.id,
-        title: c.title,
-        trust: c.trust,
-        contract: c.computation!,
-      })),
+/** Computations the page lists at once; a filter finds the others. */
+export const MAX_COMPUTATIONS = 100;
+
+/** The Attested Computations of a bundle, with their contracts (the first MAX_COMPUTATIONS matching `query`). */
+export function computations(base: KnowledgeBase | undefined, name: string, query = '') {
+  const bundle = bundleOf(base, name);
+  const q = query.toLowerCase();
+  const all = [...bundle.concepts.values()].filter(
+    (c) => c.computation && (!q || `${c.id} ${c.title}`.toLowerCase().includes(q)),
   );
+  return {
+    total: all.length,
+    list: all
+      .slice(0, MAX_COMPUTATIONS)
+      .map((c) => ({ bundle: name, id: c.id, title: c.title, trust: c.trust, contract: c.computation! })),
+  };
 }
 
 /**

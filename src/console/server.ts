@@ -240,8 +240,9 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     if (get && section === 'audit') return sendJson(res, 200, auditEntries(host.store, url.searchParams));
     if (section === 'knowledge') {
       const kb = await base();
-      if (get && !name)
-        return sendJson(res, 200, { bundles: bundleSummaries(kb), computations: computations(kb) });
+      if (get && !name) return sendJson(res, 200, { bundles: bundleSummaries(kb) });
+      if (get && name && action === 'computations')
+        return sendJson(res, 200, computations(kb, name, url.searchParams.get('q') ?? ''));
       if (get && name && action === 'graph')
         return sendJson(res, 200, bundleGraph(kb, name, url.searchParams.get('focus') ?? undefined));
       if (get && name && action === 'search')

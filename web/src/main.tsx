@@ -74,7 +74,8 @@ function App() {
           )}
         </Load>
       </nav>
-      <main key={route.join('/')}>
+      {/* A new page mounts afresh; moving between concepts of one bundle keeps its graph drawn. */}
+      <main key={current === 'knowledge' ? `knowledge/${route[1] ?? ''}` : route.join('/')}>
         <Page route={route} />
       </main>
       <ApprovalHost />

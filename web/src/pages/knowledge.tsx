@@ -65,7 +65,7 @@ export const TIER_COLOURS: Record<string, string> = {
 };
 
 export function KnowledgePage(props: { bundle?: string; concept?: string }) {
-  const load = useApi<{ bundles: Bundle[]; computations: Computation[] }>('/knowledge');
+  const load = useApi<{ bundles: Bundle[] }>('/knowledge');
   return (
     <Load load={load}>
       {(data) => {
@@ -92,7 +92,7 @@ export function KnowledgePage(props: { bundle?: string; concept?: string }) {
               .map((b) => (
                 <BundleView key={b.name} bundle={b} concept={props.concept} />
               ))}
-            <Computations list={data.computations.filter((c) => c.bundle === current)} />
+            {current && <Computations bundle={current} />}
           </>
         );
       }}
@@ -135,10 +135,23 @@ function BundleView(props: { bundle: Bundle; concept: string | undefined }) {
 
 function GraphView(props: { bundle: string; focus: string | undefined }) {
   const container = useRef<HTMLDivElement>(null);
+  const cyRef = useRef<Core | undefined>(undefined);
   const [search, setSearch] = useState('');
-  const load = useApi<Graph>(
-    `/knowledge/${q(props.bundle)}/graph${props.focus ? `?focus=${q(props.focus)}` : ''}`,
-  );
+  // The graph is fetched around a concept only when the one drawn does not hold it (large bundles).
+  const [around, setAround] = useState(props.focus);
+  const load = useApi<Graph>(`/knowledge/${q(props.bundle)}/graph${around ? `?focus=${q(around)}` : ''}`);
+  useEffect(() => {
+    const cy = cyRef.current;
+    if (!props.focus) return;
+    if (load.data && !load.data.nodes.some((n) => n.id === props.focus)) {
+      setAround(props.focus);
+      return;
+    }
+    if (cy) {
+      cy.nodes('.focus').removeClass('focus');
+      cy.getElementById(props.focus).addClass('focus');
+    }
+  }, [props.focus, load.data]);
   const found = useApi<Array<{ id: string; title: string }>>(
     search ? `/knowledge/${q(props.bundle)}/search?q=${q(search)}` : undefined,
   );
@@ -177,6 +190,7 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
               'text-valign': 'bottom',
               'text-wrap': 'ellipsis',
               'text-max-width': '120px',
+              'min-zoomed-font-size': 7,
               width: 14,
               height: 14,
               'background-color': TIER_COLOURS.unverified!,
@@ -199,7 +213,8 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
               'line-color': '#b5b9c4',
               'target-arrow-shape': 'triangle',
               'target-arrow-color': '#b5b9c4',
-              'curve-style': 'bezier',
+              // Haystack edges are drawn as straight lines in one pass: what keeps 300 nodes fast.
+              'curve-style': large ? 'haystack' : 'bezier',
             },
           },
         ],
@@ -207,9 +222,9 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
         layout: large
           ? { name: 'concentric', animate: false, minNodeSpacing: 4 }
           : { name: 'cose', animate: false },
-        wheelSensitivity: 0.3,
       });
       if (props.focus) cy.getElementById(props.focus).addClass('focus');
+      cyRef.current = cy;
       cy.on('tap', 'node', (event) => {
         location.hash = href('knowledge', props.bundle, String(event.target.id()));
       });
@@ -218,8 +233,9 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
     return () => {
       live = false;
       cy?.destroy();
+      cyRef.current = undefined;
     };
-  }, [graph, props.bundle, props.focus]);
+  }, [graph, props.bundle]);
   return (
     <div class="graph-pane">
       <div class="toolbar">
@@ -327,13 +343,34 @@ function ConceptPane(props: { bundle: string; id: string }) {
   );
 }
 
-function Computations(props: { list: Computation[] }) {
-  if (props.list.length === 0) return null;
+const SHOWN_COMPUTATIONS = 20;
+
+function Computations(props: { bundle: string }) {
+  const [filter, setFilter] = useState('');
+  const load = useApi<{ total: number; list: Computation[] }>(
+    `/knowledge/${q(props.bundle)}/computations?q=${q(filter)}`,
+  );
+  if (!load.data || (load.data.total === 0 && !filter)) return null;
+  const { total, list } = load.data;
   return (
     <>
       <h2>Attested computations</h2>
-      {props.list.map((c) => (
-        <ComputationRow key={c.id} computation={c} />
+      {(total > SHOWN_COMPUTATIONS || filter) && (
+        <div class="toolbar">
+          <input
+            type="search"
+            aria-label="filter computations"
+            placeholder="filter computations"
+            value={filter}
+            onInput={(e) => setFilter((e.target as HTMLInputElement).value)}
+          />
+          <span class="muted small">
+            {Math.min(SHOWN_COMPUTATIONS, total)} of {total} shown
+          </span>
+        </div>
+      )}
+      {list.slice(0, SHOWN_COMPUTATIONS).map((c) => (
+        <ComputationRow key={`${c.bundle}/${c.id}`} computation={c} />
       ))}
     </>
   );

@@ -18,43 +18,45 @@ export function ServersPage() {
     return () => clearTimeout(timer);
   }, [load.data]);
   return (
-    <Load load={load}>
-      {(view) => (
-        <>
-          <h1>Servers and tools</h1>
-          <div class="cards">
-            <div class="card">
-              <b>{view.servers.filter((s) => s.status === 'connected').length}</b> of {view.servers.length}{' '}
-              servers connected
+    <>
+      <Load load={load}>
+        {(view) => (
+          <>
+            <h1>Servers and tools</h1>
+            <div class="cards">
+              <div class="card">
+                <b>{view.servers.filter((s) => s.status === 'connected').length}</b> of {view.servers.length}{' '}
+                servers connected
+              </div>
+              <div class="card">
+                <b>{view.tools}</b> tools
+              </div>
+              <div class="card" data-testid="inline-cost">
+                inline: <b>{view.inlineTokens}</b> tokens every step (
+                {((100 * view.inlineTokens) / view.contextWindow).toFixed(1)} % of {view.contextWindow})
+              </div>
+              <div class="card" data-testid="deferred-cost">
+                deferred: <b>{view.deferredTokens}</b> tokens (search_tools, call_tool, always-loaded) —{' '}
+                {view.deferred ? 'a session defers' : 'a session sends every definition'} (toolSearch{' '}
+                {view.mode})
+              </div>
             </div>
-            <div class="card">
-              <b>{view.tools}</b> tools
-            </div>
-            <div class="card" data-testid="inline-cost">
-              inline: <b>{view.inlineTokens}</b> tokens every step (
-              {((100 * view.inlineTokens) / view.contextWindow).toFixed(1)} % of {view.contextWindow})
-            </div>
-            <div class="card" data-testid="deferred-cost">
-              deferred: <b>{view.deferredTokens}</b> tokens (search_tools, call_tool, always-loaded) —{' '}
-              {view.deferred ? 'a session defers' : 'a session sends every definition'} (toolSearch{' '}
-              {view.mode})
-            </div>
-          </div>
-          <ServersTable view={view} />
-          <h2>Tool-definition tokens per server</h2>
-          <BarChart
-            label="tokens per server"
-            horizontal
-            height={Math.max(120, view.perServer.length * 28 + 40)}
-            labels={view.perServer.map((s) => s.server)}
-            datasets={[
-              { label: 'tokens', data: view.perServer.map((s) => s.tokens), backgroundColor: '#4f6bed' },
-            ]}
-          />
-          <ToolsTable servers={view.servers.map((s) => s.name)} version={view.tools} />
-        </>
-      )}
-    </Load>
+            <ServersTable view={view} />
+            <h2>Tool-definition tokens per server</h2>
+            <BarChart
+              label="tokens per server"
+              horizontal
+              height={Math.max(120, view.perServer.length * 28 + 40)}
+              labels={view.perServer.map((s) => s.server)}
+              datasets={[
+                { label: 'tokens', data: view.perServer.map((s) => s.tokens), backgroundColor: '#4f6bed' },
+              ]}
+            />
+          </>
+        )}
+      </Load>
+      <ToolsTable servers={load.data?.servers.map((s) => s.name) ?? []} version={load.data?.tools ?? 0} />
+    </>
   );
 }
 
