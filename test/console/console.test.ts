@@ -342,6 +342,7 @@ describe('tack console: pages', () => {
     expect(await concept.textContent()).toContain('Revenue for a year');
     expect(await concept.textContent()).toContain('human:mreyes');
     expect(await concept.textContent()).toContain('human-reviewed');
+    await shot(page, 'knowledge');
     const computation = page
       .locator('[data-testid=computation]', { hasText: 'Revenue for a year' })
       .filter({ hasText: 'sqlite' });
@@ -349,7 +350,7 @@ describe('tack console: pages', () => {
     await computation.locator('button').click();
     await computation.locator('text=executed_sql').waitFor();
     expect(await computation.textContent()).toContain('"status": "attested"');
-    await shot(page, 'knowledge');
+    await shot(page, 'computation');
     await page.close();
   });
 

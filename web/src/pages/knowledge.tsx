@@ -185,12 +185,13 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
           {
             selector: 'node',
             style: {
-              label: 'data(label)',
+              // A large graph's labels are not laid out at all (measuring 300 of them is most of the draw);
+              // the one under the pointer is shown (node.hover below).
+              label: large ? '' : 'data(label)',
               'font-size': 9,
               'text-valign': 'bottom',
               'text-wrap': 'ellipsis',
               'text-max-width': '120px',
-              'min-zoomed-font-size': 7,
               width: 14,
               height: 14,
               'background-color': TIER_COLOURS.unverified!,
@@ -206,6 +207,7 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
             style: { 'border-style': 'dashed', 'border-width': 2, 'border-color': '#555' },
           },
           { selector: 'node.focus', style: { width: 22, height: 22 } },
+          { selector: 'node.hover', style: { label: 'data(label)', 'z-index': 10 } },
           {
             selector: 'edge',
             style: {
@@ -225,6 +227,8 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
       });
       if (props.focus) cy.getElementById(props.focus).addClass('focus');
       cyRef.current = cy;
+      cy.on('mouseover', 'node', (event) => event.target.addClass('hover'));
+      cy.on('mouseout', 'node', (event) => event.target.removeClass('hover'));
       cy.on('tap', 'node', (event) => {
         location.hash = href('knowledge', props.bundle, String(event.target.id()));
       });
