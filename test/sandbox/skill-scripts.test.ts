@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSkills } from '../../src/skills/load.js';
 import { formatScriptResult, runSkillScript } from '../../src/skills/scripts.js';
-import { REPO } from '../helpers/project.js';
 import {
   countingServer,
   eventually,
