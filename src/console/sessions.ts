@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, watch } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import type { AgentEvent } from '../agent/events.js';
+import type { AgentEvent, SubagentEvent } from '../agent/events.js';
 import { readTranscript, type TranscriptEvent } from '../agent/transcript.js';
 import { TackError } from '../errors.js';
 import type { SessionRow } from '../store/sessions.js';
@@ -71,14 +71,23 @@ export function compactEvent(event: TranscriptEvent): TimelineEvent | undefined 
         summarized: event.summarizedMessages,
       };
     case 'tool-result':
-      return { ...event, text: cut(String(event.text ?? '')) } as TimelineEvent;
     case 'tool-call':
-      return { ...event, arguments: cutArguments(event.arguments) } as TimelineEvent;
+      return { ...cutCall(event), seq, at };
+    case 'subagent':
+      // A sub-agent's own steps, calls and results, nested under the `task` call: cut like the parent's.
+      return { ...event, event: cutCall(event.event) };
     case 'session-end':
       return { ...event, ...(event.answer !== undefined ? { answer: cut(event.answer) } : {}) };
     default:
       return event as TimelineEvent;
   }
+}
+
+/** A tool call's arguments and a result's text, cut to what the timeline shows; other events as they are. */
+function cutCall<E extends SubagentEvent>(event: E): E {
+  if (event.type === 'tool-result') return { ...event, text: cut(String(event.text ?? '')) };
+  if (event.type === 'tool-call') return { ...event, arguments: cutArguments(event.arguments) };
+  return event;
 }
 
 function cutArguments(args: unknown): unknown {

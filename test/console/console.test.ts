@@ -34,6 +34,7 @@ let provider: FakeProvider;
 let liveAgent: RunningAgent | undefined;
 let liveRun: Promise<unknown> | undefined;
 let finishedSession: string;
+let parentSession: string;
 /** Lets the running session's model answer: the page must see it running first. */
 let release: () => void = () => {};
 let liveSession: string;
@@ -133,6 +134,31 @@ beforeAll(async () => {
   await done.session.run('Echo hello, please.');
   finishedSession = done.transcript!.sessionId;
   await done.close();
+  // A third one hands work to a sub-agent, whose own call is nested in the parent's transcript.
+  const delegating = await startFakeProvider(async (_request, index) => {
+    if (index === 0)
+      return {
+        toolCalls: [
+          {
+            name: 'task',
+            input: {
+              description: 'echo from a sub-agent',
+              prompt: 'Echo it.',
+              tools: ['mcp__fixture__echo'],
+            },
+          },
+        ],
+      };
+    if (index === 1)
+      return { toolCalls: [{ name: 'mcp__fixture__echo', input: { text: 'from the sub-agent' } }] };
+    if (index === 2) return { text: 'Echoed.' };
+    return { text: 'The sub-agent echoed.' };
+  });
+  cleanups.push(() => delegating.close());
+  const parent = await startAgent({ ...agentOptions, env: { ...p.env, ...providerEnv(delegating) } });
+  await parent.session.run('Have a sub-agent echo it.');
+  parentSession = parent.transcript!.sessionId;
+  await parent.close();
   liveAgent = await startAgent(agentOptions);
   liveSession = liveAgent.transcript!.sessionId;
   liveRun = liveAgent.session.run('Echo again, slowly.');
@@ -298,6 +324,18 @@ describe('tack console: pages', () => {
     expect(await page.locator('canvas').count()).toBe(1);
     expect(await page.textContent('[data-testid=timeline]')).toContain('end: completed');
     await shot(page, 'session');
+
+    // A sub-agent's work is nested under the task call that started it, with its own calls.
+    await page.goto(`${running.url}#/sessions/${parentSession}`);
+    const work = page.locator('[data-testid=subagent]');
+    await work.waitFor();
+    const text = (await work.textContent()) ?? '';
+    expect(text).toContain('echo from a sub-agent');
+    expect(text).toMatch(/completed after 2 steps/);
+    expect(text).toMatch(/mcp__fixture__echo \d+ ms/);
+    // The sub-agent keeps no transcript of its own (its events are the parent's): no link to a missing page.
+    expect(await work.locator('a').count()).toBe(0);
+    await shot(page, 'subagent');
 
     // The second session is waiting for its model: the page follows its transcript until it ends.
     await page.goto(`${running.url}#/sessions/${liveSession}`);

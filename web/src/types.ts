@@ -104,6 +104,65 @@ export interface Usage {
   costUsd: number;
 }
 
+/**
+ * The events a session's page shows: the harness's `AgentEvent` union (src/agent/events.ts) as the console
+ * serves it (src/console/sessions.ts: messages reduced to role and text, long text cut). test/console/types.test.ts
+ * holds the two together: a member the harness adds or changes fails the type check until it is mirrored here.
+ */
+export type Approval = {
+  type: 'approval';
+  callId: string;
+  name: string;
+  decision: string;
+  by: string;
+  reason: string;
+  unasked?: true;
+  waitMs?: number;
+};
+export type ToolCall = {
+  type: 'tool-call';
+  step: number;
+  callId: string;
+  name: string;
+  arguments: unknown;
+  server?: string;
+};
+export type ToolResult = {
+  type: 'tool-result';
+  callId: string;
+  name: string;
+  isError: boolean;
+  text: string;
+  savedTo?: string;
+  durationMs: number;
+  waitMs?: number;
+};
+export type ApprovalAsked = {
+  type: 'approval-request';
+  callId: string;
+  name: string;
+  server?: string;
+  why: string;
+};
+export type StepStart = { type: 'step-start'; step: number; tools: number };
+export type UsageEvent = { type: 'usage'; step: number; stepUsage: Usage; total: Usage };
+export type Notice = {
+  type: 'notice';
+  text: string;
+  definition?: { server: string; kind: string; name: string; status: string; why: string };
+};
+export type ErrorEvent = { type: 'error'; message: string; code?: string };
+/** What a sub-agent passes up, nested in `subagent` events. */
+export type SubagentEvent =
+  | StepStart
+  | ToolCall
+  | ApprovalAsked
+  | Approval
+  | ToolResult
+  | UsageEvent
+  | Notice
+  | ErrorEvent;
+
 export type TimelineEvent = { seq: number; at: string } & (
   | { type: 'message'; role: string; text: string; toolCalls: string[] }
   | { type: 'compaction'; tokensBefore: number; tokensAfter: number; elided: number; summarized: number }
@@ -114,13 +173,25 @@ export type TimelineEvent = { seq: number; at: string } & (
       cwd: string;
       parent?: { sessionId: string; callId: string };
     }
-  | { type: 'step-start'; step: number; tools: number }
-  | { type: 'tool-call'; step: number; callId: string; name: string; arguments: unknown; server?: string }
-  | { type: 'approval'; callId: string; name: string; decision: string; by: string; reason: string }
-  | { type: 'tool-result'; callId: string; name: string; isError: boolean; text: string; durationMs: number }
-  | { type: 'usage'; step: number; stepUsage: Usage; total: Usage }
-  | { type: 'notice'; text: string }
-  | { type: 'error'; message: string; code?: string }
+  | SubagentEvent
+  | {
+      type: 'subagent-start';
+      callId: string;
+      sessionId: string;
+      description: string;
+      tools?: string[];
+      maxSteps: number;
+    }
+  | { type: 'subagent'; callId: string; sessionId: string; event: SubagentEvent }
+  | {
+      type: 'subagent-end';
+      callId: string;
+      sessionId: string;
+      reason: string;
+      detail: string;
+      steps: number;
+      usage: Usage;
+    }
   | { type: 'session-end'; reason: string; detail: string; answer?: string; total: Usage; steps: number }
 );
 

@@ -2,7 +2,15 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { q, stream } from '../api';
 import { BarChart, Json, Load } from '../components';
 import { href, useApi } from '../hooks';
-import type { SessionDetail, SessionRow, TimelineEvent } from '../types';
+import type {
+  Approval,
+  ApprovalAsked,
+  SessionDetail,
+  SessionRow,
+  SubagentEvent,
+  TimelineEvent,
+  ToolResult,
+} from '../types';
 
 const SHOWN = 200;
 
@@ -127,12 +135,8 @@ export function SessionPage(props: { id: string }) {
   }, [detail, props.id]);
   const events = useMemo(() => [...(detail?.events ?? []), ...live], [detail, live]);
   const byStep = useMemo(() => steps(events), [events]);
-  const results = useMemo(() => {
-    const map = new Map<string, TimelineEvent>();
-    for (const e of events)
-      if (e.type === 'tool-result' || e.type === 'approval') map.set(`${e.type}:${e.callId}`, e);
-    return map;
-  }, [events]);
+  const calls = useMemo(() => callsOf(events), [events]);
+  const childIds = useMemo(() => new Set(detail?.children.map((c) => c.id)), [detail]);
   return (
     <Load load={load}>
       {(d) => {
@@ -207,7 +211,7 @@ export function SessionPage(props: { id: string }) {
                 <li key={s.step} class="step">
                   <h3>{s.step === 0 ? 'start' : `step ${s.step}`}</h3>
                   {s.events.map((e) => (
-                    <TimelineItem key={e.seq} event={e} results={results} />
+                    <TimelineItem key={e.seq} event={e} calls={calls} indexed={childIds} />
                   ))}
                 </li>
               ))}
@@ -219,7 +223,140 @@ export function SessionPage(props: { id: string }) {
   );
 }
 
-function TimelineItem(props: { event: TimelineEvent; results: Map<string, TimelineEvent> }) {
+/** What became of each tool call (its approval, the wait for a person, its result) and a sub-agent's work. */
+interface CallInfo {
+  asked?: ApprovalAsked;
+  approval?: Approval;
+  result?: ToolResult;
+  subagent?: {
+    sessionId: string;
+    description: string;
+    events: SubagentEvent[];
+    end?: Extract<TimelineEvent, { type: 'subagent-end' }>;
+  };
+}
+
+function callsOf(events: TimelineEvent[]): Map<string, CallInfo> {
+  const map = new Map<string, CallInfo>();
+  const info = (callId: string) => {
+    const entry = map.get(callId) ?? {};
+    map.set(callId, entry);
+    return entry;
+  };
+  for (const e of events) {
+    if (e.type === 'approval-request') info(e.callId).asked = e;
+    else if (e.type === 'approval') info(e.callId).approval = e;
+    else if (e.type === 'tool-result') info(e.callId).result = e;
+    else if (e.type === 'subagent-start')
+      info(e.callId).subagent = { sessionId: e.sessionId, description: e.description, events: [] };
+    else if (e.type === 'subagent') {
+      const entry = info(e.callId);
+      entry.subagent ??= { sessionId: e.sessionId, description: '', events: [] };
+      entry.subagent.events.push(e.event);
+    } else if (e.type === 'subagent-end') {
+      const entry = info(e.callId);
+      entry.subagent ??= { sessionId: e.sessionId, description: '', events: [] };
+      entry.subagent.end = e;
+    }
+  }
+  return map;
+}
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A tool call with its approval, the wait for a person, its time and (in the details) arguments and result. */
+function CallLine(props: {
+  call: Extract<SubagentEvent, { type: 'tool-call' }>;
+  info: CallInfo | undefined;
+}) {
+  const { call, info } = props;
+  const wait = info?.approval?.waitMs ?? info?.result?.waitMs;
+  return (
+    <>
+      <code>{call.name}</code>
+      {info?.result && <span class="muted"> {info.result.durationMs} ms</span>}
+      {info?.approval && (
+        <span class={`label approval-${info.approval.decision}`} title={info.approval.reason}>
+          {info.approval.decision} ({info.approval.by})
+        </span>
+      )}
+      {info?.asked && (
+        <span class="muted small" data-testid="asked" title={info.asked.why}>
+          {' '}
+          asked{wait !== undefined ? `, answered in ${seconds(wait)}` : ', waiting for an answer'}
+        </span>
+      )}
+      <details>
+        <summary>arguments and result</summary>
+        <Json value={call.arguments} />
+        {info?.result && <pre class={info.result.isError ? 'error' : ''}>{info.result.text}</pre>}
+      </details>
+    </>
+  );
+}
+
+/** A sub-agent's steps and calls, nested under the `task` call that started it. */
+function SubagentWork(props: { work: NonNullable<CallInfo['subagent']>; indexed: Set<string> }) {
+  const { work } = props;
+  const inner = callsOf(work.events.map((event, seq) => ({ ...event, seq, at: '' }) as TimelineEvent));
+  return (
+    <div class="subagent-work" data-testid="subagent">
+      <p class="small">
+        sub-agent{' '}
+        {/* Sub-agents keep no transcript of their own unless one was indexed: link only to what exists. */}
+        {props.indexed.has(work.sessionId) ? (
+          <a href={href('sessions', work.sessionId)}>{work.sessionId}</a>
+        ) : (
+          <code>{work.sessionId}</code>
+        )}
+        {work.description && <>: {work.description}</>}
+        {work.end ? (
+          <span class="muted">
+            {' '}
+            · {work.end.reason} after {work.end.steps} steps · {work.end.usage.inputTokens}/
+            {work.end.usage.outputTokens} tokens · ${work.end.usage.costUsd.toFixed(4)}
+          </span>
+        ) : (
+          <span class="live"> ● running</span>
+        )}
+      </p>
+      <ol>
+        {work.events.map((e, i) => {
+          if (e.type === 'step-start')
+            return (
+              <li key={i} class="muted small">
+                step {e.step}
+              </li>
+            );
+          if (e.type === 'tool-call')
+            return (
+              <li key={i} class="item tool-call">
+                <b>tool </b>
+                <CallLine call={e} info={inner.get(e.callId)} />
+              </li>
+            );
+          if (e.type === 'notice')
+            return (
+              <li key={i} class="item notice">
+                {e.text}
+              </li>
+            );
+          if (e.type === 'error')
+            return (
+              <li key={i} class="item error">
+                {e.message}
+              </li>
+            );
+          return null;
+        })}
+      </ol>
+    </div>
+  );
+}
+
+function TimelineItem(props: { event: TimelineEvent; calls: Map<string, CallInfo>; indexed: Set<string> }) {
   const e = props.event;
   switch (e.type) {
     case 'message':
@@ -232,23 +369,12 @@ function TimelineItem(props: { event: TimelineEvent; results: Map<string, Timeli
         </div>
       );
     case 'tool-call': {
-      const approval = props.results.get(`approval:${e.callId}`);
-      const result = props.results.get(`tool-result:${e.callId}`);
+      const info = props.calls.get(e.callId);
       return (
         <div class={`item tool-call${e.name === 'task' ? ' sub-agent' : ''}`} data-testid="tool-call">
           <b>{e.name === 'task' ? 'sub-agent ' : 'tool '}</b>
-          <code>{e.name}</code>
-          {result?.type === 'tool-result' && <span class="muted"> {result.durationMs} ms</span>}
-          {approval?.type === 'approval' && (
-            <span class={`label approval-${approval.decision}`} title={approval.reason}>
-              {approval.decision} ({approval.by})
-            </span>
-          )}
-          <details>
-            <summary>arguments and result</summary>
-            <Json value={e.arguments} />
-            {result?.type === 'tool-result' && <pre class={result.isError ? 'error' : ''}>{result.text}</pre>}
-          </details>
+          <CallLine call={e} info={info} />
+          {info?.subagent && <SubagentWork work={info.subagent} indexed={props.indexed} />}
         </div>
       );
     }
@@ -260,7 +386,19 @@ function TimelineItem(props: { event: TimelineEvent; results: Map<string, Timeli
         </div>
       );
     case 'notice':
-      return <div class="item notice">{e.text}</div>;
+      return (
+        <div class="item notice">
+          {e.text}
+          {e.definition && (
+            <>
+              {' '}
+              <a href={href('security')}>
+                {e.definition.status === 'held' ? 'review it' : 'accepted'} on the security page
+              </a>
+            </>
+          )}
+        </div>
+      );
     case 'error':
       return <div class="item error">{e.message}</div>;
     case 'session-end':
@@ -276,6 +414,7 @@ function TimelineItem(props: { event: TimelineEvent; results: Map<string, Timeli
           started in {e.cwd} with {e.model}
         </div>
       );
+    // Shown with the call they belong to (CallLine, SubagentWork), or in the chart (usage).
     default:
       return null;
   }
