@@ -1,8 +1,5 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ScanModel } from '../../src/security/verdict.js';
-import { isMain, log, repoRoot } from '../util.js';
-import { FIXED, PRIOR_BIAS, PRIORS } from './priors.js';
+import { FIXED, PRIOR_BIAS, PRIORS, STANDALONE_CANDIDATES } from './priors.js';
 
 /**
  * Fits the poisoning model (src/security/verdict.ts): logistic regression on the features each definition shows,
@@ -10,8 +7,14 @@ import { FIXED, PRIOR_BIAS, PRIORS } from './priors.js';
  * an L2 penalty, so a feature the training data barely shows keeps about its prior. Items are weighted so that
  * each class weighs the same in all, and within a class a source group of n items weighs sqrt(n) (89 MPMA
  * variants of one paper must not outweigh every other source). Thresholds are chosen on the same training data:
- * `warn` keeps the training false positives (flagged benign) under WARN_FP of all benign and LONG_FP of benign
- * descriptions of 200+ characters, `block` under BLOCK_FP; `grey` (what a judge may see) at GREY_FP.
+ * `warn` keeps the training false positives (flagged benign) under `knobs.warnFp` of all benign and 2.5 times that
+ * of benign descriptions of 200+ characters, `block` under BLOCK_FP; `grey` (what a judge may see) at GREY_FP.
+ * A standalone candidate (priors.ts) is kept when at most `knobs.standaloneFp` of the training benign show it.
+ *
+ * The two knobs are not set by hand: chooseKnobs picks them by an inner cross-validation over the training
+ * groups (five folds of whole groups), maximizing recall while the inner false positives stay within the targets of
+ * issue 15 (TARGET_FP overall, TARGET_LONG_FP on long descriptions). Nested inside leave-one-group-out, nothing
+ * about the held-out group, not even these, is chosen with it.
  */
 export interface TrainingItem {
   features: readonly string[];
@@ -21,8 +24,20 @@ export interface TrainingItem {
   long: boolean;
 }
 
-export const WARN_FP = 0.01;
-export const LONG_FP = 0.025;
+export interface Knobs {
+  /** The share of training benign definitions `warn` may flag (the standalone features' share included). */
+  warnFp: number;
+  /** A standalone candidate is kept when at most this share of the training benign definitions show it. */
+  standaloneFp: number;
+}
+
+export const KNOB_GRID: readonly Knobs[] = [0.005, 0.01, 0.015].flatMap((warnFp) =>
+  [0.002, 0.004, 0.008, 0.012].map((standaloneFp) => ({ warnFp, standaloneFp })),
+);
+/** Issue 15's targets, which the inner cross-validation must meet. */
+export const TARGET_FP = 0.02;
+export const TARGET_LONG_FP = 0.05;
+const INNER_FOLDS = 5;
 export const BLOCK_FP = 0.004;
 export const GREY_FP = 0.05;
 /** The strength of the pull towards the priors (per unit of item weight; the item weights sum to the item count). */
@@ -31,7 +46,7 @@ const SWEEPS = 300;
 
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
-export function fitModel(items: readonly TrainingItem[], fittedOn: string): ScanModel {
+export function fitModel(items: readonly TrainingItem[], fittedOn: string, knobs: Knobs): ScanModel {
   const fitted = Object.keys(PRIORS);
   const column = new Map(fitted.map((f, k) => [f, k]));
   // Per item, the fitted columns it shows; catalog checks and unknown keys go into a fixed offset.
@@ -54,7 +69,8 @@ export function fitModel(items: readonly TrainingItem[], fittedOn: string): Scan
   let bias = PRIOR_BIAS;
   const z = rows.map((r) => r.offset + bias + r.cols.reduce((sum, k) => sum + w[k]!, 0));
   // Coordinate descent: one Newton step per weight (clamped at zero), then the bias, SWEEPS times.
-  for (let sweep = 0; sweep < SWEEPS; sweep++) {
+  for (let sweep = 0, moved = 1; sweep < SWEEPS && moved > 1e-5; sweep++) {
+    moved = 0;
     for (let k = 0; k < w.length; k++) {
       let g = LAMBDA * (w[k]! - PRIORS[fitted[k]!]!);
       let h = LAMBDA;
@@ -65,6 +81,7 @@ export function fitModel(items: readonly TrainingItem[], fittedOn: string): Scan
       }
       const next = Math.max(0, w[k]! - g / h);
       const delta = next - w[k]!;
+      moved = Math.max(moved, Math.abs(delta));
       if (delta === 0) continue;
       w[k] = next;
       for (const i of holders[k]!) z[i]! += delta;
@@ -77,6 +94,7 @@ export function fitModel(items: readonly TrainingItem[], fittedOn: string): Scan
       h += weights[i]! * p * (1 - p);
     });
     const delta = -g / h;
+    moved = Math.max(moved, Math.abs(delta));
     bias += delta;
     for (let i = 0; i < z.length; i++) z[i]! += delta;
   }
@@ -89,8 +107,9 @@ export function fitModel(items: readonly TrainingItem[], fittedOn: string): Scan
       ...Object.entries(FIXED),
     ]),
     thresholds: { grey: 0, warn: 0, block: 0 },
+    standalone: standaloneFor(items, knobs.standaloneFp),
   };
-  return { ...model, thresholds: thresholdsFor(items, model) };
+  return { ...model, thresholds: thresholdsFor(items, model, knobs.warnFp) };
 }
 
 /** Each class weighs the same; within it a group of n items weighs sqrt(n); the weights sum to the item count. */
@@ -123,11 +142,36 @@ function thresholdAt(benignScores: number[], share: number): number {
   return round(above + 0.01, 2);
 }
 
-function thresholdsFor(items: readonly TrainingItem[], model: ScanModel): ScanModel['thresholds'] {
+/** The candidates the training benign definitions show at most `share` of the time. */
+function standaloneFor(items: readonly TrainingItem[], share: number): string[] {
+  const benign = items.filter((i) => !i.poisoned);
+  return STANDALONE_CANDIDATES.filter(
+    (f) => benign.filter((i) => i.features.includes(f)).length <= share * benign.length,
+  );
+}
+
+/**
+ * `warn` counts what the standalone features already flag: the benign definitions they flag use up part of the
+ * false-positive budget, and the threshold is chosen on the rest.
+ */
+function thresholdsFor(
+  items: readonly TrainingItem[],
+  model: ScanModel,
+  warnFp: number,
+): ScanModel['thresholds'] {
   const benign = items.filter((i) => !i.poisoned && !i.decisive);
-  const all = benign.map((i) => scoreOf(i.features, model));
-  const long = benign.filter((i) => i.long).map((i) => scoreOf(i.features, model));
-  const warn = Math.max(thresholdAt(all, WARN_FP), thresholdAt(long, LONG_FP));
+  const alone = (i: TrainingItem) => i.features.some((f) => model.standalone.includes(f));
+  const budget = (share: number, list: TrainingItem[]) =>
+    Math.max(0, share - list.filter(alone).length / Math.max(1, list.length)) *
+    (list.length / Math.max(1, list.filter((i) => !alone(i)).length));
+  const rest = benign.filter((i) => !alone(i));
+  const longAll = benign.filter((i) => i.long);
+  const all = rest.map((i) => scoreOf(i.features, model));
+  const long = rest.filter((i) => i.long).map((i) => scoreOf(i.features, model));
+  const warn = Math.max(
+    thresholdAt(all, budget(warnFp, benign)),
+    thresholdAt(long, budget(2.5 * warnFp, longAll)),
+  );
   const block = Math.max(warn, thresholdAt(all, BLOCK_FP));
   const grey = Math.min(warn, thresholdAt(all, GREY_FP));
   return { grey, warn, block };
@@ -148,15 +192,75 @@ export const SCAN_MODEL: ScanModel = ${JSON.stringify(model, null, 2)};
 `;
 }
 
-if (isMain(import.meta.url)) {
-  const { trainingItems } = await import('./run.js');
-  const { items, description } = trainingItems();
-  const model = fitModel(items, description);
-  log(
-    `fitted on ${items.length} definitions: bias ${model.bias}, thresholds ${JSON.stringify(model.thresholds)}`,
+/** Whether `model` flags an item (warn or block), as verdict.ts decides. */
+export function flags(item: TrainingItem, model: ScanModel): boolean {
+  return (
+    item.decisive ||
+    scoreOf(item.features, model) >= model.thresholds.warn ||
+    item.features.some((f) => model.standalone.includes(f))
   );
-  if (process.argv.includes('--write')) {
-    writeFileSync(join(repoRoot, 'src/security/scan-model.ts'), modelSource(model));
-    log('wrote src/security/scan-model.ts (run `npx biome check --write` on it)');
-  } else process.stdout.write(`${JSON.stringify(model, null, 2)}\n`);
+}
+
+/**
+ * The knobs for `items`: each of KNOB_GRID scored by an inner cross-validation (INNER_FOLDS folds of whole
+ * groups, assigned in turn by name), and the one with the best recall among those within the targets (the lowest
+ * false positives on a tie; the most conservative, the lowest knobs, when none is within them).
+ */
+export function chooseKnobs(items: readonly TrainingItem[]): {
+  knobs: Knobs;
+  recall: number;
+  fp: number;
+  longFp: number;
+} {
+  const groups = [...new Set(items.map((i) => i.group))].sort();
+  const foldOf = new Map(groups.map((g, k) => [g, k % INNER_FOLDS]));
+  let best: { knobs: Knobs; recall: number; fp: number; longFp: number } | undefined;
+  for (const knobs of KNOB_GRID) {
+    let tp = 0;
+    let pos = 0;
+    let fp = 0;
+    let neg = 0;
+    let longFp = 0;
+    let longNeg = 0;
+    for (let fold = 0; fold < INNER_FOLDS; fold++) {
+      const test = items.filter((i) => foldOf.get(i.group) === fold);
+      if (test.length === 0) continue;
+      const model = fitModel(
+        items.filter((i) => foldOf.get(i.group) !== fold),
+        'inner fold',
+        knobs,
+      );
+      for (const item of test) {
+        const flagged = flags(item, model);
+        if (item.poisoned) {
+          pos++;
+          if (flagged) tp++;
+        } else {
+          neg++;
+          if (flagged) fp++;
+          if (item.long) {
+            longNeg++;
+            if (flagged) longFp++;
+          }
+        }
+      }
+    }
+    const score = {
+      knobs,
+      recall: pos ? tp / pos : 0,
+      fp: neg ? fp / neg : 0,
+      longFp: longNeg ? longFp / longNeg : 0,
+    };
+    const within = (s: typeof score) => s.fp <= TARGET_FP && s.longFp <= TARGET_LONG_FP;
+    if (
+      !best ||
+      (within(score) && !within(best)) ||
+      (within(score) === within(best) &&
+        (within(score)
+          ? score.recall > best.recall || (score.recall === best.recall && score.fp < best.fp)
+          : score.fp < best.fp))
+    )
+      best = score;
+  }
+  return best!;
 }

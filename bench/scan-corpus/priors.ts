@@ -40,6 +40,10 @@ export const PRIORS: Readonly<Record<string, number>> = {
   'context-source': 1.5,
   'private-source': 1,
   'source-transfer': 2,
+  'hostile-words': 2,
+  redirection: 1.5,
+  coercion: 1.5,
+  'active-content': 2.5,
   // the definition as a whole
   'schema-directive': 2.5,
   'param-out-of-scope': 2.5,
@@ -76,3 +80,41 @@ export const FIXED: Readonly<Record<string, number>> = {
   'catalog-overlap': 1,
   'catalog-competing-claim': 2.5,
 };
+
+/**
+ * Features that may flag a definition on their own (verdict.ts `standalone`): each is an attack in itself by what it
+ * means. A fold keeps those that its training benign definitions show at most STANDALONE_FP of the time (fit.ts),
+ * so a candidate that honest text uses is dropped by the data, not by hand.
+ */
+export const STANDALONE_CANDIDATES: readonly string[] = [
+  'override',
+  'secrecy',
+  'injection-key',
+  'hostile-words',
+  'redirection',
+  'active-content',
+  'name-homoglyph',
+  'name-claim',
+  'authority-markup',
+  'exclusivity',
+  'disparages-tools',
+  'directs-other-tools',
+  'safety-off',
+  'superlative',
+  'source-transfer',
+  'send-to',
+  'schema-directive',
+  'param-out-of-scope',
+  'annotation-mismatch',
+  'catalog-competing-claim',
+  'cue.instruction-override.high',
+  'cue.context-exfil.high',
+  'cue.sensitive-path.high',
+  'cue.exfil-url.high',
+  'cue.secret-shaped.high',
+  'cue.zero-width.high',
+  'cue.zero-width',
+  'cue.bidi-control.high',
+  'cue.hidden-markup',
+  'cue.encoded-payload',
+];

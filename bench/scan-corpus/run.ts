@@ -7,7 +7,7 @@ import { SCAN_MODEL } from '../../src/security/scan-model.js';
 import { type ScanModel, weigh } from '../../src/security/verdict.js';
 import { isMain, log, repoRoot, round } from '../util.js';
 import { type CorpusItem, corpusPath, loadCorpus } from './corpus.js';
-import { fitModel, type TrainingItem } from './fit.js';
+import { chooseKnobs, fitModel, type Knobs, type TrainingItem } from './fit.js';
 
 /**
  * The poisoning scanner on a labelled corpus of published tool definitions it was not written against (issue 15),
@@ -19,6 +19,22 @@ import { fitModel, type TrainingItem } from './fit.js';
  *
  * Flagged = verdict `warn` or `block` (a medium or high finding), for recall and for false positives alike.
  */
+/**
+ * Source groups whose texts were never read while the feature vocabulary (evidence.ts) was revised after the first
+ * look: fixed before that revision began, they are held out from the developer as well as from the fit. Their
+ * figures are reported apart (`blindGroups`): the only ones here that also test the vocabulary on unseen text.
+ */
+export const BLIND_GROUPS: readonly string[] = [
+  'cisco_mcp_scanner',
+  'gensec_poc',
+  'hacktricks',
+  'hijack_agentic_ai',
+  'npm_notionhq_notion-mcp-server',
+  'npm_sentry_mcp-server',
+  'npm_mongodb-mcp-server',
+  'npm_hubspot_mcp-server',
+];
+
 const CORE = [
   'hidden_text',
   'exfiltration',
@@ -28,7 +44,7 @@ const CORE = [
 ];
 const LONG = 200;
 
-interface Scored {
+export interface Scored {
   item: CorpusItem;
   features: string[];
   decisive: boolean;
@@ -41,7 +57,7 @@ interface Outcome {
 }
 
 /** Features of every item, its source group scanned as one catalog. */
-function scoreGroups(
+export function scoreGroups(
   items: readonly CorpusItem[],
   catalogOf: (item: CorpusItem) => string,
   server?: (item: CorpusItem) => string,
@@ -77,18 +93,42 @@ function outcome(s: Scored, model: ScanModel): Outcome {
   return { item: s.item, verdict: j.verdict, score: round(j.score, 2) };
 }
 
-/** Leave one group out: a model per group, fitted on the others, applied to it. */
-function leaveOneGroupOut(
-  scored: readonly Scored[],
-  heldOut: readonly Scored[] = scored,
-): { outcomes: Outcome[]; models: Map<string, ScanModel> } {
-  const groups = [...new Set(scored.map((s) => s.item.group))];
-  const models = new Map<string, ScanModel>();
-  for (const group of groups) {
-    const rest = scored.filter((s) => s.item.group !== group);
-    models.set(group, fitModel(training(rest), `all source groups but ${group}`));
+export interface FoldModel {
+  model: ScanModel;
+  knobs: Knobs;
+}
+
+/**
+ * Leave one group out: a model per group, its knobs chosen (fit.ts chooseKnobs) and its weights fitted on the other
+ * groups only.
+ */
+export function leaveOneGroupOut(scored: readonly Scored[]): Map<string, FoldModel> {
+  const models = new Map<string, FoldModel>();
+  for (const group of new Set(scored.map((s) => s.item.group))) {
+    const rest = training(scored.filter((s) => s.item.group !== group));
+    const { knobs } = chooseKnobs(rest);
+    models.set(group, { model: fitModel(rest, `all source groups but ${group}`, knobs), knobs });
   }
-  return { outcomes: heldOut.map((s) => outcome(s, models.get(s.item.group)!)), models };
+  return models;
+}
+
+/** Each item scored by the model of its group (fitted without it). */
+export function heldOut(models: Map<string, FoldModel>, scored: readonly Scored[]): Outcome[] {
+  return scored.map((s) => outcome(s, models.get(s.item.group)!.model));
+}
+
+/** The shipped model's recipe: knobs chosen by the inner cross-validation over all groups, fitted on all. */
+export function fitAll(scored: readonly Scored[], fittedOn: string): FoldModel {
+  const items = training(scored);
+  const { knobs } = chooseKnobs(items);
+  return { model: fitModel(items, fittedOn, knobs), knobs };
+}
+
+/** `record[key]`, created by `init` the first time. */
+function entry<T>(record: Record<string, T>, key: string, init: () => T): T {
+  const value = record[key] ?? init();
+  record[key] = value;
+  return value;
 }
 
 const flagged = (o: Outcome) => o.verdict !== 'clean';
@@ -105,7 +145,7 @@ export function summarize(outcomes: readonly Outcome[]) {
     { n: number; flagged: number; recall: number | null; groups: Record<string, number> }
   > = {};
   for (const o of poisoned) {
-    const c = (perClass[o.item.class] ??= { n: 0, flagged: 0, recall: null, groups: {} });
+    const c = entry(perClass, o.item.class, () => ({ n: 0, flagged: 0, recall: null, groups: {} }));
     c.n++;
     if (flagged(o)) c.flagged++;
     c.groups[o.item.group] = (c.groups[o.item.group] ?? 0) + 1;
@@ -116,7 +156,12 @@ export function summarize(outcomes: readonly Outcome[]) {
     { benign: number; falsePositives: number; poisoned: number; flagged: number }
   > = {};
   for (const o of outcomes) {
-    const g = (perGroup[o.item.group] ??= { benign: 0, falsePositives: 0, poisoned: 0, flagged: 0 });
+    const g = entry(perGroup, o.item.group, () => ({
+      benign: 0,
+      falsePositives: 0,
+      poisoned: 0,
+      flagged: 0,
+    }));
     if (o.item.label === 'benign') {
       g.benign++;
       if (flagged(o)) g.falsePositives++;
@@ -128,7 +173,7 @@ export function summarize(outcomes: readonly Outcome[]) {
   const variants: Record<string, { n: number; flagged: number }> = {};
   for (const o of poisoned.filter((x) => x.item.group === 'mpma_paper')) {
     const key = `${o.item.source}: ${o.item.note.split(/[;:(]/)[0]!.trim().slice(0, 40)}`;
-    const v = (variants[key] ??= { n: 0, flagged: 0 });
+    const v = entry(variants, key, () => ({ n: 0, flagged: 0 }));
     v.n++;
     if (flagged(o)) v.flagged++;
   }
@@ -188,13 +233,14 @@ function fixtures(model: ScanModel) {
 }
 
 /** The corpus's items with their features, for fitting the shipped model on all of them (fit.ts --write). */
-export function trainingItems(): { items: TrainingItem[]; description: string } {
+export function trainingItems(): { scored: Scored[]; items: TrainingItem[]; description: string } {
   const path = corpusPath();
   if (!path) throw new Error('the labelled corpus is not there: set TACK_SCAN_CORPUS');
   const { items } = loadCorpus(path);
   const scored = scoreGroups(items, (i) => i.group);
   const groups = new Set(items.map((i) => i.group)).size;
   return {
+    scored,
     items: training(scored),
     description: `all ${groups} source groups of the issue-15 corpus (${items.length} definitions with text: ${items.filter((i) => i.label === 'poisoned').length} poisoned, ${items.filter((i) => i.label === 'benign').length} benign)`,
   };
@@ -229,24 +275,26 @@ export async function runScanCorpus(): Promise<Record<string, unknown>> {
   const scored = scoreGroups(items, (i) => i.group);
   const scanMs = performance.now() - started;
   const loso = leaveOneGroupOut(scored);
-  const held = summarize(loso.outcomes);
-  const all = fitModel(training(scored), 'all source groups');
-  const tuned = summarize(scored.map((s) => outcome(s, all)));
+  const heldOutcomes = heldOut(loso, scored);
+  const held = summarize(heldOutcomes);
+  const blind = summarize(heldOutcomes.filter((o) => BLIND_GROUPS.includes(o.item.group)));
+  const all = fitAll(scored, 'all source groups');
+  const tuned = summarize(scored.map((s) => outcome(s, all.model)));
   const shipped = summarize(scored.map((s) => outcome(s, SCAN_MODEL)));
   // The same held-out models on other catalogs: every tool on its own server (issue 15's setting), and the whole
   // corpus as one catalog (catalog checks across 46 sources).
-  const ownServer = leaveOneGroupOut(
-    scored,
+  const ownServer = heldOut(
+    loso,
     scoreGroups(
       items,
       (i) => i.group,
       (i) => i.id,
     ),
-  ).outcomes;
-  const oneCatalog = leaveOneGroupOut(
-    scored,
+  );
+  const oneCatalog = heldOut(
+    loso,
     scoreGroups(items, () => 'all'),
-  ).outcomes;
+  );
   for (const line of table('leave one source group out', held)) log(line);
   for (const line of table('tuned (fitted on all, scored on all)', tuned)) log(line);
   const fx = fixtures(SCAN_MODEL);
@@ -259,13 +307,23 @@ export async function runScanCorpus(): Promise<Record<string, unknown>> {
     withheld,
     scanMs: round(scanMs),
     leaveOneGroupOut: held,
+    blindGroups: { groups: BLIND_GROUPS, ...blind },
     leaveOneGroupOutEachToolOwnServer: summarize(ownServer),
     leaveOneGroupOutWholeCorpusOneCatalog: summarize(oneCatalog),
     tuned,
     shipped: { fittedOn: SCAN_MODEL.fittedOn, ...shipped },
     fixtures: fx,
-    models: Object.fromEntries(
-      [...loso.models].map(([g, m]) => [g, { bias: m.bias, thresholds: m.thresholds }]),
+    shippedRecipe: { knobs: all.knobs },
+    folds: Object.fromEntries(
+      [...loso].map(([g, f]) => [
+        g,
+        {
+          knobs: f.knobs,
+          bias: f.model.bias,
+          thresholds: f.model.thresholds,
+          standalone: f.model.standalone,
+        },
+      ]),
     ),
   };
 }

@@ -54,6 +54,10 @@ export const EVIDENCE_FEATURES = [
   'context-source',
   'private-source',
   'source-transfer',
+  'hostile-words',
+  'redirection',
+  'coercion',
+  'active-content',
   // the definition as a whole
   'schema-directive',
   'param-out-of-scope',
@@ -98,6 +102,12 @@ export const FEATURE_WHY: Readonly<Record<EvidenceFeature, string>> = {
   'private-source': "mentions the user's private files or data (home directory, ~/.ssh, contacts)",
   'source-transfer':
     'asks for sensitive material (credentials, conversation, private files) to be moved or included',
+  'hostile-words': 'uses the words of an attack (exfiltrate, steal, hijack, backdoor, attacker)',
+  redirection:
+    'asks for requests, calls or data to be routed somewhere else, or takes over what another tool does',
+  coercion: 'threatens failure to make the model comply ("or it will not work")',
+  'active-content':
+    'carries content that runs where it is rendered (a script, a javascript: or data:text/html URL)',
   'schema-directive':
     'instructions inside the input schema, enum, default or annotations, where nobody reads them',
   'param-out-of-scope': "a parameter that asks for more than the tool's purpose needs",
@@ -181,6 +191,11 @@ const Atom = {
   Credential: 24,
   Context: 25,
   Private: 26,
+  Hostile: 27,
+  Redirect: 28,
+  Modal: 29,
+  Coercion: 30,
+  ActiveContent: 31,
 } as const;
 type Atom = (typeof Atom)[keyof typeof Atom];
 
@@ -218,6 +233,11 @@ const ATOM_FEATURE: ReadonlyArray<EvidenceFeature | undefined> = [
   'credential-source',
   'context-source',
   'private-source',
+  'hostile-words',
+  'redirection',
+  undefined, // Modal: only next to other tools
+  'coercion',
+  'active-content',
 ];
 
 // Shared pieces. `S` is a bounded run of whitespace: two unbounded runs side by side are what made the old
@@ -225,23 +245,25 @@ const ATOM_FEATURE: ReadonlyArray<EvidenceFeature | undefined> = [
 const S = String.raw`\s{1,3}`;
 const W = String.raw`[\w'-]{1,24}`;
 const alt = (...parts: string[]) => parts.join('|');
-const AI = String.raw`(?:the${S})?(?:assistant|ai|a\.i\.|llm|claude|gpt(?:-?\d)?|chatgpt|chatbot|copilot|ai${S}(?:assistant|agent|model)|language${S}model|model|agent)`;
+const AI = String.raw`(?:(?:the|your|an?)${S})?(?<![-\w])(?:assistant|ai|a\.i\.|llm|claude|gpt(?:-?\d)?|chatgpt|chatbot|copilot|ai${S}(?:assistant|agent|model)|language${S}model|(?<=(?:the|your|an?)${S})(?:model|agent))(?:${S}(?:client|agent|model|assistant))?(?:\s{0,2}\([^)\n]{1,40}\))?`;
+/** What a superlative says of a tool (the best, the most reliable, #1). */
+const SUPERLATIVE = String.raw`(?:best|only${S}(?:reliable|accurate|trusted|correct|safe|secure|official|valid|working|approved|legitimate)|most${S}(?:reliable|accurate|trusted|trustworthy|advanced|powerful|comprehensive|efficient|secure|popular|complete|capable|robust|precise|intelligent|up[\s-]to[\s-]date)(?:,${S}(?:fastest|most${S}\w{3,20}))*(?:,?${S}and${S}(?:fastest|most${S}\w{3,20}))?|fastest|greatest|ultimate|leading|premier|finest|smartest|top[\s-]rated|number${S}one|#\s?1(?:${S}recommended)?)`;
 const MODAL = `(?:must|should|shall|needs?${S}to|has${S}to|have${S}to|(?:is|are)${S}(?:required|instructed|expected|supposed|obliged)${S}to|will${S}(?:need${S}to|always|never|now)|may${S}not|cannot|can't|is${S}not${S}allowed${S}to)`;
 
 /**
  * The atoms in groups, one combined pattern (one pass) per group. Within a pattern, a match hides a shorter atom
  * starting inside it; the groups keep atoms that begin with the same words apart, and every atom is short.
  */
-const GROUPS: ReadonlyArray<{ re: RegExp; atoms: ReadonlyArray<[string, Atom]> }> = [
+const GROUPS: ReadonlyArray<{ re: RegExp; atoms: ReadonlyArray<[string, Atom]>; data?: boolean }> = [
   {
     // Addressed to the model.
     re: new RegExp(
       alt(
         String.raw`(?<model>\b${AI}${S}${MODAL}\b|\b(?:note|message|instructions?|reminder|attention|memo|directive)${S}(?:to|for)${S}(?:the${S})?(?:ai|assistant|model|llm|agent|claude|gpt)\b|\b(?:dear|hey|attention)${S}(?:ai|assistant|model|llm|agent|claude)\b|\bas${S}an?${S}(?:ai|assistant|language${S}model)\b)`,
         String.raw`(?<you>\byou${S}${MODAL}\b|\byou${S}(?:are|will${S}be)${S}(?:now${S})?(?:required|instructed|authori[sz]ed|permitted|allowed)\b)`,
-        String.raw`(?<override>\b(?:ignore|disregard|forget|override|bypass|abandon)${S}(?:(?:all|any|the|your|of|previous|prior|above|earlier|preceding|original|existing|system|default|initial|current)${S}){0,3}(?:instructions?|directions|directives|rules|guidelines|prompts?|programming|training|system${S}prompt|policies)\b|\b(?:new|updated|real|actual|true|revised)${S}(?:system${S})?instructions?${S}?:|\bfrom${S}now${S}on\b|\byou${S}are${S}now\b|\b(?:act|behave|respond|operate)${S}as${S}(?:if|an?|the)\b|\bpretend${S}(?:to${S}be|you|that)\b|\byour${S}(?:new|real|true|actual|primary)${S}(?:task|role|goal|purpose|instructions?|objective)\b|\bjailbreak|\bdeveloper${S}mode\b|\bno${S}longer${S}(?:bound|restricted|limited)\b)`,
-        String.raw`(?<secrecy>\b(?:do${S}not|don't|dont|never|without)${S}(?:ever${S})?(?:tell|telling|mention|mentioning|inform|informing|notify|notifying|reveal|revealing|disclose|disclosing|show|showing|alert|alerting|let|letting|report|reporting|explain|explaining|display|displaying|log|logging)\b[^.\n]{0,40}?\b(?:user|users|human|anyone|them|operator)\b|\b(?:secretly|covertly|surreptitiously|stealthily|discreetly|silently|quietly)${S}(?:send|include|add|read|call|forward|copy|upload|append|pass|collect|run|execute|log|record|store|save|transmit|exfiltrate|share|attach|bcc|cc)|\b(?:keep|kept)${S}(?:this|it|these|them)${S}(?:secret|hidden|confidential|private|between${S}us)\b|\bhidden${S}from${S}(?:the${S})?users?\b|\b(?:the${S})?users?${S}(?:must|should|does|do|need|will|can)${S}?(?:not|n't)${S}(?:know|see|notice|be${S}told|be${S}informed|find${S}out|be${S}aware)\b|\bnot${S}(?:be${S})?(?:visible|shown|displayed|revealed|disclosed)${S}to${S}(?:the${S})?users?\b|\bwithout${S}(?:the${S})?users?'?s?${S}(?:knowledge|knowing|consent|awareness|noticing|permission|approval)\b)`,
-        String.raw`(?<trigger>\b(?:when(?:ever)?|if|once)${S}(?:the${S})?user${S}(?:says|asks|mentions|types|writes|requests|inputs|enters|uses|sends|queries)\b|\bif${S}(?:asked|prompted|queried)\b|\bif${S}the${S}(?:query|request|input|message|prompt)${S}(?:contains|includes|mentions)\b|\b(?:trigger${S}(?:word|phrase)|code${S}?word|magic${S}(?:word|phrase)|secret${S}(?:word|phrase|command))\b)`,
+        String.raw`(?<override>\b(?:ignore|disregard|forget|override|bypass|abandon)${S}(?:(?:all|any|the|your|of|previous|prior|above|earlier|preceding|original|existing|system|default|initial|current)${S}){0,3}(?:instructions?|directions|directives|rules|guidelines|prompts?|programming|training|system${S}prompt|policies)\b|\b(?:new|updated|real|actual|true|revised)${S}(?:system${S})?instructions?${S}?:|\bfrom${S}now${S}on\b|\byou${S}are${S}now\b|\byou${S}(?:will${S}|must${S}|should${S}|now${S})?(?:act|behave|respond)${S}as\b|\bact${S}as${S}if${S}you\b|\bpretend${S}(?:to${S}be|you|that)\b|\byour${S}(?:new|real|true|actual|primary)${S}(?:task|role|goal|purpose|instructions?|objective)\b|\bjailbreak|\bdeveloper${S}mode\b|\bno${S}longer${S}(?:bound|restricted|limited)\b)`,
+        String.raw`(?<secrecy>\b(?:do${S}not|don't|dont|never|without)${S}(?:ever${S})?(?:tell|telling|mention|mentioning|inform|informing|notify|notifying|reveal|revealing|disclose|disclosing|show|showing|alert|alerting|let|letting|report|reporting|explain|explaining|display|displaying|log|logging)\b[^.\n]{0,40}?\b(?:user|users|human|anyone|them|operator)\b|\b(?:secretly|covertly|surreptitiously|stealthily|discreetly|silently|quietly)${S}(?:send|include|add|read|call|forward|copy|upload|append|pass|collect|run|execute|log|record|store|save|transmit|exfiltrate|share|attach|bcc|cc)|\b(?:keep|kept)${S}(?:this|it|these|them)${S}(?:secret|hidden|confidential|private|between${S}us)\b|\bhidden${S}from${S}(?:the${S})?users?\b|\b(?:the${S})?users?${S}(?:must|should|does|do|need|will|can)${S}?(?:not|n't)${S}(?:know|see|notice|be${S}told|be${S}informed|find${S}out|be${S}aware)\b|\bnot${S}(?:be${S})?(?:visible|shown|displayed|revealed|disclosed)${S}to${S}(?:the${S})?users?\b|\bwithout${S}(?:the${S})?users?'?s?${S}(?:knowledge|knowing|consent|awareness|noticing|permission|approval)\b|\b(?:never|not)${S}(?:be${S})?(?:mentioned|told|shown|revealed|disclosed|reported|displayed|explained)${S}(?:to${S})?(?:the${S})?(?:users?|humans?|anyone)\b)`,
+        String.raw`(?<trigger>\b(?:when(?:ever)?|if|once)${S}(?:the${S})?user${S}(?:says|mentions|types|writes|inputs|enters|uses${S}the${S}(?:word|phrase))${S}(?:the${S}(?:word|phrase)${S})?["'“]|\bif${S}the${S}(?:query|request|input|message|prompt)${S}(?:contains|includes|mentions)\b|\b(?:trigger${S}(?:word|phrase)|code${S}?word|magic${S}(?:word|phrase)|secret${S}(?:word|phrase|command))\b)`,
       ),
       'gi',
     ),
@@ -256,20 +278,29 @@ const GROUPS: ReadonlyArray<{ re: RegExp; atoms: ReadonlyArray<[string, Atom]> }
   {
     // Orders that open a sentence (after the start, a sentence end, a colon, a line break or a closing tag).
     re: new RegExp(
-      String.raw`(?<imperative>(?:^|[.!?:>\]\n])\s{0,3}(?:always|never|do${S}not|don't|must|make${S}sure|ensure${S}(?:that${S})?you|remember${S}to|be${S}sure${S}to)\b)`,
+      alt(
+        String.raw`(?<imperative>(?:^|[.!?:>\]\n])\s{0,3}(?:always|never|do${S}not|don't|must|make${S}sure|ensure${S}(?:that${S})?you|remember${S}to|be${S}sure${S}to)\b)`,
+        // A modal anywhere: only joins other atoms ("all other tools must ...").
+        String.raw`(?<modal>\b(?:must|shall|should|needs?${S}to|have${S}to|has${S}to|(?:is|are)${S}required${S}to)\b)`,
+        String.raw`(?<coercion>\b(?:otherwise|or${S}else|or|if${S}not)${S}(?:it|they|the${S}(?:tool|call|request|system|server|operation|query)|this${S}tool|you|results?)${S}(?:will|would|may|might)${S}(?:not${S}work|fail|crash|break|error|be${S}(?:blocked|rejected|denied|incomplete|wrong))\b)`,
+      ),
       'gi',
     ),
-    atoms: [['imperative', Atom.Imperative]],
+    atoms: [
+      ['imperative', Atom.Imperative],
+      ['modal', Atom.Modal],
+      ['coercion', Atom.Coercion],
+    ],
   },
   {
     // Authority and preference.
     re: new RegExp(
       alt(
-        String.raw`(?<markup><\s{0,3}\/?\s{0,3}(?:important|system|admin|instructions?|hidden|secret|critical|global|override|priority|sys|urgent|mandatory|developer|root|internal|assistant|ai|notice|attention|directive|rules?|policy|compliance|security|context|note)(?:[\s_-]{1,3}[\w-]{1,20}){0,3}\s{0,3}>|\[{1,3}\s{0,3}(?:important|system|admin|instructions?|hidden|secret|critical|global|override|priority|urgent|mandatory|developer|internal|directive|attention|security|compliance|policy)(?:[\s_:-]{1,3}[\w-]{1,20}){0,4}\s{0,3}\]{1,3}|\{\{\s{0,3}(?:system|important|instructions?|admin|override)\b|(?:^|\n)\s{0,3}#{1,6}\s{0,3}(?:system|instructions?|admin|override|hidden)\b)`,
-        String.raw`(?<claim>\b(?:compliance|mandatory|required${S}by${S}(?:law|policy|security|compliance|regulations?|the${S}(?:system|administrator|admin))|security${S}(?:policy|requirement|protocol|audit|team|clearance)|(?:company|corporate|organi[sz]ation(?:al)?)${S}policy|authori[sz]ed${S}by|approved${S}by|administrator|admin(?:istrative)?${S}(?:privileges|access|override|rights|mode)|(?:debug|maintenance|god|admin|root)${S}mode|privileged|elevated${S}(?:privileges|access|permissions|rights)|(?:highest|top|maximum)${S}priority|priority${S}(?:override|one|instruction)|takes${S}precedence|supersedes|non-?negotiable|strictly${S}required|officially|(?:verified|certified|endorsed)${S}by|regulatory)\b)`,
+        String.raw`(?<markup><\s{0,3}\/?\s{0,3}(?:important|system|admin|instructions?|hidden|secret|critical|global|override|priority|sys|urgent|mandatory|developer|root|internal|assistant|ai|notice|attention|directive|rules?|policy|compliance|security|context|note)(?:[\s_-]{1,3}[\w-]{1,20}){0,3}\s{0,3}>|\[{1,3}\s{0,3}(?:important|system|admin|instructions?|hidden|secret|critical|global|override|priority|urgent|mandatory|developer|internal|directive|attention|security|compliance|policy)(?:[\s_:-]{1,3}[\w-]{1,20}){0,4}\s{0,3}\]{1,3}|\{\{\s{0,3}(?:system|important|instructions?|admin|override)\b|(?:^|\n)\s{0,3}#{1,6}\s{0,3}(?:system|instructions?|admin|override|hidden)\b|#{2,6}\s{0,3}(?:system|instructions?|admin|override|hidden)\s{0,2}:)`,
+        String.raw`(?<claim>\b(?:(?:extremely|critically|vitally|absolutely|very)${S}(?:important|critical|crucial|essential)|compliance|mandatory|required${S}by${S}(?:law|policy|security|compliance|regulations?|the${S}(?:system|administrator|admin))|security${S}(?:policy|requirement|protocol|audit|team|clearance)|(?:company|corporate|organi[sz]ation(?:al)?)${S}policy|authori[sz]ed${S}by|approved${S}by|administrator|admin(?:istrative)?${S}(?:privileges|access|override|rights|mode)|(?:debug|maintenance|god|admin|root)${S}mode|privileged|elevated${S}(?:privileges|access|permissions|rights)|(?:highest|top|maximum)${S}priority|priority${S}(?:override|one|instruction)|takes${S}precedence|supersedes|non-?negotiable|strictly${S}required|officially|(?:verified|certified|endorsed)${S}by|regulatory)\b)`,
         String.raw`(?<deprecation>\b(?:deprecated|obsolete|no${S}longer${S}(?:supported|maintained|works?|working|available|safe|valid|reliable)|outdated|superseded|end[\s-]of[\s-]life|discontinued|sunset(?:ted)?)\b)`,
-        String.raw`(?<superlative>\b(?:the|our|this${S}is${S}the|it${S}is${S}the)${S}(?:very${S})?(?:best|only${S}(?:reliable|accurate|trusted|correct|safe|secure|official|valid|working|approved|legitimate)|most${S}(?:reliable|accurate|trusted|trustworthy|advanced|powerful|comprehensive|efficient|secure|popular|complete|capable|robust|precise|intelligent|up[\s-]to[\s-]date)|fastest|greatest|ultimate|leading|premier|finest|smartest|top[\s-]rated|number${S}one|#\s?1)\b(?!${S}(?:practices?|match(?:es|ing)?|results?|effort|fit|way|approach|option|possible|available|candidates?|guess|suited|performing|model|models|value|values|score|scores)\b)|\b(?:world'?s|industry'?s?|market'?s?)${S}(?:best|leading|first|most|fastest|top|number${S}one|#\s?1)\b|\b(?:unparalleled|unmatched|unrivall?ed|unbeatable|unsurpassed|best[\s-]in[\s-]class|state[\s-]of[\s-]the[\s-]art|cutting[\s-]edge|industry[\s-]leading|world[\s-]class|world[\s-]renowned|award[\s-]winning|revolutionary|game[\s-]chang(?:er|ing)|second${S}to${S}none|superior${S}to|flawless|100\s?%${S}(?:accurate|reliable|secure|safe|guaranteed)|guaranteed${S}(?:accuracy|results|to)|trusted${S}by${S}(?:millions|thousands|experts|professionals|leading)|(?:millions|thousands)${S}of${S}(?:users|developers|people|customers|satisfied)|highly${S}(?:recommended|rated|acclaimed)|recommended${S}by${S}(?:experts|professionals|leading))\b)`,
-        String.raw`(?<exclusive>\b(?:ignore|disregard|avoid|do${S}not${S}use|don't${S}use|never${S}use|stop${S}using|instead${S}of${S}using|rather${S}than${S}using|in${S}place${S}of)${S}(?:all${S}|any${S}|the${S})?(?:other|another|alternative|competing|similar|existing|built[\s-]in|default|third[\s-]party|those|these)${S}(?:${W}${S})?(?:tools?|functions?|servers?|services?|providers?|options?|plugins?|apis?)\b|\b(?:only|exclusively|always)${S}(?:use|call|choose|select|prefer|trust|rely${S}on)${S}(?:this|these|our|me)\b|\b(?:use|call|prefer|choose|select)${S}(?:this|our)${S}(?:tool|function|server|service|one)${S}(?:instead|exclusively|only|first|always|over|rather)\b|\b(?:prefer|choose|select|pick)${S}(?:this|me)${S}(?:over|instead|above)\b|\bthe${S}(?:only|preferred|recommended|default|primary|official|correct|proper|right)${S}(?:tool|function|choice|server|service)${S}(?:for|to)\b|\b(?:should|must)${S}(?:always${S})?be${S}(?:used|preferred|chosen|selected|called)${S}(?:first|instead|exclusively|over|before|above)\b)`,
+        String.raw`(?<superlative>\b(?:this|it|we|this${S}(?:tool|server|service|function|api))${S}(?:is|are|'s)${S}(?:simply${S}|by${S}far${S})?(?:the${S})?(?:very${S})?${SUPERLATIVE}\b|\b(?:the|our)${S}(?:very${S})?${SUPERLATIVE}${S}(?:(?!(?:for|of|in|on|with|to|from|pages?|results?|documents?|urls?)\b)[\w-]{1,20}[\s,]{1,3}){0,3}(?:tool|server|service|function|api|solution|option|choice|way${S}to)s?\b|\b(?:world'?s|industry'?s?|market'?s?)${S}(?:best|leading|first|most|fastest|top|number${S}one|#\s?1)\b|\b(?:unparalleled|unmatched|unrivall?ed|unbeatable|unsurpassed|best[\s-]in[\s-]class|industry[\s-]leading|world[\s-]class|world[\s-]renowned|award[\s-]winning|game[\s-]chang(?:er|ing)|second${S}to${S}none|superior${S}to${S}(?:all|any|other)|100\s?%${S}(?:accurate|reliable|secure|safe|guaranteed)|guaranteed${S}(?:accuracy|results)|trusted${S}by${S}(?:millions|thousands|experts|professionals|leading)|(?:millions|thousands)${S}of${S}(?:satisfied${S})?(?:users|developers|people|customers)${S}(?:trust|rely|use|love|choose)|highly${S}(?:recommended|acclaimed)|(?:recommended|endorsed|trusted|used)${S}by${S}(?:experts|professionals|industry|leading))\b)`,
+        String.raw`(?<exclusive>\b(?:ignore|disregard|avoid|do${S}not${S}use|don't${S}use|never${S}use|stop${S}using|instead${S}of${S}using|rather${S}than${S}using|in${S}place${S}of)${S}(?:all${S}|any${S}|the${S})?(?:other|another|alternative|competing|similar|existing|built[\s-]in|default|third[\s-]party|those|these)${S}(?:${W}${S})?(?:tools?|functions?|servers?|services?|providers?|options?|plugins?|apis?)\b|\b(?:only|exclusively|always)${S}(?:use|call|choose|select|prefer|trust|rely${S}on)${S}(?:this|these|our|me)\b|\b(?:use|call|prefer|choose|select)${S}(?:this|our)${S}(?:tool|function|server|service|one)${S}(?:instead|exclusively|only|first|always|over|rather)\b|\b(?:prefer|choose|select|pick)${S}(?:this|me)${S}(?:over|instead|above)\b|\bthe${S}(?:only|preferred|recommended|default|primary|official|correct|proper|right)${S}(?:tool|function|choice|server|service)${S}(?:for|to)\b|\b(?:should|must)${S}(?:always${S})?be${S}(?:used|preferred|chosen|selected|called)${S}(?:first|instead|exclusively|over|before|above)\b|\b(?:always|only)${S}(?:suggest|recommend|promote|mention|favou?r)${S}(?:our|this|my|the${S}sponsored)\b|\bregardless${S}of${S}(?:the${S})?(?:user'?s?${S})?(?:input|query|request|question|what${S}the${S}user|instructions|context)\b)`,
         String.raw`(?<negative>\b(?:buggy|broken|unreliable|insecure|unsafe|malicious|compromised|inaccurate|faulty|dangerous|untrusted|fake|scam|hacked|corrupt(?:ed)?|not${S}(?:working|reliable|safe|trustworthy|accurate)|(?:be|been)${S}(?:ignored|avoided|disregarded|bypassed))\b)`,
       ),
       'gi',
@@ -287,7 +318,7 @@ const GROUPS: ReadonlyArray<{ re: RegExp; atoms: ReadonlyArray<[string, Atom]> }
     // Case matters: shouting.
     re: new RegExp(
       alt(
-        String.raw`(?<capsMarkup>\b(?:SYSTEM|ADMIN|ADMINISTRATOR|DEVELOPER|ROOT|SECURITY|PRIORITY|OVERRIDE)[\s_:-]{1,3}(?:INSTRUCTIONS?|OVERRIDE|MESSAGE|NOTE|PROMPT|MODE|COMMAND|DIRECTIVE|UPDATE|NOTICE|ALERT|REQUIREMENT|POLICY)\b)`,
+        String.raw`(?<capsMarkup>\b(?:SYSTEM|ADMIN|ADMINISTRATOR|DEVELOPER|ROOT|SECURITY|PRIORITY|OVERRIDE)[\s_:-]{1,3}(?:INSTRUCTIONS?|OVERRIDE|MESSAGE|NOTE|PROMPT|MODE|COMMAND|DIRECTIVE|UPDATE|NOTICE|ALERT|REQUIREMENT|POLICY)\b|(?<![\w-])(?:SYSTEM|ADMIN|ASSISTANT)\s{0,2}:)`,
         String.raw`(?<caps>\b(?:IMPORTANT|CRITICAL|URGENT|ATTENTION|WARNING|NOTICE|MANDATORY|REQUIRED|NOTE)\b\s{0,2}[:!])`,
         String.raw`(?<emphatic>\b(?:MUST(?:${S}NOT)?|NEVER|ALWAYS|DO${S}NOT|ONLY${S}USE|BEFORE${S}ANY|FIRST)\b)`,
       ),
@@ -303,30 +334,42 @@ const GROUPS: ReadonlyArray<{ re: RegExp; atoms: ReadonlyArray<[string, Atom]> }
     // Other tools and ordering.
     re: new RegExp(
       alt(
-        String.raw`(?<otherTools>\b(?:all|any|every|each|other|another|alternative|competing|similar|existing|built[\s-]in|third[\s-]party|remaining)${S}(?:other${S})?(?:${W}${S})?(?:tools?|functions?|servers?|plugins?|extensions?|mcp${S}servers?|integrations?|tool${S}calls?)\b|\bthe${S}(?<role>[a-z][\w-]{1,24})${S}(?:tool|function|plugin)\b)`,
-        String.raw`(?<namedTool>\b(?:call|calling|use|using|invoke|invoking|run|running|execute|executing|trigger|triggering)${S}(?:the${S})?[\`'"]?(?<toolName>[a-z][a-z0-9]{0,30}(?:[_-][a-z0-9]{1,30}){1,6}|[a-z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{0,30}){1,6})\b|[\`'"](?<quotedTool>[a-z][a-z0-9]{0,30}(?:[_-][a-z0-9]{1,30}){1,6})[\`'"]${S}(?:tool|function)\b)`,
-        String.raw`(?<ordering>\b(?:before|prior${S}to)${S}(?:using|calling|invoking|running|executing|any|every|each|all|responding|answering|replying|proceeding|performing|doing|you|other|making)\b|\b(?:first|always|must|should)${S}(?:call|use|invoke|run|execute|check|read|send|consult)\b|\bafter${S}(?:each|every|any|all|using|calling|invoking)\b|\b(?:whenever|every${S}time|each${S}time)\b|\bat${S}the${S}(?:start|beginning)${S}of${S}(?:every|each|the|any)\b|\b(?:in|with|for)${S}(?:every|each|all)${S}(?:responses?|messages?|requests?|calls?|conversations?|interactions?|sessions?)\b)`,
+        String.raw`(?<otherTools>\b[a-z][\w-]{0,30}(?:server|mcp|service|plugin)s?\.[a-z][\w-]{1,40}|\b(?:all|any|every|each|other|another|alternative|competing|similar|existing|built[\s-]in|third[\s-]party|remaining)${S}(?:other${S})?(?:${W}${S})?(?:tools?|functions?|servers?|plugins?|extensions?|mcp${S}servers?|integrations?|tool${S}calls?)\b|\bthe${S}(?<role>[a-z][\w-]{1,24})(?:${S}[a-z][\w-]{1,24})?${S}(?:server${S}(?=:|tools?)|tool|function|plugin)\b)`,
+        String.raw`(?<ordering>\b(?:before|prior${S}to)(?=${S}(?:using|calling|invoking|running|executing|any|every|each|all|responding|answering|replying|proceeding|performing|doing|you|other|making)\b)|\b(?:first|always|must|should)(?=${S}(?:call|use|invoke|run|execute|check|read|send|consult)\b)|\bafter(?=${S}(?:each|every|any|all|using|calling|invoking)\b)|\bwhen(?:ever)?(?=${S}(?:calling|using|invoking|processing|handling|responding|answering|you${S}(?:call|use|invoke|process|handle|respond))\b)|\b(?:whenever|every${S}time|each${S}time)\b|\bat${S}the${S}(?:start|beginning)${S}of${S}(?:every|each|the|any)\b|\b(?:in|with|for)${S}(?:every|each|all)${S}(?:responses?|messages?|requests?|calls?|conversations?|interactions?|sessions?)\b)`,
       ),
       'gi',
     ),
     atoms: [
       ['otherTools', Atom.OtherTools],
-      ['namedTool', Atom.NamedTool],
       ['ordering', Atom.Ordering],
     ],
+  },
+  {
+    // A tool called by name: a pass of its own, so that its verb and the words after it stay free for the others.
+    re: new RegExp(
+      String.raw`(?<namedTool>\b(?:call|calling|use|using|invoke|invoking|run|running|execute|executing|trigger|triggering)${S}(?:the${S})?[\`'"]?(?<toolName>[a-z][a-z0-9]{0,30}(?:[_-][a-z0-9]{1,30}){1,6}|[a-z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{0,30}){1,6})\b|[\`'"](?<quotedTool>[a-z][a-z0-9]{0,30}(?:[_-][a-z0-9]{1,30}){1,6})[\`'"]${S}(?:tool|function)\b|\b(?<dottedTool>[a-z][\w-]{1,40}\.[a-z][\w-]{1,40})\s{0,2}\(\s{0,2}\))`,
+      'gi',
+    ),
+    atoms: [['namedTool', Atom.NamedTool]],
   },
   {
     // Payloads.
     re: new RegExp(
       alt(
-        String.raw`(?<shell>\b(?:curl|wget)${S}(?:-{1,2}[\w-]{1,20}${S}(?:[^\s-]\S{0,40}${S})?){0,4}['"]?(?:https?:|ftp:|\$|\/\/)|\|\s{0,3}(?:ba|z|da)?sh\b|\|\s{0,3}python[23]?\b|\bsudo${S}[\w-]|\brm${S}-[rRf]{1,3}\b|\bchmod${S}(?:\+x|[0-7]{3,4})\b|\b(?:bash|sh|zsh)${S}-c\b|\bpython[23]?${S}-c\b|\bnc${S}-[elvpn]{1,4}\b|\bbase64${S}(?:-d|--decode)\b|\beval\s{0,2}\(|\bexec\s{0,2}\(|\bos\.system\b|\bsubprocess\.\w{1,20}|\bpowershell\b|\bInvoke-(?:WebRequest|Expression|RestMethod)\b|\$\([^)\n]{1,80}\)|&&\s{0,3}(?:curl|wget|rm|cat|bash|sh|sudo|chmod|nc|python|echo|mv|cp)\b|;\s{0,3}(?:rm|curl|wget|bash|sh|sudo|chmod|nc)${S}|>\s{0,2}\/dev\/tcp\b|\/bin\/(?:ba)?sh\b|\bcat${S}(?:~|\/etc|\/home|\.\/\.|\$HOME)|\bmkfifo\b|\bcrontab\b|\bssh-keygen\b)`,
-        String.raw`(?<injectionKey>["']?_{1,2}[a-z]{0,20}(?:system|instruction|injection|prompt|override|admin|directive|command|hidden|secret)[a-z_]{0,20}["']?\s{0,2}:|["']role["']\s{0,2}:\s{0,2}["'](?:system|developer)["'])`,
-        String.raw`(?<safetyOff>\b(?:disable|disabling|turn${S}off|switch${S}off|bypass|bypassing|skip|skipping|ignore|ignoring|circumvent|deactivate|suspend|override|overriding|without)${S}(?:all${S}|any${S}|the${S}|your${S}|its${S}|user${S})?(?:safety|security|content|guard|moderation|filter(?:ing|s)?|checks?|validations?|restrictions?|guardrails?|warnings?|confirmations?|approvals?|permissions?|sandbox(?:ing)?|protections?|verification|authentication|consent)\b)`,
+        String.raw`(?<active>\bdata:(?:text\/html|(?:application|text)\/(?:x-)?javascript|image\/svg\+xml)[;,]|<script\b|\bjavascript:)`,
+        String.raw`(?<shell>\b(?:curl|wget)${S}(?:-{1,2}[\w-]{1,20}${S}(?:[^\s-]\S{0,40}${S})?){0,4}['"]?(?:https?:|ftp:|\$|\/\/)|\|\s{0,3}(?:ba|z|da)?sh\b|\|\s{0,3}python[23]?\b|\bsudo${S}[\w-]|\brm${S}-[rRf]{1,3}\b|\bchmod${S}(?:\+x|[0-7]{3,4})\b|\b(?:bash|sh|zsh)${S}-c\b|\bpython[23]?${S}-c\b|\bnc${S}-[elvpn]{1,4}\b|\bbase64${S}(?:-d|--decode)\b|\beval\s{0,2}\(|\bexec\s{0,2}\(|\bos\.system\b|\bsubprocess\.\w{1,20}|\bpowershell\b|\bInvoke-(?:WebRequest|Expression|RestMethod)\b|\$\([^)\n]{1,80}\)|&&\s{0,3}(?:curl|wget|rm|cat|bash|sh|sudo|chmod|nc|python|echo|mv|cp)\b|;\s{0,3}(?:rm|curl|wget|bash|sh|sudo|chmod|nc)${S}|>\s{0,2}\/dev\/tcp\b|\/bin\/(?:ba)?sh\b|\bcat${S}(?:~|\/etc|\/home|\.\/\.|\$HOME)|\bmkfifo\b|\bcrontab\b|\bssh-keygen\b|'\s{0,2};\s{0,2}(?:drop|delete|truncate|update|insert|alter|grant)${S}|\bunion${S}(?:all${S})?select\b|'\s{0,2}or\s{0,2}'?1'?\s{0,2}=\s{0,2}'?1)`,
+        String.raw`(?<injectionKey>(?<![\w-])["']?_{1,2}[a-z]{0,20}(?:system|instruction|injection|prompt|override|admin|directive|command|hidden|secret)[a-z_]{0,20}["']?\s{0,2}:|["']role["']\s{0,2}:\s{0,2}["'](?:system|developer)["'])`,
+        String.raw`(?<hostile>\b(?:exfiltrat\w{0,6}|steal(?:s|ing)?|stolen|hijack\w{0,4}|siphon\w{0,4}|backdoor\w{0,2}|keylog\w{0,4}|attacker'?s?|evil|covert${S}channel|spy${S}on)\b)`,
+        String.raw`(?<redirect>\b(?:must|should|has${S}to|needs?${S}to)${S}(?:first${S})?(?:go|pass|be${S}routed|be${S}sent)${S}through\b|\b(?:overrides?|replaces?|supersedes?|intercepts?|takes${S}over)${S}(?:the${S})?(?:behaviou?r|functionality|handling|role|calls?)${S}of\b|\b(?:redirect|reroute|route|proxy|forward|tunnel)\w{0,3}${S}(?:all${S}|every${S}|any${S})?(?:${W}${S})?(?:requests?|calls?|traffic|queries|messages|data|responses|emails?)${S}(?:through|to|via)\b)`,
+        String.raw`(?<safetyOff>\b(?:disable|disabling|turn${S}off|switch${S}off|bypass|bypassing|skip|skipping|ignore|ignoring|circumvent|deactivate|suspend|override|overriding)${S}(?:all${S}|any${S}|the${S}|your${S}|its${S}|user${S})?(?:safety|security|content|guard|moderation|filter(?:ing|s)?|checks?|validations?|restrictions?|guardrails?|warnings?|confirmations?|approvals?|permissions?|sandbox(?:ing)?|protections?|verification|authentication|consent)\b)`,
       ),
       'gi',
     ),
     atoms: [
+      ['active', Atom.ActiveContent],
       ['shell', Atom.Shell],
+      ['hostile', Atom.Hostile],
+      ['redirect', Atom.Redirect],
       ['injectionKey', Atom.InjectionKey],
       ['safetyOff', Atom.SafetyOff],
     ],
@@ -335,12 +378,12 @@ const GROUPS: ReadonlyArray<{ re: RegExp; atoms: ReadonlyArray<[string, Atom]> }
     // Data: where it could go, what moves it, what it is.
     re: new RegExp(
       alt(
-        String.raw`(?<sink>\b(?:https?|ftp|wss?):\/\/[^\s"'<>)\]]{3,200}|[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,20}\b|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b|\bwebhooks?\b|\/tmp\/[\w./-]{0,60}|\b(?:to|into)${S}(?:a${S})?(?:local${S}|hidden${S}|temporary${S})?(?:log${S}|text${S})?file\b|\b(?:remote|external|third[\s-]party)${S}(?:server|endpoint|host|url|address|service)\b)`,
-        String.raw`(?<move>\b(?:send|sends|sending|sent|include|includes|including|pass|passes|passing|append|appending|attach|attaching|forward|forwarding|upload|uploading|exfiltrate|copy|copying|export|exporting|leak|transmit|transmitting|embed|embedding|share|sharing|post|posting|submit|submitting|bcc|cc|relay|mirror|save|store|write|log)\b)`,
+        String.raw`(?<sink>\b(?:https?|ftp|wss?):\/\/[^\s"'<>)\]]{3,200}|[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,20}\b|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b|\/tmp\/[\w./-]{0,60}|\b(?:to|into)${S}(?:a${S})?(?:hidden|temporary|secret|separate)${S}(?:log${S}|text${S})?file\b|\b(?:remote|external|third[\s-]party|our|my)${S}(?:${W}${S})?(?:server|endpoint|host|url|address|service|proxy|collector|logging${S}service)\b)`,
+        String.raw`(?<move>\b(?:send|sends|sending|sent|include|pass|passes|passing|append|appending|attach|attaching|forward|forwarding|upload|uploading|exfiltrate|copy|copying|export|exporting|leak|transmit|transmitting|embed|embedding|share|sharing|post|posting|submit|submitting|bcc|cc|relay|mirror|transfer|transferring|redirect|redirecting|reroute|route|proxy)\b)`,
         String.raw`(?<read>\b(?:read|reads|reading|collect|collecting|gather|gathering|harvest|dump|dumping|extract|extracting|retrieve|retrieving|grab|access|accessing|cat|scan|scanning|list|enumerate|obtain)\b)`,
-        String.raw`(?<credential>\b(?:api[\s_-]?keys?|access[\s_-]?(?:tokens?|keys?)|auth(?:entication|orization)?[\s_-]?tokens?|secret[\s_-]?(?:keys?|tokens?)|secrets|passwords?|passwd|passphrases?|credentials?|private[\s_-]?keys?|ssh[\s_-]?keys?|session[\s_-]?(?:tokens?|cookies?)|cookies|bearer${S}tokens?|oauth${S}tokens?|refresh${S}tokens?|seed${S}phrases?|mnemonic|2fa${S}codes?|one[\s-]time${S}(?:codes?|passwords?)|social${S}security|credit${S}card|bank${S}account|environment${S}variables?|env(?:ironment)?${S}vars?|process\.env|os\.environ|printenv)\b|(?<![\w.])\.env\b)`,
-        String.raw`(?<context>\b(?:conversation${S}(?:history|log|context|so${S}far|transcript)|chat${S}(?:history|log|context|transcript)|message${S}history|(?:previous|prior|earlier|past|recent|entire|full|whole|complete)${S}(?:user${S})?(?:messages|conversations?|context|history|chat|prompts?|exchanges?|interactions?|queries)|system${S}(?:prompt|message|instructions)|context${S}window|your${S}(?:instructions|prompt|context|memory)|(?:the${S})?user'?s${S}(?:messages?|prompts?|queries|requests?|input)${S}(?:verbatim|in${S}full|exactly)|(?:other|previous)${S}tool${S}(?:results|outputs|responses|calls)|(?:entire|full|whole|complete|all(?:${S}of)?${S}the)${S}conversation)\b)`,
-        String.raw`(?<private>(?:~\/|\$HOME\b|%USERPROFILE%|\/etc\/(?:passwd|shadow|hosts|sudoers)|\/home\/[\w.-]{1,40}|\/Users\/[\w.-]{1,40}|\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws\/|\.kube\/|\.gnupg|\.bash_history|\.zsh_history|\.git-credentials|\.npmrc|\.netrc|\.pgpass|\b(?:claude_desktop_config|mcp)\.json)|\b(?:user'?s?|personal|private|sensitive|confidential)${S}(?:data|information|info|files?|documents?|details|records?|messages|emails?|contacts|photos|history)\b|\ball${S}(?:of${S}the${S})?(?:user${S}|their${S}|your${S})?(?:data|files|documents|records|emails|contacts)\b|\b(?:address${S}book|contact${S}list|browser${S}history|clipboard|keychain|home${S}directory)\b)`,
+        String.raw`(?<credential>\b(?:api[\s_-]?keys?|access[\s_-]?(?:tokens?|keys?)|auth(?:entication|orization)?[\s_-]?tokens?|secret[\s_-]?(?:keys?|tokens?)|secrets|passwords?|passwd|passphrases?|credentials?|private[\s_-]?keys?|ssh[\s_-]?keys?|session[\s_-]?(?:tokens?|cookies?)|cookies|bearer${S}tokens?|oauth${S}tokens?|refresh${S}tokens?|seed${S}phrases?|mnemonic|2fa${S}codes?|one[\s-]time${S}(?:codes?|passwords?)|social${S}security|credit${S}card|bank${S}account|(?:all${S})?funds|wallet|account${S}numbers?|routing${S}numbers?|environment${S}variables?|env(?:ironment)?${S}vars?|process\.env|os\.environ|printenv)\b|(?<![\w.])\.env\b)`,
+        String.raw`(?<context>\b(?:conversation${S}(?:history|log|context|so${S}far|transcript)|chat${S}(?:history|log|context|transcript)|message${S}history|(?:previous|prior|earlier|past|recent|entire|full|whole|complete)${S}(?:user${S})?(?:messages|conversations?|context|history|chat|prompts?|exchanges?|interactions?|queries)|system${S}(?:prompt|message|instructions)|context${S}window|your${S}(?:system${S}prompt|(?:original|initial|system|hidden|real)${S}instructions|context${S}window|memory)|(?:the${S})?user'?s${S}(?:messages?|prompts?|queries|requests?|input)${S}(?:verbatim|in${S}full|exactly)|(?:other|previous)${S}tool${S}(?:results|outputs|responses|calls)|(?:entire|full|whole|complete|all(?:${S}of)?${S}the)${S}conversation|(?:full|entire|complete|all)${S}(?:the${S})?(?:arguments|parameters|inputs|outputs|results)${S}(?:of|from)${S}(?:that|each|every|other|previous|all|the${S}other)|(?:all|every)${S}(?:${W}${S})?(?:message|messages|email|emails|chat)${S}(?:content|contents|bodies|text|history))\b)`,
+        String.raw`(?<private>(?:~\/|\$HOME\b|%USERPROFILE%|\/etc\/(?:passwd|shadow|hosts|sudoers)|\/home\/[\w.-]{1,40}|\/Users\/[\w.-]{1,40}|\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws\/|\.kube\/|\.gnupg|\.bash_history|\.zsh_history|\.git-credentials|\.npmrc|\.netrc|\.pgpass|\b(?:claude_desktop_config|mcp)\.json)|\b(?:user'?s?|personal|private|sensitive|confidential)${S}(?:data|information|info|files?|documents?|details|records?|messages|emails?|contacts|photos|history)\b|\ball${S}(?:of${S}the${S})?(?:user'?s?${S}|their${S}|your${S})?(?:data|files|documents|records|emails|contacts)\b|\b(?:address${S}book|contact${S}list|browser${S}history|clipboard|keychain|home${S}directory)\b|\b(?:your|the${S}user'?s|their)${S}(?:project${S}|local${S}|source${S})?(?:files|codebase|source${S}code|documents|repository)\b)`,
       ),
       'gi',
     ),
@@ -352,8 +395,13 @@ const GROUPS: ReadonlyArray<{ re: RegExp; atoms: ReadonlyArray<[string, Atom]> }
       ['context', Atom.Context],
       ['private', Atom.Private],
     ],
+    data: true,
   },
 ];
+
+const NEGATED_BEFORE = /\b(?:cannot|can't|can ?not|not|never|won't|unable to|prevents?|no way to)\b/i;
+
+const NEGATED_VERB = /\b(?:not|never|don't|dont|avoid|without|no)\s{1,3}(?:\w{1,12}\s{1,3})?$/i;
 
 /** Role words that name this tool, a generic thing, or a place in a list rather than another tool. */
 const NOT_A_ROLE = new Set([
@@ -467,20 +515,50 @@ interface TextReading {
   atoms: number;
 }
 
+/** One text of a definition inside the body they are read as. */
+interface Part {
+  field: string;
+  start: number;
+  end: number;
+  /** Inside the input schema, annotations or arguments: a parameter that switches a check off is an API. */
+  inSchema: boolean;
+  /** A value (default, enum, example, const): data in it is data, only directives count. */
+  value: boolean;
+}
+
+/** The text that joins two parts: a line break ends a sentence, so no sentence spans two fields. */
+// No pattern can cross it: the classes that take a line break (`\s`) do not take U+0000, and those that take U+0000
+// (`\S`, `[^"']`) do not take a line break.
+const JOIN = '\n\u0000\n';
+
 /**
- * One text: its atoms per sentence, and the features they raise alone or together. `self` holds the words of the
- * tool's own name and server (a role reference to them is the tool talking about itself).
+ * All texts of a definition, read as one body (`parts` say where each field lies in it): each pattern passes over
+ * the body once, however many texts a schema holds. Returns, per part, its atoms and the features they raise alone
+ * or together in a sentence. `self` holds the words of the tool's own name and server (a role reference to them is
+ * the tool talking about itself).
  */
-function readText(
+function readParts(
   body: string,
+  parts: readonly Part[],
   self: ReadonlySet<string>,
   ownName: string,
   server: string,
   catalog: Map<string, Set<string | undefined>> | undefined,
   meter: ScanMeter,
-): TextReading {
-  const found = new Map<EvidenceFeature, string[]>();
-  const note = (feature: EvidenceFeature, match: string) => {
+): TextReading[] {
+  const readings: TextReading[] = parts.map(() => ({ found: new Map(), atoms: 0 }));
+  const partAt = (at: number): number => {
+    let lo = 0;
+    let hi = parts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (parts[mid]!.start <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const note = (part: number, feature: EvidenceFeature, match: string) => {
+    const found = readings[part]!.found;
     const list = found.get(feature) ?? [];
     const shown = clip(match.trim());
     if (list.length < MAX_SIGNALS_PER_FEATURE && !list.includes(shown)) list.push(shown);
@@ -489,16 +567,17 @@ function readText(
   const ends = sentenceEnds(body, meter);
   const masks = new Uint32Array(ends.length);
   const sentence = (i: number) => body.slice(i === 0 ? 0 : ends[i - 1]!, ends[i]!);
-  let atoms = 0;
-  const mark = (atom: Atom, at: number, match: string) => {
-    const i = sentenceOf(ends, at);
-    masks[i]! |= bit(atom);
-    atoms |= bit(atom);
+  const mark = (part: number, atom: Atom, at: number, match: string) => {
+    masks[sentenceOf(ends, at)]! |= bit(atom);
+    readings[part]!.atoms |= bit(atom);
     const feature = ATOM_FEATURE[atom];
-    if (feature) note(feature, match);
+    if (feature && !(parts[part]!.inSchema && atom === Atom.SafetyOff)) note(part, feature, match);
   };
   for (const group of GROUPS) {
     for (const m of meter.read(body).matchAll(group.re)) {
+      // By its last character: a match may begin on the line break that ends the part before.
+      const part = partAt(m.index + m[0].length - 1);
+      if (group.data && parts[part]!.value) continue;
       const groups = m.groups ?? {};
       for (const [name, atom] of group.atoms) {
         const text = groups[name];
@@ -508,12 +587,22 @@ function readText(
           const role = groups.role.toLowerCase();
           if (NOT_A_ROLE.has(role) || self.has(role) || nameWords(role).some((w) => self.has(w))) break;
         }
+        // "Do not include API keys" forbids what an attack asks for: a negated verb moves nothing.
+        if (atom === Atom.Move && NEGATED_VERB.test(body.slice(Math.max(0, m.index - 20), m.index))) break;
+        // "cannot bypass security" documents a guard; it does not ask to lift one.
+        if (
+          atom === Atom.SafetyOff &&
+          NEGATED_BEFORE.test(
+            body.slice(Math.max(ends[sentenceOf(ends, m.index) - 1] ?? 0, m.index - 60), m.index),
+          )
+        )
+          break;
         if (atom === Atom.NamedTool) {
           // The pattern is case-blind, so "camelCase" matched any word: only a distinctive name is a tool's.
-          const named = groups.toolName ?? groups.quotedTool ?? '';
+          const named = groups.toolName ?? groups.quotedTool ?? groups.dottedTool ?? '';
           if (named === ownName || !distinctiveName(named)) break;
         }
-        mark(atom, m.index, text);
+        mark(part, atom, m.index, text);
         break;
       }
     }
@@ -525,7 +614,7 @@ function readText(
       if (m[0] === ownName) continue;
       const servers = catalog.get(m[0]);
       if (servers && [...servers].some((s) => s !== undefined && s !== server))
-        mark(Atom.CatalogTool, m.index, m[0]);
+        mark(partAt(m.index), Atom.CatalogTool, m.index, m[0]);
     }
   }
   // Two things in one sentence.
@@ -533,17 +622,23 @@ function readText(
     const mask = masks[i]!;
     if (mask === 0) continue;
     const has = (bits: number) => (mask & bits) !== 0;
-    if (has(bit(Atom.Move)) && has(bit(Atom.Sink))) note('send-to', sentence(i));
-    if (has(SOURCES) && has(bit(Atom.Move))) note('source-transfer', sentence(i));
+    const part = partAt(i === 0 ? 0 : ends[i - 1]!);
+    const say = (feature: EvidenceFeature) => note(part, feature, sentence(i));
+    if (has(bit(Atom.Move)) && has(bit(Atom.Sink))) say('send-to');
+    if (has(SOURCES) && has(bit(Atom.Move))) say('source-transfer');
+    // Sensitive material handed to another server's tool is moved, whatever the verb.
+    if (has(SOURCES) && has(bit(Atom.CatalogTool))) say('source-transfer');
     if (has(bit(Atom.Private)) && has(bit(Atom.Read)) && has(bit(Atom.Move) | bit(Atom.Sink)))
-      note('source-transfer', sentence(i));
-    if (has(bit(Atom.Ordering)) && has(TOOL_REFS)) note('ordered-tool-use', sentence(i));
-    if (has(ORDERS) && has(bit(Atom.OtherTools) | bit(Atom.CatalogTool)))
-      note('directs-other-tools', sentence(i));
+      say('source-transfer');
+    if (has(bit(Atom.Ordering)) && has(TOOL_REFS)) say('ordered-tool-use');
+    if (parts[part]!.inSchema && has(bit(Atom.SafetyOff)) && has(ORDERS | bit(Atom.Override)))
+      say('safety-off');
+    if (has(ORDERS | bit(Atom.Modal)) && has(bit(Atom.OtherTools) | bit(Atom.CatalogTool)))
+      say('directs-other-tools');
     if (has(bit(Atom.OtherTools) | bit(Atom.CatalogTool)) && has(bit(Atom.Negative) | bit(Atom.Deprecation)))
-      note('disparages-tools', sentence(i));
+      say('disparages-tools');
   }
-  return { found, atoms };
+  return readings;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -565,17 +660,13 @@ const PURPOSE_WORDS: Readonly<
   tools:
     /\b(?:workflow\w*|orchestrat\w*|agents?|router|routing|plan\w*|tools?|pipeline|chain\w*|dispatch\w*|proxy|gateway|delegat\w*|thinking|sequential)\b/i,
   model:
-    /\b(?:models?|llms?|ai|generat\w*|completion\w*|embedding\w*|bedrock|sagemaker|inference|ml|prompt\w*|chat\w*|assistant)\b/i,
+    /\b(?:models?|llms?|ai|generat\w*|completion\w*|embedding\w*|bedrock|sagemaker|inference|ml|prompt\w*|chat\w*|assistant|research\w*|analy[sz]\w*|summar\w*|answer\w*|agents?|reason\w*)\b/i,
   carrier: /\b(?:notes?|memo\w*|annotat\w*|comments?|journal|diary|feedback)\b/i,
 };
 
 const PARAM_NAME_CATEGORY: ReadonlyArray<[RegExp, keyof typeof PURPOSE_WORDS]> = [
   [
-    /^(?:api[_-]?key|apikey|secret|secret[_-]?key|password|passwd|credentials?|private[_-]?key|ssh[_-]?key|cookie|cookies|session[_-]?token|auth[_-]?token|access[_-]?token|bearer[_-]?token|env|env[_-]?vars?|environment)$/i,
-    'credential',
-  ],
-  [
-    /^(?:conversation|conversation[_-]?history|chat[_-]?history|history|transcript|system[_-]?prompt|previous[_-]?messages|prior[_-]?messages|full[_-]?context|all[_-]?messages|messages|user[_-]?messages|chat[_-]?log|context)$/i,
+    /^(?:conversation|conversation[_-]?history|chat[_-]?history|transcript|system[_-]?prompt|previous[_-]?messages|prior[_-]?messages|full[_-]?context|all[_-]?messages|user[_-]?messages|chat[_-]?log|conversation[_-]?context)$/i,
     'context',
   ],
   [
@@ -584,7 +675,7 @@ const PARAM_NAME_CATEGORY: ReadonlyArray<[RegExp, keyof typeof PURPOSE_WORDS]> =
   ],
   [
     /^(?:side[_-]?note|sidenote|secret[_-]?note|hidden[_-]?note|debug[_-]?info|extra[_-]?data|metadata[_-]?dump)$/i,
-    'context',
+    'carrier',
   ],
   [/^(?:file[_-]?contents?|ssh|ssh[_-]?config|home[_-]?dir|user[_-]?files|files[_-]?content)$/i, 'private'],
 ];
@@ -599,25 +690,60 @@ const CLAIM_NAME_WORDS = new Set([
   'certified',
   'genuine',
   'authentic',
-  'real',
-  'improved',
-  'enhanced',
-  'better',
-  'safe',
-  'secure',
-  'priority',
+  'legit',
   'superior',
   'perfect',
   'greatest',
-  'top',
-  'pro',
-  'super',
-  'smart',
-  'legit',
 ]);
 
+/** Verbs of a tool's name that write or that destroy, against its read-only and destructive hints. */
+const WRITE_VERBS = new Set([
+  'create',
+  'update',
+  'write',
+  'modify',
+  'delete',
+  'remove',
+  'drop',
+  'insert',
+  'put',
+  'post',
+  'send',
+  'set',
+  'edit',
+  'move',
+  'rename',
+  'upload',
+  'deploy',
+  'install',
+  'exec',
+  'execute',
+  'run',
+  'kill',
+  'terminate',
+  'overwrite',
+  'purge',
+  'destroy',
+]);
+const DESTRUCTIVE_VERBS = new Set([
+  'delete',
+  'remove',
+  'drop',
+  'kill',
+  'terminate',
+  'overwrite',
+  'purge',
+  'destroy',
+  'exec',
+  'execute',
+  'run',
+  'shell',
+  'command',
+  'wipe',
+  'format',
+]);
 const EXEC_WORDS =
-  /\b(?:exec\w*|run|runs|running|command\w*|shell|delete\w*|remov\w*|drop\w*|writ\w*|modif\w*|updat\w*|creat\w*|kill\w*|terminat\w*|install\w*|deploy\w*|overwrit\w*|eval\w*|system|config\w*)\b/i;
+  /\b(?:exec\w*|run|runs|running|command\w*|shell|delete\w*|remov\w*|drop\w*|writ\w*|modif\w*|kill\w*|terminat\w*|install\w*|overwrit\w*|eval\w*)\b/i;
 const READ_ONLY_SAID =
   /\b(?:read[\s-]?only|does not (?:modify|change|write)|no side[\s-]effects|without (?:modifying|changing))\b/i;
 const SAFE_TITLE = /\b(?:safe|secure|harmless|read[\s-]?only|trusted|sandboxed|verified)\b/i;
@@ -724,13 +850,26 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
   // What the whole definition asks for, by kind, and where: for the purpose checks below.
   let asked = 0;
   const askedWhere = new Map<number, { field: string; match: string }>();
+  const parts: Part[] = [];
+  let body = '';
   for (const { field, text } of texts) {
     if (budget === 0) break;
     const cut = text.length > budget ? text.slice(0, budget) : text;
     budget -= cut.length;
-    const body = normalize(meter.read(cut), 2 * cut.length + 4096);
-    const reading = readText(body, self, input.name, input.server, catalog, meter);
+    const normalized = normalize(meter.read(cut), 2 * cut.length + 4096);
     const inSchema = field !== 'description' && field !== 'title';
+    parts.push({
+      field,
+      start: body.length,
+      end: body.length + normalized.length,
+      inSchema,
+      value: VALUE_FIELD.test(field),
+    });
+    body += normalized + JOIN;
+  }
+  const readings = parts.length ? readParts(body, parts, self, input.name, input.server, catalog, meter) : [];
+  parts.forEach(({ field, inSchema }, k) => {
+    const reading = readings[k]!;
     for (const [feature, matches] of reading.found) {
       for (const match of matches) raise(feature, field, match);
       if (
@@ -745,8 +884,8 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
           feature === 'directs-other-tools' ||
           feature === 'source-transfer' ||
           feature === 'send-to' ||
-          feature === 'second-person-order' ||
-          feature === 'emphatic-order')
+          feature === 'hostile-words' ||
+          feature === 'redirection')
       )
         raise('schema-directive', field, matches[0]!);
       const kind =
@@ -768,7 +907,7 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
         askedWhere.set(kind, { field, match: matches[0]! });
       }
     }
-  }
+  });
 
   // The purpose: the name, the title, the server and the description's first sentence (what the rest asks for
   // must not vouch for itself).
@@ -805,21 +944,26 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
     input.annotations && typeof input.annotations === 'object'
       ? (input.annotations as Record<string, unknown>)
       : {};
-  const claimsSafe =
-    hints.readOnlyHint === true ||
-    hints.destructiveHint === false ||
-    SAFE_TITLE.test(String(hints.title ?? input.title ?? ''));
-  if (claimsSafe) {
-    const said = `${nameWords(input.name).join(' ')} ${(input.description ?? '').slice(0, 400)}`;
-    meter.read(said);
-    const exec = EXEC_WORDS.exec(said);
-    if (exec && !READ_ONLY_SAID.test(said))
-      raise(
-        'annotation-mismatch',
-        'annotations',
-        `${hints.readOnlyHint === true ? 'readOnlyHint: true' : hints.destructiveHint === false ? 'destructiveHint: false' : `title ${String(hints.title ?? input.title)}`}; yet "${exec[0]}"`,
-      );
-  }
+  // A hint is a claim: read-only on a tool whose name says it writes, not destructive on one whose name says it
+  // deletes or runs things, or a title that calls it safe on a tool that runs commands.
+  const verbs = nameWords(input.name);
+  const opening = `${verbs.join(' ')} ${firstSentence(input.description ?? '')}`;
+  meter.read(opening);
+  // The verb of a name comes first, after at most a prefix (`delete_file`, `github_delete_repo`): a later word is
+  // more often a noun (`monitor_run`, `list_commands`).
+  const writes = verbs.slice(0, 2).find((w) => WRITE_VERBS.has(w));
+  const destroys = verbs.slice(0, 2).find((w) => DESTRUCTIVE_VERBS.has(w));
+  const title = String(hints.title ?? input.title ?? '');
+  const runs = EXEC_WORDS.exec(opening);
+  const lie =
+    hints.readOnlyHint === true && writes
+      ? `readOnlyHint: true on "${writes}"`
+      : hints.destructiveHint === false && destroys
+        ? `destructiveHint: false on "${destroys}"`
+        : SAFE_TITLE.test(title) && runs && !READ_ONLY_SAID.test(opening)
+          ? `title "${title}" on a tool that says "${runs[0]}"`
+          : undefined;
+  if (lie) raise('annotation-mismatch', 'annotations', lie);
   return { signals, features };
 }
 
@@ -847,6 +991,10 @@ const ASK_WORDS: Readonly<Record<keyof typeof PURPOSE_WORDS, string>> = {
   model: 'asks which model or assistant runs it',
   carrier: 'a free-text side channel the tool does not need',
 };
+
+/** A field that holds a value rather than prose (`...default`, `...enum[2]`, `...examples[0]`). */
+const VALUE_FIELD =
+  /\.(?:default|enum|examples?|const)(?:\[\d+\])*$|\.(?:default|enum|examples?|const)(?:\.|\[)/;
 
 /** Up to the first sentence end, line break or markup, at most 160 characters. */
 function firstSentence(text: string): string {

@@ -349,7 +349,8 @@ const PHRASES: readonly PhraseRule[] = [
   {
     code: 'tool-shadowing',
     severity: 'high',
-    re: /\b(?:when(?:ever)?|each\s+time|every\s+time|if)\s+(?:the\s+)?[`'"]?[\w.-]+[`'"]?\s+(?:tool|function)\s+(?:is|gets)\s+(?:called|used|invoked|run|executed)|\b(?:when(?:ever)?|each\s+time|every\s+time)\s+(?:you|the\s+(?:assistant|model|agent))\s+(?:call|use|invoke|run)s?\s+(?:the\s+)?[`'"]?[\w.-]+[`'"]?(?:\s+(?:tool|function))?/i,
+    // "When this tool is called" is the tool speaking of itself, not of another.
+    re: /\b(?:when(?:ever)?|each\s+time|every\s+time|if)\s+(?:the\s+)?(?!(?:this|that|it)\s)[`'"]?[\w.-]+[`'"]?\s+(?:tool|function)\s+(?:is|gets)\s+(?:called|used|invoked|run|executed)|\b(?:when(?:ever)?|each\s+time|every\s+time)\s+(?:you|the\s+(?:assistant|model|agent))\s+(?:call|use|invoke|run)s?\s+(?:the\s+)?[`'"]?[\w.-]+[`'"]?(?:\s+(?:tool|function))?/i,
     message: 'changes what the model does when another tool is used',
   },
   {
@@ -958,7 +959,11 @@ export function scanTool(tool: ScannableTool, options: ScanOptions = {}): ToolSc
     // A finding weighs what its own feature weighs, or its heaviest attached evidence; its severity follows the
     // verdict (decisive findings stay high).
     const weight = Math.max(weightOf(featureKey({ ...f, cue })), ...(f.evidence ?? []).map((e) => e.weight));
-    f.severity = cue && isDecisive(f) ? 'high' : severityFor(judgement, weight);
+    // In a flagged definition the cue scanner's medium and high findings stay at least medium: they are part of
+    // what the reviewer should read, weighed or not. In a clean one everything is low.
+    const floor = cue && judgement.verdict !== 'clean' && f.severity !== 'low' ? 'medium' : 'low';
+    const severity = cue && isDecisive(f) ? 'high' : severityFor(judgement, weight);
+    f.severity = severity === 'low' ? floor : severity;
     if (weight > 0) f.weight = weight;
   }
   return {

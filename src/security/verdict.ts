@@ -28,6 +28,13 @@ export interface ScanModel {
    * that an LLM judge may look at (`scan.judge`), when one is configured.
    */
   thresholds: Readonly<{ grey: number; warn: number; block: number }>;
+  /**
+   * Features that flag a definition (warn) on their own, whatever the score: evidence that is an attack in itself
+   * (a request for secrecy, an override, a name that claims to be the best), which the benign side of the data
+   * the model was fitted on (almost) never shows. A logistic weight says what a feature adds next to the others it
+   * usually comes with, so one such feature alone would otherwise stay under `warn`.
+   */
+  standalone: readonly string[];
 }
 
 /** Cue findings that decide alone (see the module comment): code and severity. */
@@ -68,6 +75,8 @@ export interface Judgement {
   decisive: boolean;
   /** In the band an LLM judge may look at: flagged or not by the score, but not held. */
   grey: boolean;
+  /** The feature that flagged the definition on its own (ScanModel.standalone), when the score alone did not. */
+  alone?: string;
 }
 
 /** Weighs a set of feature keys. */
@@ -86,8 +95,16 @@ export function weigh(
   }
   contributions.sort((a, b) => b.weight - a.weight || a.feature.localeCompare(b.feature));
   const { grey, warn, block } = model.thresholds;
-  const verdict = decisive || score >= block ? 'block' : score >= warn ? 'warn' : 'clean';
-  return { verdict, score, contributions, decisive, grey: !decisive && score >= grey && score < block };
+  const alone = contributions.find((c) => model.standalone.includes(c.feature))?.feature;
+  const verdict = decisive || score >= block ? 'block' : score >= warn || alone ? 'warn' : 'clean';
+  return {
+    verdict,
+    score,
+    contributions,
+    decisive,
+    grey: !decisive && score >= grey && score < block,
+    ...(alone && score < warn ? { alone } : {}),
+  };
 }
 
 /**
