@@ -36,6 +36,7 @@ export type TackErrorCode =
   | 'COMPUTATION_FAILED'
   | 'ATTESTATION_FAILED'
   | 'LIMIT_EXCEEDED'
+  | 'DEFINITION_HELD'
   | 'USAGE';
 
 /** What an error is about; every field is optional, but the CLI prints whichever are set. */

@@ -8,6 +8,7 @@ import { pushAll } from '../util/arrays.js';
 import { type ExpandResult, expandVars } from './expand.js';
 import { type Limits, type LimitsConfig, LimitsSchema, resolveLimits } from './limits.js';
 import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
+import { type ScanConfig, ScanSchema } from './scan.js';
 import {
   AgentSchema,
   DEFAULT_CALL_TIMEOUT_MS,
@@ -104,6 +105,8 @@ export interface TackConfig {
   limits: Limits;
   /** `toolSearch`, merged key by key (the more local file winning); `${VAR}` expanded. */
   toolSearch: ToolSearchConfig;
+  /** `scan`, merged key by key (the more local file winning). */
+  scan: ScanConfig;
   /** Files that were read, lowest precedence first. */
   sources: ConfigSource[];
   warnings: ConfigWarning[];
@@ -185,6 +188,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   let agent: AgentConfig = {};
   let limits: LimitsConfig = {};
   let toolSearch: ToolSearchConfig = {};
+  let scan: ScanConfig = {};
   const permissions: TackConfig['permissions'] = { allow: [], ask: [], deny: [] };
   const fromProject: ProjectContributions = { hooks: [], allow: [], skillFolders: [] };
 
@@ -206,6 +210,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     if (parsed.agent) agent = mergeAgent(agent, parsed.agent);
     if (parsed.limits) limits = { ...limits, ...parsed.limits };
     if (parsed.toolSearch) toolSearch = { ...toolSearch, ...parsed.toolSearch };
+    if (parsed.scan) scan = { ...scan, ...parsed.scan };
     for (const action of ['allow', 'ask', 'deny'] as const)
       pushAll(permissions[action], parsed.permissions?.[action] ?? []);
     if (source.scope === 'project') {
@@ -234,6 +239,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     permissions,
     limits: resolveLimits(limits),
     toolSearch,
+    scan,
     sources,
     warnings,
     projectRoot,
@@ -290,6 +296,7 @@ interface ParsedFile {
   permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
   limits?: LimitsConfig;
   toolSearch?: ToolSearchConfig;
+  scan?: ScanConfig;
   issues: ConfigWarning[];
   warnings: ConfigWarning[];
 }
@@ -340,6 +347,7 @@ export function parseConfigText(
       result.permissions = permissions;
     }
     result.limits = section(root, 'limits', LimitsSchema, issue);
+    result.scan = section(root, 'scan', ScanSchema, issue);
   }
   if (source.format === 'tack' && root.toolSearch !== undefined) {
     const parsed = ToolSearchSchema.safeParse(root.toolSearch);

@@ -18,6 +18,8 @@ export type DefinitionKind = 'tool' | 'prompt' | 'resource';
 export interface ScannableDefinition extends ScannableTool {
   /** Default `tool`. */
   kind?: DefinitionKind | undefined;
+  /** A resource's URI (shown with its report; its name, title and description are what is scanned). */
+  uri?: string | undefined;
 }
 
 export interface DefinitionReport extends ToolScan {

@@ -89,11 +89,14 @@ export const CUE_CODES = [
 export const CATALOG_CODES = ['catalog-overlap', 'catalog-competing-claim'] as const;
 export type CatalogCode = (typeof CATALOG_CODES)[number];
 
-/** The cue scanner's codes, then the evidence features (evidence.ts), then the catalog checks. */
-export const FINDING_CODES = [...CUE_CODES, ...EVIDENCE_FEATURES, ...CATALOG_CODES] as const;
+/** The optional LLM judge's verdict on a definition the score left in doubt (judge.ts). */
+export const JUDGE_CODE = 'llm-judge';
+
+/** The cue scanner's codes, then the evidence features (evidence.ts), the catalog checks and the judge. */
+export const FINDING_CODES = [...CUE_CODES, ...EVIDENCE_FEATURES, ...CATALOG_CODES, JUDGE_CODE] as const;
 
 export type CueCode = (typeof CUE_CODES)[number];
-export type FindingCode = CueCode | EvidenceFeature | CatalogCode;
+export type FindingCode = CueCode | EvidenceFeature | CatalogCode | typeof JUDGE_CODE;
 
 export interface Finding {
   code: FindingCode;

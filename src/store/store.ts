@@ -3,6 +3,7 @@ import { type Db, openDatabase } from './database.js';
 import { EraCache } from './era-cache.js';
 import { OAuthCredentials } from './oauth-credentials.js';
 import { PinRecords } from './pins.js';
+import { ScanJudgements } from './scan-judgements.js';
 import { SessionIndex } from './sessions.js';
 import { ToolEmbeddings } from './tool-embeddings.js';
 import { ToolExamples } from './tool-examples.js';
@@ -19,6 +20,7 @@ export class TackStore {
   readonly oauth: OAuthCredentials;
   readonly trustedProjects: TrustedProjects;
   readonly pins: PinRecords;
+  readonly scanJudgements: ScanJudgements;
 
   constructor(db: Db) {
     this.db = db;
@@ -30,6 +32,7 @@ export class TackStore {
     this.oauth = new OAuthCredentials(db);
     this.trustedProjects = new TrustedProjects(db);
     this.pins = new PinRecords(db);
+    this.scanJudgements = new ScanJudgements(db);
   }
 
   /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */
