@@ -4,7 +4,7 @@ import { resolveModel } from './model.js';
 
 /**
  * The scan judge's model call (security/judge.ts `JudgeCall`) for a `provider:id` spec, resolved as `agent.model`
- * is (keys and base URLs from the environment): one request, no retries, at temperature 0, within `timeoutMs`.
+ * is (keys and base URLs from the environment): one request, no retries, within `timeoutMs`.
  */
 export function judgeCall(
   spec: string,
@@ -18,7 +18,8 @@ export function judgeCall(
       model,
       system,
       prompt: user,
-      temperature: 0,
+      // One line of JSON: a bound keeps a judge that rambles cheap (and says the model's limit is not needed).
+      maxOutputTokens: 400,
       maxRetries: 0,
       abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });

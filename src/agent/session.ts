@@ -12,7 +12,7 @@ import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION, searchToolsInput } from '../search/meta-tools.js';
 import { type CapabilityLabel, trifectaLegs } from '../security/capabilities.js';
-import { DefinitionGuard, type HeldDefinition } from '../security/pins.js';
+import { DefinitionGuard, guardOptions, type HeldDefinition } from '../security/pins.js';
 import { type PermissionRules, RuleSet } from '../security/rules.js';
 import type { SkillLibrary } from '../skills/library.js';
 import { RUN_SKILL_SCRIPT, skillTools } from '../skills/tools.js';
@@ -197,7 +197,7 @@ export class AgentSession {
     const store = options.host?.store;
     this.#guard =
       options.pinning !== false && store
-        ? new DefinitionGuard(store.pins, { scanBytes: options.config?.limits?.scanBytes })
+        ? new DefinitionGuard(store.pins, guardOptions(options.config, store))
         : undefined;
     const native: NativeTool[] = [];
     // tack's own tools carry labels too, so the trifecta flag and the guard see them: a script can do anything.

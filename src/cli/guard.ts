@@ -2,7 +2,7 @@ import type { TackConfig } from '../config/load.js';
 import { TackError } from '../errors.js';
 import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
-import { DefinitionGuard, type HeldDefinition, type PinKind } from '../security/pins.js';
+import { DefinitionGuard, guardOptions, type HeldDefinition, type PinKind } from '../security/pins.js';
 import { describeFinding } from './findings.js';
 import { warn } from './output.js';
 
@@ -22,7 +22,7 @@ export function guardDefinition(
     warn('the tack store is not open: definitions are neither pinned nor checked for changes');
     return;
   }
-  const guard = new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes });
+  const guard = new DefinitionGuard(host.store.pins, guardOptions(config, host.store));
   const review = guard.reviewAll(
     hostDefinitions(host, host.catalog, { resources: target.kind === 'resource' }),
   );

@@ -2,8 +2,16 @@ import { createTwoFilesPatch } from 'diff';
 import type { PinRecord, PinRecords } from '../store/pins.js';
 import { pushAll } from '../util/arrays.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
-import { catalogSignals } from './catalog.js';
-import { type CatalogSignal, type Finding, type ScanOptions, scanText, scanTool } from './scan.js';
+import { catalogSignals, type ScannableDefinition } from './catalog.js';
+import { applyJudge, type JudgeCache, judgeDigest } from './judge.js';
+import {
+  type CatalogSignal,
+  type Finding,
+  type ScanOptions,
+  scanText,
+  scanTool,
+  type ToolScan,
+} from './scan.js';
 
 /**
  * Trust on first use. The first definition a server identity shows for a tool, its instructions or a prompt is
@@ -107,12 +115,18 @@ export function promptPinDefinition(prompt: PinnablePrompt): Record<string, unkn
 export interface DefinitionGuardOptions {
   /** Characters of one definition the scanner reads (tack.json `limits.scanBytes`; see ScanOptions.scanBytes). */
   scanBytes?: number | undefined;
+  /**
+   * The scan judge's cached verdicts (`scan.judge` in tack.json): a grey definition a judge already saw
+   * (`tack scan --judge`) gets its verdict here too. The guard never calls a model itself: reviews are synchronous.
+   */
+  judge?: { model: string; cache: JudgeCache } | undefined;
 }
 
 /** Pins and held definitions over the store's `pins` table; one per host or session. */
 export class DefinitionGuard {
   readonly #records: PinRecords;
   readonly #scanBytes: number | undefined;
+  readonly #judge: DefinitionGuardOptions['judge'];
   /** Scans are pure functions of the text (and the catalog signals): memoized, so a rebuild does not rescan. */
   readonly #scans = new Map<string, Finding[]>();
   /** The last review of each identity, with the listing arrays it looked at. */
@@ -130,6 +144,23 @@ export class DefinitionGuard {
   constructor(records: PinRecords, options: DefinitionGuardOptions = {}) {
     this.#records = records;
     this.#scanBytes = options.scanBytes;
+    this.#judge = options.judge;
+  }
+
+  /** A scan's findings, with a cached judge verdict applied when the scan left the definition in doubt. */
+  #judged(definition: ScannableDefinition, scan: ToolScan): Finding[] {
+    if (!scan.grey || !this.#judge) return scan.findings;
+    const cached = this.#judge.cache.get(this.#judge.model, judgeDigest(definition));
+    if (!cached) return scan.findings;
+    return applyJudge(
+      scan,
+      { ...cached, model: this.#judge.model, cached: true },
+      {
+        kind: definition.kind === 'prompt' ? 'prompt' : 'tool-description',
+        server: definition.server,
+        name: definition.name,
+      },
+    ).findings;
   }
 
   /**
@@ -207,23 +238,20 @@ export class DefinitionGuard {
     for (const tool of definitions.tools) {
       const definition = toolPinDefinition(tool);
       const catalog = signals.get(tool.name) ?? [];
+      const scannable: ScannableDefinition = {
+        server: definitions.server,
+        name: tool.name,
+        ...(tool.title ? { title: tool.title } : {}),
+        ...(tool.description ? { description: tool.description } : {}),
+        inputSchema: tool.inputSchema,
+        ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+        ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+      };
       check(
         'tool',
         tool.name,
         definition,
-        () =>
-          scanTool(
-            {
-              server: definitions.server,
-              name: tool.name,
-              ...(tool.title ? { title: tool.title } : {}),
-              ...(tool.description ? { description: tool.description } : {}),
-              inputSchema: tool.inputSchema,
-              ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
-              ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
-            },
-            { ...scan, catalogSignals: catalog },
-          ).findings,
+        () => this.#judged(scannable, scanTool(scannable, { ...scan, catalogSignals: catalog })),
         catalog.length ? `\0${catalog.map((s) => `${s.code} ${s.message}`).join('\0')}` : '',
       );
     }
@@ -234,22 +262,15 @@ export class DefinitionGuard {
     // Prompts and resources are weighed like tools: a prompt's arguments are read as parameters.
     for (const prompt of definitions.prompts ?? []) {
       const definition = promptPinDefinition(prompt);
-      check(
-        'prompt',
-        prompt.name,
-        definition,
-        () =>
-          scanTool(
-            {
-              server: definitions.server,
-              name: prompt.name,
-              ...(prompt.title ? { title: prompt.title } : {}),
-              ...(prompt.description ? { description: prompt.description } : {}),
-              ...(prompt.arguments !== undefined ? { arguments: prompt.arguments } : {}),
-            },
-            scan,
-          ).findings,
-      );
+      const scannable: ScannableDefinition = {
+        kind: 'prompt',
+        server: definitions.server,
+        name: prompt.name,
+        ...(prompt.title ? { title: prompt.title } : {}),
+        ...(prompt.description ? { description: prompt.description } : {}),
+        ...(prompt.arguments !== undefined ? { arguments: prompt.arguments } : {}),
+      };
+      check('prompt', prompt.name, definition, () => this.#judged(scannable, scanTool(scannable, scan)));
     }
     for (const resource of definitions.resources ?? []) {
       check(
@@ -487,4 +508,21 @@ export function scanPinnedText(
     },
     options,
   ).findings;
+}
+
+/**
+ * The guard's options from a configuration (its `limits.scanBytes` and `scan.judge.model`) and the store whose
+ * cached judge verdicts it uses. Structural, so the security layer needs no configuration types.
+ */
+export function guardOptions(
+  config:
+    | { limits?: { scanBytes?: number | undefined }; scan?: { judge?: { model: string } | undefined } }
+    | undefined,
+  store: { scanJudgements: JudgeCache } | undefined,
+): DefinitionGuardOptions {
+  const model = config?.scan?.judge?.model;
+  return {
+    scanBytes: config?.limits?.scanBytes,
+    ...(model && store ? { judge: { model, cache: store.scanJudgements } } : {}),
+  };
 }

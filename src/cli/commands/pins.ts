@@ -1,7 +1,7 @@
 import type { TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
 import { hostDefinitions, serverIdentity } from '../../mcp/definitions.js';
-import { acceptPins, DefinitionGuard, pinDiff, scanPinnedText } from '../../security/pins.js';
+import { acceptPins, DefinitionGuard, guardOptions, pinDiff, scanPinnedText } from '../../security/pins.js';
 import type { PinRecord } from '../../store/pins.js';
 import { TackStore } from '../../store/store.js';
 import { describeFinding } from '../findings.js';
@@ -25,9 +25,7 @@ export async function pinsListCommand(server: string | undefined, options: PinsO
   if (options.check)
     await withHost(options, server ? [server] : undefined, async (host, _signal, config) => {
       if (!host.store) throw noStore();
-      new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes }).reviewAll(
-        hostDefinitions(host),
-      );
+      new DefinitionGuard(host.store.pins, guardOptions(config, host.store)).reviewAll(hostDefinitions(host));
     });
   return withStore(options, (store, config) => {
     const records = select(store, config, server);

@@ -2,7 +2,7 @@ import { mcpAgentTools, mcpToolLabels } from '../../agent/toolset.js';
 import { hostDefinitions } from '../../mcp/definitions.js';
 import { trifectaLegs } from '../../security/capabilities.js';
 import { scanCatalog } from '../../security/catalog.js';
-import { DefinitionGuard } from '../../security/pins.js';
+import { DefinitionGuard, guardOptions } from '../../security/pins.js';
 import { TOOL_TOKENS_BASIS, toolDefinitionTokens } from '../../tokens/count.js';
 import { describeFinding } from '../findings.js';
 import { print, printJson, table, truncate } from '../output.js';
@@ -77,7 +77,7 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
  */
 export async function toolsSecurityCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
-    const guard = host.store && new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes });
+    const guard = host.store && new DefinitionGuard(host.store.pins, guardOptions(config, host.store));
     const held = guard ? guard.reviewAll(hostDefinitions(host)).held : [];
     const settings = new Map(config.servers.map((s) => [s.name, s]));
     // The poisoning scan of every tool as `tack scan` sees it (the catalog checks included), explained.

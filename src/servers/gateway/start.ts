@@ -63,6 +63,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
         hostOptions.onWarning,
       ),
       scanBytes: options.config.limits.scanBytes,
+      scanJudge: options.config.scan.judge,
       onWarning: hostOptions.onWarning,
     });
     served = http
