@@ -6,8 +6,9 @@
  * scanner's `tool-shadowing`), from the same catalog.
  *
  * Cost: linear in the catalog. Each tool is reduced to at most MAX_TERMS distinct words; an inverted index finds
- * the tools that share words, and a word held by more than COMMON_SHARE of the tools (or COMMON_FLOOR, whichever
- * is larger) is not followed, so no tool is compared with more than a bounded number of others.
+ * the tools that share words, and a word held by more than COMMON_SHARE of the tools (at least COMMON_FLOOR, at most
+ * COMMON_CAP) is not followed, so no tool looks at more than MAX_TERMS * COMMON_CAP holders, however large the
+ * catalog (test/security/catalog.test.ts counts it).
  */
 import { nameWords } from './evidence.js';
 import { type CatalogSignal, type ScannableTool, type ScanOptions, scanTool, type ToolScan } from './scan.js';
@@ -33,6 +34,7 @@ const MAX_TERMS = 48;
 /** A word in more than this share of the catalog's tools (or COMMON_FLOOR tools) tells nothing about purpose. */
 const COMMON_SHARE = 0.05;
 const COMMON_FLOOR = 25;
+const COMMON_CAP = 200;
 /** Candidates looked at per tool, at most. */
 const MAX_CANDIDATES = 200;
 /** Shared words over all words (Jaccard) from which two tools do the same job. */
@@ -109,7 +111,11 @@ const PREFERENCE_RE =
  * job, or its name looks the same) and `catalog-competing-claim` (such a tool that also claims to be the better
  * choice). Siblings on one server are never compared: a server may offer variants of its own tools.
  */
-export function catalogSignals(tools: readonly ScannableTool[]): Map<number, CatalogSignal[]> {
+export function catalogSignals(
+  tools: readonly ScannableTool[],
+  /** Counted into when given: the holders looked at, for the linearity test. */
+  work?: { looked: number },
+): Map<number, CatalogSignal[]> {
   const out = new Map<number, CatalogSignal[]>();
   const add = (i: number, signal: CatalogSignal) => {
     const list = out.get(i) ?? [];
@@ -125,7 +131,7 @@ export function catalogSignals(tools: readonly ScannableTool[]): Map<number, Cat
       else index.set(t, [i]);
     }
   });
-  const common = Math.max(COMMON_FLOOR, Math.ceil(COMMON_SHARE * tools.length));
+  const common = Math.min(COMMON_CAP, Math.max(COMMON_FLOOR, Math.ceil(COMMON_SHARE * tools.length)));
   const claims = tools.map((t) =>
     PREFERENCE_RE.test(`${nameWords(t.name).join(' ')} ${(t.description ?? '').slice(0, 600)}`),
   );
@@ -135,6 +141,7 @@ export function catalogSignals(tools: readonly ScannableTool[]): Map<number, Cat
     for (const t of terms[i]!) {
       const holders = index.get(t)!;
       if (holders.length > common) continue;
+      if (work) work.looked += holders.length;
       for (const j of holders) {
         if (j === i || tools[j]!.server === tools[i]!.server) continue;
         if (shared.size >= MAX_CANDIDATES && !shared.has(j)) continue;
