@@ -8,13 +8,15 @@ import { runGateway } from './gateway.js';
 import { runKnowledge } from './knowledge.js';
 import { runLargeResult } from './large-result.js';
 import { runPins } from './pins.js';
+import { runSandbox } from './sandbox.js';
 import { runScan } from './scan.js';
 import { runSkills } from './skills.js';
+import { runStartup } from './startup.js';
 import { runToolSearch } from './tool-search.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan] [sandbox] [startup]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -29,6 +31,8 @@ const BENCHMARKS = {
   'tool-search': () => runToolSearch(),
   pins: () => runPins(),
   scan: () => runScan(),
+  sandbox: () => runSandbox(),
+  startup: () => runStartup(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

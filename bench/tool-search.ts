@@ -419,7 +419,10 @@ export async function runToolSearch(options: { metatool?: string } = {}) {
   for (const name of SETS) {
     const set = loadDataset(name);
     if (set) sets.push(set);
-    else log(`tool-search: ${name} is not in TACK_TOOL_RETRIEVAL_DIR (default ../data/tool-retrieval), left out`);
+    else
+      log(
+        `tool-search: ${name} is not in TACK_TOOL_RETRIEVAL_DIR (default ../data/tool-retrieval), left out`,
+      );
   }
   const tmp = tempDir('tool-search');
   try {

@@ -37,6 +37,8 @@ export type TackErrorCode =
   | 'ATTESTATION_FAILED'
   | 'LIMIT_EXCEEDED'
   | 'DEFINITION_HELD'
+  | 'SANDBOX_UNAVAILABLE'
+  | 'SANDBOX_FAILED'
   | 'USAGE';
 
 /** What an error is about; every field is optional, but the CLI prints whichever are set. */

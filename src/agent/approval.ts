@@ -26,6 +26,8 @@ export interface ApprovalRequest {
   readOnlyHint: boolean;
   /** The tool's capability labels with their sources. */
   capabilities: readonly CapabilityLabel[];
+  /** Legs its server's enforced sandbox rules out (source `sandbox`), for the prompt to show. */
+  ruledOut?: readonly CapabilityLabel[];
   /** Why this call needs approval, in words. */
   why: string;
   /**
@@ -64,6 +66,8 @@ export interface GatedTool {
   askRule?: string;
   /** Capability labels (security/capabilities.ts); none for tack's own read-only tools. */
   capabilities?: readonly CapabilityLabel[];
+  /** Legs its server's enforced sandbox rules out (source `sandbox`): said in the decision when they matter. */
+  ruledOut?: readonly CapabilityLabel[];
   /** A PreToolUse hook allowed this call (its reason): like an allow rule, after deny rules and the guard. */
   hookAllow?: string;
 }
@@ -135,6 +139,10 @@ export class ApprovalGate {
 
   async decide(tool: GatedTool, callId: string, args: unknown): Promise<Decision> {
     const decision = await this.#decide(tool, callId, args);
+    // The guard would have asked but for the sandbox: the record says so, since that is why this call went.
+    const ruledOut = tool.ruledOut?.find((l) => l.capability === 'egress');
+    if (this.#taintedBy !== undefined && ruledOut && !hasCapability(tool.capabilities ?? [], 'egress'))
+      decision.reason += `; the trifecta guard does not ask: the sandbox rules out egress (${ruledOut.why})`;
     this.#options.emit({
       type: 'approval',
       callId,
@@ -205,6 +213,7 @@ export class ApprovalGate {
       arguments: args,
       readOnlyHint: tool.readOnlyHint,
       capabilities: tool.capabilities ?? [],
+      ...(tool.ruledOut?.length ? { ruledOut: tool.ruledOut } : {}),
       why,
       ...(alwaysRule ? { alwaysRule } : {}),
     });

@@ -3,7 +3,13 @@ import { errorMessage, TackError } from '../errors.js';
 import type { CatalogTool } from '../mcp/catalog.js';
 import { resultText } from '../mcp/content.js';
 import type { McpHost } from '../mcp/host.js';
-import { type CapabilityLabel, labelTool } from '../security/capabilities.js';
+import {
+  applySandbox,
+  type CapabilityLabel,
+  labelTool,
+  type SandboxedLabels,
+  type SandboxFacts,
+} from '../security/capabilities.js';
 import type { NativeTool } from '../tools/native.js';
 import type { GatedTool } from './approval.js';
 import { sanitizeSchema } from './schema.js';
@@ -15,11 +21,38 @@ export interface AgentTool extends GatedTool {
   inputSchema: Record<string, unknown>;
   /** How the schema was mended for providers (see schema.ts); empty when taken as it was. */
   schemaChanges: string[];
-  run(input: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
+  /** Runs the call; `callId` is the model's id for it (a sub-agent names the call that started it). */
+  run(
+    input: Record<string, unknown>,
+    signal: AbortSignal,
+    callId?: string,
+  ): Promise<{ text: string; isError: boolean }>;
 }
 
-/** What the tool mapping needs from a server's configuration. */
-export type ToolServerSettings = Pick<ServerConfig, 'trusted' | 'capabilities'>;
+/** What the tool mapping needs from a server's configuration, and what its enforced sandbox guarantees. */
+export type ToolServerSettings = Pick<ServerConfig, 'trusted' | 'capabilities'> & {
+  sandboxFacts?: SandboxFacts;
+};
+
+/**
+ * The servers' settings with the guarantees of each enforced sandbox (from the host: a sandbox that is only
+ * configured, or preferred on a platform without one, guarantees nothing).
+ */
+export function withSandboxFacts(
+  settings: ReadonlyMap<string, ToolServerSettings>,
+  host: Pick<McpHost, 'servers'>,
+): Map<string, ToolServerSettings> {
+  const out = new Map(settings);
+  for (const status of host.servers()) {
+    if (status.sandbox.state !== 'enforced') continue;
+    out.set(status.name, {
+      trusted: false,
+      ...settings.get(status.name),
+      sandboxFacts: status.sandbox.guarantees,
+    });
+  }
+  return out;
+}
 
 /**
  * The tools of every connected server (or of `entries`, a subset of the catalog), under their model-visible
@@ -30,10 +63,12 @@ export function mcpAgentTools(
   settings: ReadonlyMap<string, ToolServerSettings>,
   entries: readonly CatalogTool[] = host.catalog.tools,
 ): AgentTool[] {
+  const withFacts = withSandboxFacts(settings, host);
   return entries.map((entry) => {
     const { definition } = entry;
     const { schema, changes } = sanitizeSchema(definition.inputSchema);
-    const trustedServer = settings.get(entry.server)?.trusted === true;
+    const trustedServer = withFacts.get(entry.server)?.trusted === true;
+    const { labels, ruledOut } = mcpToolSecurity(entry, withFacts);
     return {
       name: entry.name,
       server: entry.server,
@@ -42,7 +77,8 @@ export function mcpAgentTools(
       readOnlyHint: definition.annotations?.readOnlyHint === true,
       trustedServer,
       native: false,
-      capabilities: mcpToolLabels(entry, settings),
+      capabilities: labels,
+      ...(ruledOut.length > 0 ? { ruledOut } : {}),
       inputSchema: schema,
       schemaChanges: changes,
       async run(input, signal) {
@@ -53,41 +89,57 @@ export function mcpAgentTools(
   });
 }
 
-/** An MCP tool's capability labels: its server's configured ones (by tool name, or `*`), else annotations a
- * trusted server gives, else guesses. */
-export function mcpToolLabels(
+/**
+ * An MCP tool's capability labels: its server's configured ones (by tool name, or `*`), else annotations a
+ * trusted server gives, else guesses; then the legs its server's enforced sandbox rules out (source `sandbox`).
+ */
+export function mcpToolSecurity(
   entry: Pick<CatalogTool, 'server' | 'definition'>,
   settings: ReadonlyMap<string, ToolServerSettings>,
-): CapabilityLabel[] {
+): SandboxedLabels {
   const server = settings.get(entry.server);
   const configured = server?.capabilities?.[entry.definition.name] ?? server?.capabilities?.['*'];
-  return labelTool(entry.definition, {
+  const labels = labelTool(entry.definition, {
     trustedServer: server?.trusted === true,
     ...(configured ? { configured } : {}),
   });
+  return applySandbox(labels, server?.sandboxFacts);
 }
 
-/** tack's own tools (skills, knowledge, sub-agents). */
-export function nativeAgentTools(
-  tools: readonly NativeTool[],
-  alwaysAsk: ReadonlySet<string> = new Set(),
-  labels: ReadonlyMap<string, readonly CapabilityLabel[]> = new Map(),
-): AgentTool[] {
-  return tools.map((tool) => ({
-    capabilities: labels.get(tool.name) ?? [],
-    name: tool.name,
-    description: tool.description,
-    readOnlyHint: !alwaysAsk.has(tool.name),
-    trustedServer: true,
-    native: true,
-    alwaysAsk: alwaysAsk.has(tool.name),
-    inputSchema: tool.inputSchema,
-    schemaChanges: [],
-    async run(input, signal) {
-      const result = await tool.execute(input, { signal });
-      return { text: result.text, isError: result.isError === true };
-    },
-  }));
+/** What each enforced sandbox guarantees, by its tack.json `sandbox` key, for the native tools run inside one. */
+export interface NativeSandboxes {
+  skillScripts?: SandboxFacts | undefined;
+}
+
+/**
+ * tack's own tools (skills, knowledge, search, sub-agents), with the labels, the asking and the sandbox each
+ * declares where it is defined (NativeToolTraits): a declared label is a `default` one, and the legs an enforced
+ * sandbox rules out come off it as they do for an MCP server's tools.
+ */
+export function nativeAgentTools(tools: readonly NativeTool[], sandboxes: NativeSandboxes = {}): AgentTool[] {
+  return tools.map((tool) => {
+    const declared = (tool.capabilities ?? []).map(
+      (label): CapabilityLabel => ({ capability: label.capability, source: 'default', why: label.why }),
+    );
+    const { labels, ruledOut } = applySandbox(declared, tool.sandbox ? sandboxes[tool.sandbox] : undefined);
+    const alwaysAsk = tool.alwaysAsk === true;
+    return {
+      capabilities: labels,
+      ...(ruledOut.length > 0 ? { ruledOut } : {}),
+      name: tool.name,
+      description: tool.description,
+      readOnlyHint: !alwaysAsk,
+      trustedServer: true,
+      native: true,
+      alwaysAsk,
+      inputSchema: tool.inputSchema,
+      schemaChanges: [],
+      async run(input, signal, callId) {
+        const result = await tool.execute(input, { signal, ...(callId !== undefined ? { callId } : {}) });
+        return { text: result.text, isError: result.isError === true };
+      },
+    };
+  });
 }
 
 /**
@@ -98,9 +150,10 @@ export async function runTool(
   tool: AgentTool,
   input: Record<string, unknown>,
   signal: AbortSignal,
+  callId?: string,
 ): Promise<{ text: string; isError: boolean }> {
   try {
-    return await tool.run(input, signal);
+    return await tool.run(input, signal, callId);
   } catch (error) {
     if (signal.aborted) throw error;
     const hint = TackError.isInstance(error) && error.hint ? ` ${error.hint}` : '';

@@ -8,6 +8,14 @@ import { pushAll } from '../util/arrays.js';
 import { type ExpandResult, expandVars } from './expand.js';
 import { type Limits, type LimitsConfig, LimitsSchema, resolveLimits } from './limits.js';
 import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
+import {
+  DEFAULT_SKILL_SCRIPT_SANDBOX,
+  type Declared,
+  mergeSandboxSettings,
+  profileNameProblem,
+  type SandboxPolicy,
+  SandboxResolver,
+} from './sandbox.js';
 import { type ScanConfig, ScanSchema } from './scan.js';
 import {
   AgentSchema,
@@ -22,6 +30,9 @@ import {
   knownKeys,
   type OAuthSettings,
   PermissionsSchema,
+  type SandboxField,
+  type SandboxSettings,
+  SandboxSettingsSchema,
   ServeSchema,
   type SseServerEntry,
   type StdioServerEntry,
@@ -63,6 +74,8 @@ export interface StdioServerConfig extends ServerConfigBase {
   env: Record<string, string>;
   /** Absolute. */
   cwd: string;
+  /** The sandbox it runs in (its own `sandbox`, else `sandbox.defaultForServers`); absent: none. */
+  sandbox?: SandboxPolicy | undefined;
 }
 
 export interface HttpServerConfig extends ServerConfigBase {
@@ -107,6 +120,8 @@ export interface TackConfig {
   toolSearch: ToolSearchConfig;
   /** `scan`, merged key by key (the more local file winning). */
   scan: ScanConfig;
+  /** The sandbox skill scripts run in (absent: none); servers carry their own (`StdioServerConfig.sandbox`). */
+  sandbox: { skillScripts: SandboxPolicy | undefined };
   /** Files that were read, lowest precedence first. */
   sources: ConfigSource[];
   warnings: ConfigWarning[];
@@ -129,6 +144,11 @@ export interface ProjectContributions {
   hooks: Array<{ event: HookEvent; hook: HookEntry }>;
   allow: string[];
   skillFolders: string[];
+  /**
+   * Set when the project's files have a `sandbox` section: the policies skill scripts and the other files'
+   * servers get without it, which apply while the project is not trusted (it could loosen them).
+   */
+  sandbox?: { skillScripts: SandboxPolicy | undefined; servers: Record<string, SandboxPolicy | undefined> };
 }
 
 export type AgentConfig = z.infer<typeof AgentSchema>;
@@ -191,6 +211,8 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   let scan: ScanConfig = {};
   const permissions: TackConfig['permissions'] = { allow: [], ask: [], deny: [] };
   const fromProject: ProjectContributions = { hooks: [], allow: [], skillFolders: [] };
+  const sandboxSections: Array<{ settings: SandboxSettings; file: string; project: boolean }> = [];
+  const sandboxFields = new Map<string, Declared<SandboxField>>();
 
   const invalidProjectFiles: InvalidConfigFile[] = [];
 
@@ -219,6 +241,12 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
       pushAll(fromProject.allow, parsed.permissions?.allow ?? []);
       pushAll(fromProject.skillFolders, parsed.skillFolders);
     }
+    if (parsed.sandbox)
+      sandboxSections.push({
+        settings: parsed.sandbox,
+        file: source.file,
+        project: source.scope === 'project',
+      });
     if (parsed.knowledge) {
       knowledge.bundles = [...parsed.knowledge.bundles, ...knowledge.bundles];
       knowledge.runtimes = { ...knowledge.runtimes, ...parsed.knowledge.runtimes };
@@ -226,12 +254,36 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     for (const server of parsed.servers) {
       byName.delete(server.name); // re-insert so declaration order follows precedence
       byName.set(server.name, server);
+      const declared = parsed.sandboxFields.get(server.name);
+      if (declared) sandboxFields.set(server.name, declared);
+      else sandboxFields.delete(server.name);
     }
   }
 
+  const servers = [...byName.values()];
+  const context = { workspace: projectRoot, env, paths };
+  // A broken sandbox section would make every reference to its profiles an error too: report it alone.
+  const sandboxBroken = issues.some((i) => i.path === 'sandbox' || i.path.startsWith('sandbox.'));
+  const sandbox = sandboxBroken
+    ? { skillScripts: undefined, servers: {} }
+    : resolveSandboxes(servers, sandboxFields, sandboxSections, context, issues);
+  if (sandboxSections.some((section) => section.project)) {
+    // What applies while the project is untrusted: the same, resolved without the project's sandbox section.
+    const without = resolveSandboxes(
+      servers.filter((server) => server.source.scope !== 'project'),
+      sandboxFields,
+      sandboxSections.filter((section) => !section.project),
+      context,
+      [],
+    );
+    fromProject.sandbox = { skillScripts: without.skillScripts, servers: without.servers };
+  }
+  for (const server of servers)
+    if (server.transport === 'stdio') server.sandbox = sandbox.servers[server.name];
+
   if (issues.length > 0) throw invalidConfig(issues, cwd);
   return {
-    servers: [...byName.values()],
+    servers,
     serve,
     skillFolders,
     knowledge,
@@ -240,6 +292,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     limits: resolveLimits(limits),
     toolSearch,
     scan,
+    sandbox: { skillScripts: sandbox.skillScripts },
     sources,
     warnings,
     projectRoot,
@@ -258,6 +311,43 @@ export function invalidConfig(issues: readonly ConfigWarning[], cwd: string = pr
     details: lines.slice(1),
     hint: 'Fix the configuration and run again; no server was started.',
   });
+}
+
+/**
+ * Every stdio server's sandbox (its own field, else `sandbox.defaultForServers`) and the skill scripts' (else
+ * tack's default: workspace-write, preferred), against the profiles of `sections`. A policy that cannot be resolved
+ * is an issue; in the untrusted-project pass (no `issues` reported) it falls back to read-only, required.
+ */
+function resolveSandboxes(
+  servers: readonly ServerConfig[],
+  fields: ReadonlyMap<string, Declared<SandboxField>>,
+  sections: ReadonlyArray<{ settings: SandboxSettings; file: string }>,
+  context: ConstructorParameters<typeof SandboxResolver>[1],
+  issues: ConfigWarning[],
+): { skillScripts: SandboxPolicy | undefined; servers: Record<string, SandboxPolicy | undefined> } {
+  const merged = mergeSandboxSettings(sections);
+  const resolver = new SandboxResolver(merged.profiles, context);
+  const resolve = (field: Declared<SandboxField>, name: string, required = true) => {
+    const problems: ConfigWarning[] = [];
+    const policy = resolver.resolve(field, name, problems, required);
+    pushAll(issues, problems);
+    if (problems.length === 0) return policy;
+    return resolver.resolve({ value: 'read-only', file: field.file, path: field.path }, name, [], true);
+  };
+  const out: Record<string, SandboxPolicy | undefined> = {};
+  for (const server of servers) {
+    if (server.transport !== 'stdio' || !server.enabled) continue;
+    const field = fields.get(server.name) ?? merged.defaultForServers;
+    if (field) out[server.name] = resolve(field, server.name);
+  }
+  let skillScripts: SandboxPolicy | undefined;
+  if (merged.skillScripts) skillScripts = resolve(merged.skillScripts, 'skill-scripts');
+  else {
+    const field = { value: DEFAULT_SKILL_SCRIPT_SANDBOX, file: '', path: '' };
+    skillScripts = resolve(field, 'skill-scripts', false);
+    if (skillScripts) skillScripts.origin = "tack's default for skill scripts";
+  }
+  return { skillScripts, servers: out };
 }
 
 function readConfigText(file: string, required: boolean): string | undefined {
@@ -289,6 +379,10 @@ const TOP_LEVEL_KEYS = knownKeys(TackConfigFileSchema);
 
 interface ParsedFile {
   servers: ServerConfig[];
+  /** The `sandbox` section, checked; resolved once every file is read (a profile may live in another file). */
+  sandbox?: SandboxSettings;
+  /** Each stdio server's own `sandbox` field, where it was written. */
+  sandboxFields: Map<string, Declared<SandboxField>>;
   serve: ServeConfig | undefined;
   skillFolders: string[];
   knowledge?: KnowledgeConfig;
@@ -310,7 +404,14 @@ export function parseConfigText(
   const issues: ConfigWarning[] = [];
   const warnings: ConfigWarning[] = [];
   const servers: ServerConfig[] = [];
-  const result: ParsedFile = { servers, serve: undefined, skillFolders: [], issues, warnings };
+  const result: ParsedFile = {
+    servers,
+    serve: undefined,
+    skillFolders: [],
+    sandboxFields: new Map(),
+    issues,
+    warnings,
+  };
   const issue = (path: string, message: string) => issues.push({ file: source.file, path, message });
 
   let root: unknown;
@@ -371,11 +472,28 @@ export function parseConfigText(
           zodMessage(zi, isRecord(root.toolSearch) ? root.toolSearch : {}),
         );
   }
+  if (source.format === 'tack' && root.sandbox !== undefined) {
+    const section = root.sandbox;
+    const profiles = isRecord(section) && isRecord(section.profiles) ? Object.keys(section.profiles) : [];
+    for (const name of profiles) {
+      const problem = profileNameProblem(name);
+      if (problem) issue(jsonPath(['sandbox', 'profiles', name]), problem);
+    }
+    const parsed = SandboxSettingsSchema.safeParse(section);
+    if (parsed.success) result.sandbox = parsed.data;
+    else
+      for (const zi of parsed.error.issues)
+        issue(
+          jsonPath(['sandbox', ...zi.path.map(pathKey)]),
+          zodMessage(zi, isRecord(section) ? section : {}),
+        );
+  }
   if (source.format === 'tack' && root.knowledge !== undefined) {
     result.knowledge = parseKnowledge(root.knowledge, source.file, env, issue);
   }
   const block = root.mcpServers;
   if (block === undefined) return result;
+  const resultSandbox = result.sandboxFields;
   if (!isRecord(block)) {
     issue('mcpServers', `expected an object of servers by name, got ${describe(block)}`);
     return result;
@@ -415,6 +533,9 @@ export function parseConfigText(
     const warn = (path: string, message: string) => warnings.push({ file: source.file, path, message });
     const server = resolveEntry(name, pick.transport, result.data, source, env, { issue, warn }, at);
     if (server) servers.push(server);
+    const sandbox = (result.data as StdioServerEntry).sandbox;
+    if (server?.transport === 'stdio' && sandbox !== undefined)
+      resultSandbox.set(name, { value: sandbox, file: source.file, path: at('sandbox') });
   }
   return result;
 }

@@ -55,6 +55,87 @@ const lifecycleFields = {
     .describe('These tools are hidden (applied after enabledTools; `*` matches any run).'),
 };
 
+/** The profiles tack ships; a custom profile may not take one of these names. */
+export const BUILTIN_SANDBOX_PROFILES = ['none', 'read-only', 'workspace-write'] as const;
+
+/** `host:port`, the host a name or an IP literal (IPv6 in brackets), optionally `*.` for every subdomain. */
+export const NETWORK_RULE_PATTERN =
+  /^(\*\.)?([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\]):([1-9][0-9]{0,4})$/;
+
+const sandboxPaths = (what: string) =>
+  z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      `${what}; added to the profile's. \`\${workspace}\` is the project root, \`~\` the home folder, \`\${VAR}\` expands, a relative path is relative to the project root; symlinks are resolved before binding.`,
+    );
+
+export const SandboxPolicySchema = z
+  .object({
+    profile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'The profile this policy starts from: read-only (the default), workspace-write, none, or one of sandbox.profiles.',
+      ),
+    network: z
+      .union([
+        z.boolean(),
+        z.array(
+          z.string().regex(NETWORK_RULE_PATTERN, { error: 'expected host:port, e.g. "api.example.com:443"' }),
+        ),
+      ])
+      .optional()
+      .describe(
+        'false: no network at all (own network namespace); true: the host network; ["host:port", "*.example.com:443"]: only these, through a filtering HTTP proxy tack runs outside the sandbox (HTTP_PROXY / HTTPS_PROXY).',
+      ),
+    read: sandboxPaths('Paths the process may read (besides the read-only root file system)'),
+    write: sandboxPaths('Paths the process may write'),
+    home: z
+      .boolean()
+      .optional()
+      .describe(
+        'false (default): the home folder is hidden except the paths named in read and write; true: it is visible, read-only.',
+      ),
+    required: z
+      .boolean()
+      .optional()
+      .describe(
+        'true (default): without a supported sandbox on this platform the process does not start, and says why; false: it starts unsandboxed with a warning.',
+      ),
+  })
+  .strict();
+
+/** A policy: a profile name, a policy object, or false (no sandbox). */
+export const SandboxFieldSchema = z
+  .union([z.literal(false), z.string().min(1), SandboxPolicySchema], {
+    error: 'expected a profile name, a sandbox policy object or false',
+  })
+  .describe(
+    'Run this process in a sandbox tack enforces (Linux: bubblewrap): a profile name (read-only, workspace-write, none, or one of sandbox.profiles), a policy object, or false for none.',
+  );
+
+export const SandboxSettingsSchema = z
+  .object({
+    profiles: z
+      .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/), SandboxPolicySchema)
+      .optional()
+      .describe('Named policies, used by name in mcpServers.<name>.sandbox and below.'),
+    defaultForServers: SandboxFieldSchema.optional().describe(
+      'The sandbox of every stdio server that sets none of its own (default none: opt-in).',
+    ),
+    skillScripts: SandboxFieldSchema.optional().describe(
+      'The sandbox skill scripts run in (default workspace-write without network; without a supported sandbox they run with a warning).',
+    ),
+  })
+  .strict()
+  .describe('Sandbox profiles and defaults for stdio servers and skill scripts (see docs/security.md).');
+
+export type SandboxPolicyEntry = z.infer<typeof SandboxPolicySchema>;
+export type SandboxField = z.infer<typeof SandboxFieldSchema>;
+export type SandboxSettings = z.infer<typeof SandboxSettingsSchema>;
+
 const stringMap = z.record(z.string(), z.string());
 
 /** Letters, digits, `_` and `-`; no `__` and no trailing `_`, so `mcp__<server>__<tool>` parses back unambiguously. */
@@ -76,6 +157,7 @@ export const StdioServerEntrySchema = z
       .describe(
         'Working directory, relative to the config file (default: the directory of the config file).',
       ),
+    sandbox: SandboxFieldSchema.optional(),
     ...lifecycleFields,
   })
   .describe('A local server started as a child process and spoken to over stdin/stdout.');
@@ -386,6 +468,7 @@ export const TackConfigFileSchema = z
     limits: LimitsSchema.optional(),
     toolSearch: ToolSearchSchema.optional(),
     scan: ScanSchema.optional(),
+    sandbox: SandboxSettingsSchema.optional(),
     mcpServers: z
       .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)
       .optional()

@@ -24,6 +24,8 @@ export interface HeldBack {
   skillFolders: string[];
   /** Project skill roots (relative to the project root) whose skills are not loaded. */
   skillRoots: string[];
+  /** The project's `sandbox` section was set aside (it could loosen the sandbox of the user's servers and scripts). */
+  sandbox: boolean;
 }
 
 /** The reason a held-back server shows (`tack servers`, the error a call to it gets). */
@@ -56,18 +58,32 @@ export function projectTrustScope(config: TackConfig, cwd: string = process.cwd(
  * untouched. Pure: the configuration given is not changed.
  */
 export function applyProjectTrust(config: TackConfig, verdict: ProjectTrustVerdict): TackConfig {
-  const heldBack: HeldBack = { servers: [], hooks: [], allow: [], skillFolders: [], skillRoots: [] };
+  const heldBack: HeldBack = {
+    servers: [],
+    hooks: [],
+    allow: [],
+    skillFolders: [],
+    skillRoots: [],
+    sandbox: false,
+  };
   // A trusted project's files are used, so a broken one is the error it always was.
   const invalid = config.invalidProjectFiles ?? [];
   if (verdict.trusted && invalid.length > 0) throw invalidConfig(invalid.flatMap((file) => file.issues));
   if (verdict.trusted) return { ...config, projectTrust: { verdict, heldBack } };
   const reason = untrustedReason(verdict);
+  const from = config.fromProject ?? { hooks: [], allow: [], skillFolders: [] };
+  const sandbox = from.sandbox;
+  heldBack.sandbox = sandbox !== undefined;
   const servers = config.servers.map((server) => {
-    if (server.source.scope !== 'project' || !server.enabled) return server;
+    if (server.source.scope !== 'project') {
+      return sandbox && server.transport === 'stdio' && server.enabled
+        ? { ...server, sandbox: sandbox.servers[server.name] }
+        : server;
+    }
+    if (!server.enabled) return server;
     heldBack.servers.push(server.name);
     return { ...server, enabled: false, disabledReason: reason };
   });
-  const from = config.fromProject ?? { hooks: [], allow: [], skillFolders: [] };
 
   // By value rather than identity, so a copied configuration works too; project entries were merged after the
   // user's, so they are taken from the end, and a user entry that happens to equal one stays.
@@ -94,6 +110,7 @@ export function applyProjectTrust(config: TackConfig, verdict: ProjectTrustVerdi
     servers,
     agent,
     permissions: { ...config.permissions, allow },
+    ...(sandbox ? { sandbox: { skillScripts: sandbox.skillScripts } } : {}),
     skillFolders,
     projectTrust: { verdict, heldBack },
   };
@@ -132,6 +149,7 @@ export function projectTrustWarning(config: Pick<TackConfig, 'projectTrust'>): s
     heldBack.allow.length > 0 &&
       `${heldBack.allow.length} allow rule${heldBack.allow.length === 1 ? '' : 's'}`,
     (heldBack.skillRoots.length > 0 || heldBack.skillFolders.length > 0) && 'project skills',
+    heldBack.sandbox && 'its sandbox settings',
   ].filter((item): item is string => typeof item === 'string');
   if (items.length === 0) return undefined;
   const what = `held back ${items.join(', ')}`;

@@ -63,6 +63,7 @@ export class ServerLog {
   readonly #lines: LineMasker;
   #decoder = new StringDecoder('utf8');
   #partial = '';
+  #lineListener: ((line: string) => void) | undefined;
 
   constructor(
     server: string,
@@ -99,14 +100,23 @@ export class ServerLog {
     const lines = (this.#partial + text).split('\n');
     this.#partial = lines.pop() ?? '';
     let out = '';
+    const written: string[] = [];
     for (const line of lines) {
       const masked = this.#lines.line(line);
       if (masked === undefined) continue;
       out += `${masked}\n`;
       this.#remember(masked);
+      written.push(masked);
     }
     this.#write(out);
     if (this.#partial.length > MAX_PARTIAL_CHARS) this.#flushPartial(false);
+    // After the chunk is written: a listener's notes must not split the partial line it leaves.
+    if (this.#lineListener) for (const line of written) this.#lineListener(line);
+  }
+
+  /** Called with every complete stderr line (masked) after it is written: the sandbox explains refusals. */
+  onStderrLine(listener: ((line: string) => void) | undefined): void {
+    this.#lineListener = listener;
   }
 
   /** A line written by tack about the server (not by the server). */

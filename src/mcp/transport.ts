@@ -6,6 +6,8 @@ import {
 } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { HttpServerConfig, StdioServerConfig } from '../config/load.js';
+import type { SandboxPolicy } from '../config/sandbox.js';
+import { sandboxEnvironment } from '../sandbox/launch.js';
 import type { TackOAuthProvider } from './oauth.js';
 import { LinearReadBuffer } from './read-buffer.js';
 import type { ServerLog } from './server-log.js';
@@ -27,8 +29,8 @@ export interface StdioHooks {
   maxMessageBytes?: number;
 }
 
-/** Where a variable of a stdio server's environment comes from. */
-export type EnvSource = 'safe-default' | 'configured';
+/** Where a variable of a stdio server's environment comes from; `sandbox`: set by its sandbox (TMPDIR, proxy). */
+export type EnvSource = 'safe-default' | 'configured' | 'sandbox';
 
 export interface StdioEnvironment {
   /** Exactly what the child process gets. */
@@ -42,26 +44,40 @@ export interface StdioEnvironment {
  * LOGNAME, those that are set) plus the entry's own `env`, never tack's whole environment, where API keys live.
  * `tack scan` lists it from this same function, so the listing cannot drift from what the child gets.
  */
-export function stdioEnvironment(config: Pick<StdioServerConfig, 'env'>): StdioEnvironment {
+export function stdioEnvironment(
+  config: Pick<StdioServerConfig, 'env'> & { sandbox?: SandboxPolicy | undefined },
+): StdioEnvironment {
   const defaults = getDefaultEnvironment();
   const env = { ...defaults, ...config.env };
-  const variables = Object.keys(env)
-    .sort()
-    .map((name) => ({
-      name,
-      source: Object.hasOwn(config.env, name) ? ('configured' as const) : ('safe-default' as const),
-    }));
+  // Listed, not added: the sandbox sets them at spawn time, only when it is enforced.
+  const fromSandbox = config.sandbox ? sandboxEnvironment(config.sandbox) : {};
+  const variables = [...new Set([...Object.keys(env), ...Object.keys(fromSandbox)])].sort().map((name) => ({
+    name,
+    source: Object.hasOwn(fromSandbox, name)
+      ? ('sandbox' as const)
+      : Object.hasOwn(config.env, name)
+        ? ('configured' as const)
+        : ('safe-default' as const),
+  }));
   return { env, variables };
 }
 
-/** A stdio transport whose child gets `stdioEnvironment(config)` and nothing else of tack's environment. */
-export function createStdioTransport(config: StdioServerConfig, hooks: StdioHooks): StdioClientTransport {
+/** What a stdio transport spawns: a server's own command line, or its sandbox's around it (sandbox/launch.ts). */
+export interface StdioSpawn {
+  command: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+/** A stdio transport whose child gets exactly `spawn.env` (`stdioEnvironment`, plus its sandbox's). */
+export function createStdioTransport(spawn: StdioSpawn, hooks: StdioHooks): StdioClientTransport {
   const transport = new StdioClientTransport({
-    command: config.command,
-    args: config.args,
+    command: spawn.command,
+    args: [...spawn.args],
     // The SDK spreads its defaults under this again: the same set, so the child gets exactly this.
-    env: stdioEnvironment(config).env,
-    cwd: config.cwd,
+    env: spawn.env,
+    cwd: spawn.cwd,
     stderr: 'pipe',
     maxBufferSize: hooks.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
   });

@@ -11,7 +11,8 @@
 export const CAPABILITIES = ['untrusted-input', 'private-data', 'egress', 'destructive'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
-export type LabelSource = 'config' | 'annotation' | 'default';
+/** `sandbox`: a leg an enforced sandbox rules out (see applySandbox); it never adds one. */
+export type LabelSource = 'config' | 'annotation' | 'default' | 'sandbox';
 
 export interface CapabilityLabel {
   capability: Capability;
@@ -154,6 +155,58 @@ function parameterNames(schema: unknown): string[] {
   if (typeof schema !== 'object' || schema === null) return [];
   const properties = (schema as { properties?: unknown }).properties;
   return typeof properties === 'object' && properties !== null ? Object.keys(properties) : [];
+}
+
+/**
+ * What an enforced sandbox guarantees about a server's process (sandbox/guarantees.ts computes it): facts the
+ * kernel holds, where the labels are guesses.
+ */
+export interface SandboxFacts {
+  /** No network at all: the process cannot send anything out itself. */
+  noNetwork: boolean;
+  /** The home folder and tack's folders are hidden and no rule binds a path in them (besides the workspace). */
+  noPrivateFiles: boolean;
+  /** In words, with the rule: `no network (network: false, profile read-only)`. */
+  network: string;
+  files: string;
+}
+
+export interface SandboxedLabels {
+  labels: CapabilityLabel[];
+  /** The legs the sandbox ruled out, each with source `sandbox` and the rule that rules it out. */
+  ruledOut: CapabilityLabel[];
+}
+
+/**
+ * The labels left once an enforced sandbox is taken into account. Without network the process has no egress of
+ * its own; without network and without private files it has no private data to read either (a contacts API is
+ * network, an address book a file). Only guesses and annotations give way: a label from tack.json is the user's
+ * word (they may know the mail spool a server writes is sent by another program) and stays. `untrusted-input`
+ * stays too: the workspace itself may hold text someone else wrote.
+ */
+export function applySandbox(
+  labels: readonly CapabilityLabel[],
+  facts: SandboxFacts | undefined,
+): SandboxedLabels {
+  if (!facts) return { labels: [...labels], ruledOut: [] };
+  const ruledOut: CapabilityLabel[] = [];
+  const kept = labels.filter((label) => {
+    if (label.source === 'config') return true;
+    const why =
+      label.capability === 'egress' && facts.noNetwork
+        ? facts.network
+        : label.capability === 'private-data' && facts.noNetwork && facts.noPrivateFiles
+          ? `${facts.files}; ${facts.network}`
+          : undefined;
+    if (why === undefined) return true;
+    ruledOut.push({
+      capability: label.capability,
+      source: 'sandbox',
+      why: `${why} (instead of ${label.source}: ${label.why})`,
+    });
+    return false;
+  });
+  return { labels: kept, ruledOut };
 }
 
 export function hasCapability(labels: readonly CapabilityLabel[], capability: Capability): boolean {

@@ -1,6 +1,8 @@
-import { extname } from 'node:path';
+import { extname, join } from 'node:path';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { describeNetwork, type SandboxPolicy } from '../config/sandbox.js';
 import { TackError } from '../errors.js';
+import { prepareLaunch, type SandboxStatus } from '../sandbox/launch.js';
 import { type CappedRunResult, runCapped } from '../util/run-capped.js';
 import type { SkillEntry } from './library.js';
 import { resolveInside } from './paths.js';
@@ -11,9 +13,11 @@ export interface ScriptApprovalRequest {
   /** As the model asked for it, relative to scripts/. */
   script: string;
   args: readonly string[];
-  /** The exact argv that will run. */
+  /** The exact argv that will run (inside its sandbox, when it has one). */
   command: readonly string[];
   cwd: string;
+  /** The sandbox it runs in, in words: `workspace-write, no network`, or `none`. */
+  sandbox: string;
 }
 
 /** Says yes or no to one script run. Without one, no script runs: running code is never a silent default. */
@@ -28,10 +32,19 @@ export interface RunScriptOptions {
   /** Added to the safe environment (the SDK's default: PATH, HOME, USER, SHELL, TERM, LOGNAME). */
   env?: Record<string, string>;
   signal?: AbortSignal;
+  /**
+   * The sandbox the script runs in (tack.json `sandbox.skillScripts`, resolved; the harness and `tack skills run`
+   * pass the configuration's). Absent: none.
+   */
+  sandbox?: SandboxPolicy | undefined;
 }
 
-/** What a script run returns: exit status, capped output, what was dropped, how long it took. */
-export type ScriptResult = Omit<CappedRunResult, 'spawnError'>;
+/** What a script run returns: exit status, capped output, what was dropped, how long it took, its sandbox. */
+export type ScriptResult = Omit<CappedRunResult, 'spawnError'> & {
+  sandbox?: SandboxStatus;
+  /** What the sandbox refused, explained with its rule (from the script's stderr and the proxy's decisions). */
+  sandboxNotes?: string[];
+};
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_OUTPUT = 32 * 1024;
@@ -70,7 +83,15 @@ export async function runSkillScript(
   const path = await resolveInside(skill, script.replace(/^scripts\//, ''), 'scripts');
   const ext = extname(path).toLowerCase();
   const command = [...(INTERPRETERS[ext] ?? []), path, ...args];
-  const request: ScriptApprovalRequest = { skill: skill.name, script, args, command, cwd: skill.dir };
+  const policy = options.sandbox;
+  const request: ScriptApprovalRequest = {
+    skill: skill.name,
+    script,
+    args,
+    command,
+    cwd: skill.dir,
+    sandbox: policy ? `${policy.profile}, ${describeNetwork(policy.network)}` : 'none',
+  };
   if (!options.approve) {
     throw new TackError('SKILL_SCRIPT', `skill '${skill.name}': running ${script} needs approval`, {
       hint: 'Pass an approve callback (the harness asks the user); no script runs without one.',
@@ -79,21 +100,47 @@ export async function runSkillScript(
   if (!(await options.approve(request))) {
     throw new TackError('SKILL_SCRIPT', `skill '${skill.name}': running ${script} was not approved`);
   }
-  return spawnCapped(command, skill, options);
+  return spawnCapped(command, skill, script, options);
 }
 
 async function spawnCapped(
   command: readonly string[],
   skill: SkillEntry,
+  script: string,
   options: RunScriptOptions,
 ): Promise<ScriptResult> {
-  const run = await runCapped(command, {
-    cwd: skill.dir,
+  const notes: string[] = [];
+  const policy = options.sandbox;
+  // A required sandbox this platform cannot give is thrown (SANDBOX_UNAVAILABLE) before anything runs.
+  const launch = await prepareLaunch(policy, {
+    command: command[0]!,
+    args: command.slice(1),
     env: { ...getDefaultEnvironment(), ...options.env },
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
-    signal: options.signal,
+    cwd: skill.dir,
+    readPaths: [{ path: skill.dir, rule: `the skill's own folder (${skill.name})` }],
+    ...(policy ? { stateDir: join(policy.stateDir, safeName(skill.name)) } : {}),
+    subject: `skill script ${skill.name}/${script}`,
+    note: (message) => notes.push(message),
   });
+  let run: CappedRunResult;
+  try {
+    run = await runCapped([launch.command, ...launch.args], {
+      cwd: launch.cwd,
+      env: launch.env,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+      signal: options.signal,
+    });
+  } finally {
+    await launch.close();
+  }
+  const explained = new Set<string>();
+  for (const line of run.stderr.split('\n'))
+    for (const refusal of launch.explain(line))
+      if (!explained.has(refusal.subject)) {
+        explained.add(refusal.subject);
+        notes.push(refusal.message);
+      }
   const error = run.spawnError;
   if (error)
     throw new TackError(
@@ -109,7 +156,17 @@ async function spawnCapped(
       },
     );
   const { spawnError: _none, ...result } = run;
-  return result;
+  return {
+    ...result,
+    ...(launch.status.state !== 'none' ? { sandbox: launch.status } : {}),
+    ...(notes.length > 0 ? { sandboxNotes: notes } : {}),
+  };
+}
+
+/** A skill's name as a folder name: front matter is not always valid, and must not climb out of the state folder. */
+function safeName(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_');
+  return safe === '' || safe === '.' || safe === '..' ? '_' : safe;
 }
 
 /** The result as the model reads it: exit status first, then output, and what was cut. */
@@ -124,5 +181,6 @@ export function formatScriptResult(script: string, result: ScriptResult): string
     ...(result.stdout ? ['<stdout>', result.stdout.trimEnd(), '</stdout>'] : []),
     ...(result.stderr ? ['<stderr>', result.stderr.trimEnd(), '</stderr>'] : []),
     ...(result.droppedBytes ? [`[${result.droppedBytes} more bytes of output not shown]`] : []),
+    ...(result.sandboxNotes ?? []).map((note) => `[${note}]`),
   ].join('\n');
 }

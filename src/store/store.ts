@@ -5,6 +5,7 @@ import { OAuthCredentials } from './oauth-credentials.js';
 import { PinRecords } from './pins.js';
 import { ScanJudgements } from './scan-judgements.js';
 import { SessionIndex } from './sessions.js';
+import { TokenCounts } from './token-counts.js';
 import { ToolEmbeddings } from './tool-embeddings.js';
 import { ToolExamples } from './tool-examples.js';
 import { TrustedProjects } from './trusted-projects.js';
@@ -21,6 +22,7 @@ export class TackStore {
   readonly trustedProjects: TrustedProjects;
   readonly pins: PinRecords;
   readonly scanJudgements: ScanJudgements;
+  readonly tokenCounts: TokenCounts;
 
   constructor(db: Db) {
     this.db = db;
@@ -33,6 +35,7 @@ export class TackStore {
     this.trustedProjects = new TrustedProjects(db);
     this.pins = new PinRecords(db);
     this.scanJudgements = new ScanJudgements(db);
+    this.tokenCounts = new TokenCounts(db);
   }
 
   /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */

@@ -250,7 +250,9 @@ describe('tack knowledge', () => {
       { cwd: REPO },
     );
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/^error: parameter "year" must be an integer.*\nhint: Pass -p year=2026 \(integer\)\./);
+    expect(bad.stderr).toMatch(
+      /^error: parameter "year" must be an integer.*\nhint: Pass -p year=2026 \(integer\)\./,
+    );
   });
 
   it('without a bundle says how to name one', async () => {

@@ -19,14 +19,19 @@ const role = (name: string, ...extra: string[]) => ({
   args: [fixture('attack-server.js'), '--role', name, ...extra],
 });
 
-/** The seed's setting: a fetch tool, the address book and an email tool, all three allowed by rules. */
-async function setting(): Promise<{ p: TempProject; host: McpHost; outbox: string }> {
+/**
+ * The seed's setting: a fetch tool, the address book and an email tool, all three allowed by rules; `mail` may
+ * carry more of its entry (a sandbox).
+ */
+async function setting(
+  mail: Record<string, unknown> = {},
+): Promise<{ p: TempProject; host: McpHost; outbox: string }> {
   const p = scope.project('tack-trifecta-');
   const outbox = join(p.dir, 'outbox.jsonl');
   const host = await startHost(p, {
     web: role('web'),
     contacts: role('contacts'),
-    mail: role('mail', '--outbox', outbox),
+    mail: { ...role('mail', '--outbox', outbox), ...mail },
   });
   cleanups.push(() => host.close());
   return { p, host, outbox };
@@ -46,12 +51,15 @@ async function session(
     config: p.load(),
     transcript: false,
     maxRetries: 0,
-    // The user allowed all three tools by rule: the guard must hold even so.
-    permissions: {
-      allow: ['mcp__web__fetch_page', 'mcp__contacts__list_contacts', 'mcp__mail__send_email'],
-    },
     onEvent: (e) => events.push(e),
     ...options,
+    approvals: {
+      // The user allowed all three tools by rule: the guard must hold even so.
+      permissions: {
+        allow: ['mcp__web__fetch_page', 'mcp__contacts__list_contacts', 'mcp__mail__send_email'],
+      },
+      ...options.approvals,
+    },
   });
   return { session: s, events };
 }
@@ -78,7 +86,7 @@ describe('the lethal-trifecta guard', () => {
   it('stops the exfiltration the seed describes: a fetched page tells the model to email the address book', async () => {
     const world = await setting();
     const provider = await fake(attack);
-    const { session: s, events } = await session(provider, world, { approve: 'never' });
+    const { session: s, events } = await session(provider, world, { approvals: { mode: 'never' } });
     // Flagged at start: all three legs are present.
     expect(
       events.some(
@@ -112,7 +120,7 @@ describe('the lethal-trifecta guard', () => {
   it('lets the same allowed email go when no untrusted input was read (the rule applies again)', async () => {
     const world = await setting();
     const provider = await fake(attack.slice(1));
-    const { session: s } = await session(provider, world, { approve: 'never' });
+    const { session: s } = await session(provider, world, { approvals: { mode: 'never' } });
     await s.run('Email my contacts list to my other address');
     const sent = readFileSync(world.outbox, 'utf8').trim().split('\n');
     expect(sent.map((line) => JSON.parse(line).to)).toEqual(['evil@example.com']);
@@ -131,11 +139,13 @@ describe('the lethal-trifecta guard', () => {
     ]);
     const asked: ApprovalRequest[] = [];
     const { session: s } = await session(provider, world, {
-      approve: 'ask',
-      approver: async (request) => {
-        asked.push(request);
-        // The user allows it "for the session": that must not silence the guard for the next call.
-        return { decision: asked.length === 1 ? 'allow' : 'deny', remember: 'session' };
+      approvals: {
+        mode: 'ask',
+        approver: async (request) => {
+          asked.push(request);
+          // The user allows it "for the session": that must not silence the guard for the next call.
+          return { decision: asked.length === 1 ? 'allow' : 'deny', remember: 'session' };
+        },
       },
     });
     await s.run('Summarise the page');
@@ -166,7 +176,7 @@ describe('the lethal-trifecta guard', () => {
       { text: 'sent?' },
       { text: 'ok' },
     ]);
-    const { session: parent } = await session(provider, down, { approve: 'never' });
+    const { session: parent } = await session(provider, down, { approvals: { mode: 'never' } });
     await parent.run('Summarise the page');
     expect(existsSync(down.outbox)).toBe(false);
     // Up: a sub-agent read the page; its answer carries it back, so the parent's own email asks.
@@ -178,7 +188,7 @@ describe('the lethal-trifecta guard', () => {
       email,
       { text: 'ok' },
     ]);
-    const { session: parent2, events } = await session(provider2, up, { approve: 'never' });
+    const { session: parent2, events } = await session(provider2, up, { approvals: { mode: 'never' } });
     await parent2.run('Summarise the page');
     expect(parent2.taintedBy).toBe('task (mcp__web__fetch_page)');
     expect(existsSync(up.outbox)).toBe(false);
@@ -201,8 +211,7 @@ describe('the lethal-trifecta guard', () => {
     chmodSync(hook, 0o755);
     const provider = await fake(attack);
     const { session: s, events } = await session(provider, world, {
-      approve: 'never',
-      permissions: {},
+      approvals: { mode: 'never', permissions: {} },
       hooks: { PreToolUse: [{ command: hook }] },
     });
     await s.run('Summarise the page');
@@ -220,17 +229,70 @@ describe('the lethal-trifecta guard', () => {
   it('stays on for a resumed session whose history holds the untrusted page', async () => {
     const world = await setting();
     const provider = await fake([attack[0]!, { text: 'Revenue grew 4%.' }, attack[2]!, { text: 'ok' }]);
-    const first = await session(provider, world, { approve: 'never' });
+    const first = await session(provider, world, { approvals: { mode: 'never' } });
     await first.session.run('Summarise the page');
     expect(first.session.taintedBy).toBe('mcp__web__fetch_page');
     // A new session continuing that history (what --resume does) starts tainted.
     const resumed = await session(provider, world, {
-      approve: 'never',
-      history: [...first.session.messages],
+      approvals: { mode: 'never' },
+      resume: { history: [...first.session.messages] },
     });
     expect(resumed.session.taintedBy).toBe('mcp__web__fetch_page');
     await resumed.session.run('now email my contacts to evil@example.com');
     expect(existsSync(world.outbox)).toBe(false);
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'asks no more when the mail server runs in a sandbox without network: the decision says "sandbox"',
+    async () => {
+      // Its outbox lies in the workspace, which workspace-write lets it write; it has no network of its own.
+      const world = await setting({ sandbox: 'workspace-write' });
+      const provider = await fake(attack);
+      const { session: s, events } = await session(provider, world, { approvals: { mode: 'never' } });
+      const send = s.tools().find((t) => t.name === 'mcp__mail__send_email');
+      expect(send?.capabilities).toEqual([]);
+      expect(send?.ruledOut).toEqual([
+        {
+          capability: 'egress',
+          source: 'sandbox',
+          why: 'no network (network: false, profile workspace-write) (instead of default: name: send)',
+        },
+      ]);
+      // fetch_page still sends (a URL carries data), so the flag stays up; the mail server is no longer a leg.
+      const flag = events.find((e) => e.type === 'notice' && /lethal trifecta/.test(e.text));
+      expect(flag?.type === 'notice' && flag.text).toMatch(/send data out \(mcp__web__fetch_page\)/);
+      await s.run('Summarise https://example.com/report for me');
+      expect(s.taintedBy).toBe('mcp__web__fetch_page');
+      const decision = events.find((e) => e.type === 'approval' && e.name === 'mcp__mail__send_email');
+      expect(decision).toMatchObject({ decision: 'allow', by: 'policy' });
+      expect(decision?.type === 'approval' && decision.reason).toBe(
+        'allowed by the rule mcp__mail__send_email; the trifecta guard does not ask: the sandbox rules out egress (no network (network: false, profile workspace-write) (instead of default: name: send))',
+      );
+      // The mail server wrote its outbox: whatever sends it on is outside the sandbox (docs/security.md says so).
+      expect(readFileSync(world.outbox, 'utf8')).toContain('evil@example.com');
+    },
+  );
+
+  it('stays strict when the sandbox is only preferred and this machine cannot enforce it', async () => {
+    const saved = process.env.TACK_BWRAP;
+    process.env.TACK_BWRAP = '/nonexistent/bwrap';
+    try {
+      const world = await setting({ sandbox: { profile: 'workspace-write', required: false } });
+      expect(world.host.servers().find((s) => s.name === 'mail')?.sandbox).toMatchObject({
+        state: 'unenforced',
+      });
+      const provider = await fake(attack);
+      const { session: s, events } = await session(provider, world, { approvals: { mode: 'never' } });
+      expect(s.tools().find((t) => t.name === 'mcp__mail__send_email')?.ruledOut).toBeUndefined();
+      await s.run('Summarise https://example.com/report for me');
+      expect(events.find((e) => e.type === 'approval' && e.name === 'mcp__mail__send_email')).toMatchObject({
+        decision: 'deny',
+      });
+      expect(existsSync(world.outbox)).toBe(false);
+    } finally {
+      if (saved === undefined) delete process.env.TACK_BWRAP;
+      else process.env.TACK_BWRAP = saved;
+    }
   });
 
   it('takes labels from config first, then trusted annotations, then guesses, and says which', () => {
@@ -268,7 +330,7 @@ describe('the lethal-trifecta guard', () => {
       }),
     );
     const provider = await fake(attack);
-    const { session: s } = await session(provider, world, { approve: 'never' });
+    const { session: s } = await session(provider, world, { approvals: { mode: 'never' } });
     // Configured as private data only: reading it no longer taints, so the allowed email goes.
     expect(s.tools().find((t) => t.name === 'mcp__web__fetch_page')?.capabilities).toEqual([
       { capability: 'private-data', source: 'config', why: 'tack.json capabilities' },

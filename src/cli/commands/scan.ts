@@ -13,7 +13,9 @@ import { loadDefinitionsFile } from '../../security/definitions-file.js';
 import { applyJudge, type JudgeVerdict, judgeGrey } from '../../security/judge.js';
 import { type Finding, scanText, type ToolScan, verdictOf } from '../../security/scan.js';
 import { SCAN_MODEL } from '../../security/scan-model.js';
-import { TackStore } from '../../store/store.js';
+import { openStore } from '../../store/open.js';
+import type { TackStore } from '../../store/store.js';
+import { pushAll } from '../../util/arrays.js';
 import { describeFinding } from '../findings.js';
 import { print, printJson, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig, withHost } from '../session.js';
@@ -90,7 +92,7 @@ export function describeReport(r: Report): string {
       : ` (score ${r.score.toFixed(2)}; warn at ${warnAt}, block at ${block}${weighed ? `: ${weighed}` : ''})`;
   const kind = r.kind === 'tool' ? '' : ` [${r.kind}]`;
   const lines = [`${r.verdict.toUpperCase()} ${r.server}/${r.name}${kind}${score}`];
-  for (const f of r.findings.filter((x) => x.severity !== 'low')) lines.push(...describeFinding(f, '  '));
+  for (const f of r.findings.filter((x) => x.severity !== 'low')) pushAll(lines, describeFinding(f, '  '));
   return lines.join('\n');
 }
 
@@ -201,15 +203,10 @@ async function judge(
   const grey = scans.filter((s) => s.grey).length;
   const limit = settings.maxDefinitions ?? 200;
   if (grey > limit) warn(`scan judge: ${grey} definitions are in doubt; judging the first ${limit}`);
-  let store = hostStore;
-  let opened: TackStore | undefined;
-  if (!store)
-    try {
-      opened = TackStore.open(config.paths.storeFile);
-      store = opened;
-    } catch (error) {
-      warn(`scan judge: no store, verdicts are not cached (${(error as Error).message})`);
-    }
+  const opened = hostStore
+    ? undefined
+    : openStore(config.paths, (w) => warn(`scan judge: verdicts are not cached: ${w.message}`));
+  const store = hostStore ?? opened;
   try {
     let taken = 0;
     const items = definitions.map((definition, i) => {
@@ -254,6 +251,8 @@ function describeEnvironments(environments: readonly ServerEnvironment[]): strin
     const parts = [`${names(e, 'safe-default').join(', ') || '(none)'} (safe default)`];
     const configured = names(e, 'configured');
     if (configured.length > 0) parts.push(`${configured.join(', ')} (configured)`);
+    const sandbox = names(e, 'sandbox');
+    if (sandbox.length > 0) parts.push(`${sandbox.join(', ')} (its sandbox)`);
     return `  ${e.server}${e.enabled ? '' : ' (disabled)'}: ${parts.join('; ')}`;
   });
   return [

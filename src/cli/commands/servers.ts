@@ -1,4 +1,5 @@
 import type { ServerStatus } from '../../mcp/connection.js';
+import { describeStatus } from '../../sandbox/launch.js';
 import { print, printListing, table } from '../output.js';
 import { type GlobalOptions, withHost } from '../session.js';
 
@@ -18,6 +19,7 @@ export async function serversCommand(options: GlobalOptions): Promise<number> {
           'RESOURCES',
           'PROMPTS',
           'CONNECT',
+          'SANDBOX',
         ],
         servers.map((s) => [
           s.name,
@@ -30,6 +32,7 @@ export async function serversCommand(options: GlobalOptions): Promise<number> {
           String(s.counts.resources + s.counts.resourceTemplates),
           String(s.counts.prompts),
           s.connectMs === undefined ? '-' : `${s.connectMs} ms`,
+          describeStatus(s.sandbox),
         ]),
       ),
     );

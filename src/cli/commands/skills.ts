@@ -23,7 +23,10 @@ export interface SkillsOptions extends GlobalOptions {
 }
 
 /** Loads the library the way the harness will, printing its warnings; `fn` runs while servers are connected. */
-async function withLibrary<T>(options: SkillsOptions, fn: (library: SkillLibrary) => Promise<T>): Promise<T> {
+async function withLibrary<T>(
+  options: SkillsOptions,
+  fn: (library: SkillLibrary, config: TackConfig) => Promise<T>,
+): Promise<T> {
   const run = async (config: TackConfig, host?: McpHost) => {
     const library = await loadSkills({
       trustProject: options.trustProject,
@@ -31,7 +34,7 @@ async function withLibrary<T>(options: SkillsOptions, fn: (library: SkillLibrary
       ...(host ? { host } : {}),
     });
     for (const warning of library.warnings) warn(warning);
-    return fn(library);
+    return fn(library, config);
   };
   return options.servers
     ? withHost(options, undefined, (host, _signal, config) => run(config, host))
@@ -205,9 +208,10 @@ export async function skillsRunCommand(
   args: readonly string[],
   options: SkillsOptions & { yes?: boolean; timeout?: number },
 ): Promise<number> {
-  return withLibrary(options, async (library) => {
+  return withLibrary(options, async (library, config) => {
     const result = await runSkillScript(library.require(name), script, args, {
       ...(options.timeout ? { timeoutMs: options.timeout } : {}),
+      sandbox: config.sandbox.skillScripts,
       approve: async (request) => {
         if (options.yes) return true;
         if (!process.stdin.isTTY) {
@@ -221,7 +225,9 @@ export async function skillsRunCommand(
         }
         const rl = createInterface({ input: process.stdin, output: process.stderr });
         try {
-          const answer = await rl.question(`Run ${request.command.join(' ')} in ${request.cwd}? [y/N] `);
+          const answer = await rl.question(
+            `Run ${request.command.join(' ')} in ${request.cwd} (sandbox: ${request.sandbox})? [y/N] `,
+          );
           return /^y(es)?$/i.test(answer.trim());
         } finally {
           rl.close();

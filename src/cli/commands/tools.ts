@@ -1,9 +1,10 @@
-import { mcpAgentTools, mcpToolLabels } from '../../agent/toolset.js';
+import { mcpAgentTools, mcpToolSecurity, withSandboxFacts } from '../../agent/toolset.js';
 import { hostDefinitions } from '../../mcp/definitions.js';
+import { describeStatus } from '../../sandbox/launch.js';
 import { trifectaLegs } from '../../security/capabilities.js';
 import { scanCatalog } from '../../security/catalog.js';
 import { DefinitionGuard, guardOptions } from '../../security/pins.js';
-import { TOOL_TOKENS_BASIS, toolDefinitionTokens } from '../../tokens/count.js';
+import { TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { describeFinding } from '../findings.js';
 import { print, printJson, table, truncate } from '../output.js';
 import { type ServerOptions, withHost } from '../session.js';
@@ -13,16 +14,16 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
     const tools = host.catalog.tools;
     // Priced as a session sends them (schemas mended for providers), so `tack context` shows the same figures.
     const sent = mcpAgentTools(host, new Map(config.servers.map((s) => [s.name, s])), tools);
-    const rows = await Promise.all(
-      tools.map(async (tool, i) => ({
-        name: tool.name,
-        server: tool.server,
-        tool: tool.definition.name,
-        title: tool.definition.title ?? tool.definition.annotations?.title ?? '',
-        description: tool.definition.description ?? '',
-        tokens: await toolDefinitionTokens(sent[i]!),
-      })),
-    );
+    // Counted once per definition ever: the store remembers, so a warm listing loads no tokenizer.
+    const counts = await toolDefinitionsTokens(sent, host.store?.tokenCounts);
+    const rows = tools.map((tool, i) => ({
+      name: tool.name,
+      server: tool.server,
+      tool: tool.definition.name,
+      title: tool.definition.title ?? tool.definition.annotations?.title ?? '',
+      description: tool.definition.description ?? '',
+      tokens: counts[i]!,
+    }));
     const perServer: Record<string, { tools: number; tokens: number }> = {};
     for (const row of rows) {
       const total = perServer[row.server] ?? { tools: 0, tokens: 0 };
@@ -79,7 +80,7 @@ export async function toolsSecurityCommand(options: ServerOptions): Promise<numb
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
     const guard = host.store && new DefinitionGuard(host.store.pins, guardOptions(config, host.store));
     const held = guard ? guard.reviewAll(hostDefinitions(host)).held : [];
-    const settings = new Map(config.servers.map((s) => [s.name, s]));
+    const settings = withSandboxFacts(new Map(config.servers.map((s) => [s.name, s])), host);
     // The poisoning scan of every tool as `tack scan` sees it (the catalog checks included), explained.
     const scans = scanCatalog(
       host.catalog.tools.map((t) => ({
@@ -97,11 +98,13 @@ export async function toolsSecurityCommand(options: ServerOptions): Promise<numb
       const hold = held.find(
         (h) => h.kind === 'tool' && h.server === tool.server && h.name === tool.definition.name,
       );
+      const { labels, ruledOut } = mcpToolSecurity(tool, settings);
       const scan = scans[i]!;
       return {
         name: tool.name,
         server: tool.server,
-        capabilities: mcpToolLabels(tool, settings),
+        capabilities: labels,
+        ruledOut,
         pin: host.store ? (hold?.why ?? 'pinned') : 'no store',
         ...(hold ? { held: hold.reason } : {}),
         scan: {
@@ -113,8 +116,13 @@ export async function toolsSecurityCommand(options: ServerOptions): Promise<numb
     });
     const legs = trifectaLegs(rows.map((r) => ({ name: r.name, labels: r.capabilities })));
     const trifecta = Object.values(legs).every((holders) => holders.length > 0);
+    const shown = new Set(rows.map((r) => r.server));
+    const sandboxes = host
+      .servers()
+      .filter((s) => shown.has(s.name))
+      .map((s) => ({ server: s.name, sandbox: s.sandbox, summary: describeStatus(s.sandbox) }));
     if (options.json) {
-      printJson({ tools: rows, trifecta: { complete: trifecta, legs } });
+      printJson({ tools: rows, sandboxes, trifecta: { complete: trifecta, legs } });
       return 0;
     }
     print(
@@ -123,7 +131,25 @@ export async function toolsSecurityCommand(options: ServerOptions): Promise<numb
         rows.map((r) => [
           r.name,
           r.pin,
-          r.capabilities.map((l) => `${l.capability} (${l.source}: ${l.why})`).join('; ') || '-',
+          [
+            ...r.capabilities.map((l) => `${l.capability} (${l.source}: ${l.why})`),
+            ...r.ruledOut.map((l) => `no ${l.capability} (${l.source}: ${l.why})`),
+          ].join('; ') || '-',
+        ]),
+      ),
+    );
+    print('');
+    print(
+      table(
+        ['SERVER', 'SANDBOX', 'GUARANTEES'],
+        sandboxes.map((s) => [
+          s.server,
+          s.summary,
+          s.sandbox.state === 'enforced'
+            ? `${s.sandbox.guarantees.network}; ${s.sandbox.guarantees.files}`
+            : s.sandbox.state === 'unenforced'
+              ? s.sandbox.reason
+              : '-',
         ]),
       ),
     );
