@@ -36,6 +36,7 @@ import {
   type ScanWork,
   sentenceEnd,
   sentenceStart,
+  serverMentions,
   trimEnd,
   urlTemplate,
   zeroWidthFillers,
@@ -451,10 +452,6 @@ const MARKDOWN_COMMENT_RE = /\[\/\/\]:\s*#\s*\(/gi;
 
 // ---------------------------------------------------------------------------------------------------------
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 function printableShare(text: string): number {
   if (text.length === 0) return 0;
   let printable = 0;
@@ -743,24 +740,6 @@ function scanUrls(body: string, hiddenPayload: boolean, add: Add, meter: ScanMet
   }
 }
 
-/** Each known server's pattern, compiled once per list (a catalog review scans thousands of texts with it). */
-const serverPatternCache = new WeakMap<readonly string[], Array<{ server: string; pattern: RegExp }>>();
-
-function serverPatterns(servers: readonly string[]): Array<{ server: string; pattern: RegExp }> {
-  let patterns = serverPatternCache.get(servers);
-  if (!patterns) {
-    patterns = servers.map((server) => {
-      const name = escapeRegExp(server);
-      return {
-        server,
-        pattern: new RegExp(`mcp__${name}__|\\bthe\\s+[\`'"]?${name}[\`'"]?\\s+(?:mcp\\s+)?server\\b`, 'i'),
-      };
-    });
-    serverPatternCache.set(servers, patterns);
-  }
-  return patterns;
-}
-
 function scanShadowing(
   body: string,
   location: ScanLocation,
@@ -781,10 +760,9 @@ function scanShadowing(
     if (servers && [...servers].some((server) => server === undefined || server !== location.server))
       add('tool-shadowing', 'medium', `names another tool in the catalog (${word})`, word);
   }
-  for (const { server, pattern } of serverPatterns(options.knownServers ?? [])) {
+  for (const { server, match } of serverMentions(body, options.knownServers ?? [], meter)) {
     if (server === location.server) continue;
-    const m = meter.read(body).match(pattern);
-    if (m) add('tool-shadowing', 'medium', `names another server in the session (${server})`, m[0]);
+    add('tool-shadowing', 'medium', `names another server in the session (${server})`, match);
   }
 }
 
