@@ -140,13 +140,33 @@ export function summarize(outcomes: readonly Outcome[]) {
   const long = benign.filter((o) => o.item.descriptionChars >= LONG);
   const core = poisoned.filter((o) => CORE.includes(o.item.class));
   const nonMpma = poisoned.filter((o) => o.item.group !== 'mpma_paper');
+  // As issue 15 counts them: high (verdict block), medium (warn), missed (clean).
   const perClass: Record<
     string,
-    { n: number; flagged: number; recall: number | null; groups: Record<string, number> }
+    {
+      n: number;
+      high: number;
+      medium: number;
+      missed: number;
+      flagged: number;
+      recall: number | null;
+      groups: Record<string, number>;
+    }
   > = {};
   for (const o of poisoned) {
-    const c = entry(perClass, o.item.class, () => ({ n: 0, flagged: 0, recall: null, groups: {} }));
+    const c = entry(perClass, o.item.class, () => ({
+      n: 0,
+      high: 0,
+      medium: 0,
+      missed: 0,
+      flagged: 0,
+      recall: null,
+      groups: {},
+    }));
     c.n++;
+    if (o.verdict === 'block') c.high++;
+    else if (o.verdict === 'warn') c.medium++;
+    else c.missed++;
     if (flagged(o)) c.flagged++;
     c.groups[o.item.group] = (c.groups[o.item.group] ?? 0) + 1;
   }
@@ -252,7 +272,7 @@ function table(title: string, s: ReturnType<typeof summarize>): string[] {
   ];
   for (const [c, v] of Object.entries(s.perClass).sort((a, b) => b[1].n - a[1].n))
     lines.push(
-      `  ${c.padEnd(30)} ${String(v.flagged).padStart(3)}/${String(v.n).padEnd(3)} ${v.recall}  ${Object.entries(
+      `  ${c.padEnd(30)} ${String(v.flagged).padStart(3)}/${String(v.n).padEnd(3)} ${String(v.recall).padEnd(5)} high ${v.high} medium ${v.medium} missed ${v.missed}  ${Object.entries(
         v.groups,
       )
         .map(([g, n]) => `${g}:${n}`)
@@ -296,6 +316,9 @@ export async function runScanCorpus(): Promise<Record<string, unknown>> {
     scoreGroups(items, () => 'all'),
   );
   for (const line of table('leave one source group out', held)) log(line);
+  for (const line of table('blind groups (never read while the vocabulary was revised)', blind)) log(line);
+  for (const line of table('leave one source group out, each tool on its own server', summarize(ownServer)))
+    log(line);
   for (const line of table('tuned (fitted on all, scored on all)', tuned)) log(line);
   const fx = fixtures(SCAN_MODEL);
   log(

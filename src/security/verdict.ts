@@ -10,7 +10,7 @@
  * carriers that spell text (Unicode tags, variation-selector runs). No honest description needs them, and
  * what was not read cannot be vouched for.
  *
- * The weights are fitted by bench/scan-fit.ts on a labelled corpus kept outside the repository; how, and how well
+ * The weights are fitted by bench/scan-corpus/fit.ts on a labelled corpus kept outside the repository; how, and how well
  * they hold on sources they were not fitted on, is in docs/security.md.
  */
 import type { Finding, FindingSeverity } from './scan.js';
