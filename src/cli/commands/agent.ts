@@ -15,7 +15,7 @@ import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../..
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
 import { describeFinding } from '../findings.js';
 import { print, table, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface AgentCliOptions extends GlobalOptions {
   model?: string;

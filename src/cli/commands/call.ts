@@ -3,7 +3,7 @@ import { renderBlock } from '../../mcp/content.js';
 import { serverOfToolName } from '../../mcp/names.js';
 import { guardDefinition } from '../guard.js';
 import { print, printJson } from '../output.js';
-import { type GlobalOptions, parseJsonObject, withHost } from '../session.js';
+import { type GlobalOptions, parseJsonObject, withHost } from '../with-host.js';
 
 export interface CallOptions extends GlobalOptions {
   /** Run a tool whose definition is held back (changed since approved, or flagged), this once. */

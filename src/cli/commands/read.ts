@@ -1,6 +1,6 @@
 import { guardDefinition } from '../guard.js';
 import { print, printJson } from '../output.js';
-import { type ServerOptions, withHost } from '../session.js';
+import { type ServerOptions, withHost } from '../with-host.js';
 
 export async function readCommand(
   uri: string,

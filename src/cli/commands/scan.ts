@@ -18,7 +18,7 @@ import type { TackStore } from '../../store/store.js';
 import { pushAll } from '../../util/arrays.js';
 import { describeFinding } from '../findings.js';
 import { print, printJson, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig, withHost } from '../session.js';
+import { type GlobalOptions, loadCliConfig, withHost } from '../with-host.js';
 
 export interface ScanOptions extends GlobalOptions {
   /** Scan exported definitions offline (a definitions file) instead of the configured servers. */

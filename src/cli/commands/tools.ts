@@ -7,7 +7,7 @@ import { DefinitionGuard, guardOptions } from '../../security/pins.js';
 import { TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { describeFinding } from '../findings.js';
 import { print, printJson, table, truncate } from '../output.js';
-import { type ServerOptions, withHost } from '../session.js';
+import { type ServerOptions, withHost } from '../with-host.js';
 
 export async function toolsCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
