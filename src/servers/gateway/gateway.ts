@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/server';
 import type { McpHost } from '../../mcp/host.js';
 import type { SemanticRanker } from '../../search/semantic.js';
-import { DefinitionGuard } from '../../security/pins.js';
+import { DefinitionGuard, guardOptions } from '../../security/pins.js';
 import type { AuditSink } from '../../store/audit.js';
 import type { WarningSink } from '../../util/warnings.js';
 import { VERSION } from '../../version.js';
@@ -42,6 +42,8 @@ export interface GatewayOptions {
   pinning?: boolean | undefined;
   /** Characters of one definition the poisoning scanner reads (tack.json `limits.scanBytes`). */
   scanBytes?: number | undefined;
+  /** tack.json `scan.judge`: the judge whose cached verdicts decide definitions the scan leaves in doubt. */
+  scanJudge?: { model: string } | undefined;
   /** Where the gateway's warnings go (a definition held back, once each); default nowhere. */
   onWarning?: WarningSink | undefined;
 }
@@ -75,7 +77,13 @@ export class Gateway {
       semantic: options.semantic,
       guard:
         options.pinning !== false && store
-          ? new DefinitionGuard(store.pins, { scanBytes: options.scanBytes })
+          ? new DefinitionGuard(
+              store.pins,
+              guardOptions(
+                { limits: { scanBytes: options.scanBytes }, scan: { judge: options.scanJudge } },
+                store,
+              ),
+            )
           : undefined,
       onWarning: options.onWarning,
     });
