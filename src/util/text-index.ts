@@ -24,6 +24,11 @@ const SEPARATOR = /^[\n\r\p{Z}\p{P}]$/u;
 /** Separator or not, per UTF-16 unit of the Basic Multilingual Plane: 0 not yet known, 1 separator, 2 not. */
 const BMP = new Uint8Array(0x10000);
 
+/** `separatorWidth` of each ASCII character. */
+const ASCII_SEPARATOR = Uint8Array.from({ length: 0x80 }, (_, code) =>
+  SEPARATOR.test(String.fromCharCode(code)) ? 1 : 0,
+);
+
 function isSeparatorUnit(code: number): boolean {
   let known = BMP[code]!;
   if (known === 0) {
@@ -131,14 +136,8 @@ export class TextIndex {
   #lengths = new Uint32Array(0);
   readonly #totalLength: Float64Array;
   #postings: Postings | undefined;
-  /**
-   * Tokens as written (surface forms) and their terms: a token is looked up once, without lower-casing it again,
-   * and the distinct surface forms of a field (MiniSearch's field length) are counted by stamping them.
-   */
-  readonly #surfaces = new Map<string, number>();
-  #surfaceTerm = new Uint32Array(0);
-  #surfaceStamp = new Uint32Array(0);
-  #stamp = 0;
+  /** Tokens as written and their terms, looked up without making a string of the token. */
+  readonly #surfaces = new SurfaceTable();
   /** Per-term scratch counts while a document is tokenized, by term id. */
   #counts = new Uint32Array(0);
   /** Per-slot buffers reused by every search. */
@@ -271,7 +270,8 @@ export class TextIndex {
    * lets through when given. Scores are MiniSearch's.
    */
   search(query: string, k: number, accept?: (key: string) => boolean): TextHit[] {
-    if (k < 1 || this.#slots.size === 0) return [];
+    const limit = Math.floor(k);
+    if (!(limit >= 1) || this.#slots.size === 0) return [];
     // Each distinct known term once, with how often the query says it (a repeat adds its score again).
     const wanted = new Map<number, number>();
     for (const term of queryTerms(query)) {
@@ -314,7 +314,7 @@ export class TextIndex {
         }
       }
     }
-    const best = new TopK(k);
+    const best = new TopK(limit);
     for (const slot of touched) {
       const score = scores[slot]! * matched[slot]!;
       scores[slot] = 0;
@@ -354,24 +354,47 @@ export class TextIndex {
   #tokenize(texts: readonly string[]): Uint32Array {
     const n = this.#fieldCount;
     const out: number[] = new Array<number>(n).fill(0);
+    const surfaces = this.#surfaces;
+    const order: number[] = [];
     for (let f = 0; f < n; f++) {
-      if (this.#stamp === 0xffffffff) {
-        this.#surfaceStamp.fill(0);
-        this.#stamp = 0;
-      }
-      const stamp = ++this.#stamp;
+      const text = texts[f] ?? '';
+      const stamp = surfaces.nextStamp();
       let distinct = 0;
-      const order: number[] = [];
-      const empty = forEachToken(texts[f] ?? '', (token) => {
-        let surface = this.#surfaces.get(token);
-        if (surface === undefined) surface = this.#surface(token);
-        if (this.#surfaceStamp[surface] !== stamp) {
-          this.#surfaceStamp[surface] = stamp;
-          distinct++;
+      order.length = 0;
+      // forEachToken's scan, inlined: no string is made for a token seen before, which is most of them.
+      const length = text.length;
+      let empty = length === 0;
+      let start = -1;
+      let hash = 0;
+      for (let i = 0; i <= length; ) {
+        let width = 1;
+        if (i < length) {
+          const code = text.charCodeAt(i);
+          width = code < 0x80 ? ASCII_SEPARATOR[code]! : separatorWidth(text, i);
+          if (width === 0) {
+            if (start < 0) {
+              start = i;
+              hash = surfaces.seed;
+            }
+            hash = Math.imul(hash ^ code, 0x01000193);
+            i++;
+            continue;
+          }
         }
-        const id = this.#surfaceTerm[surface]!;
-        if (this.#counts[id]!++ === 0) order.push(id);
-      });
+        if (start >= 0) {
+          const surface = surfaces.find(text, start, i, hash, this.#termOf);
+          if (surfaces.stamp(surface, stamp)) distinct++;
+          const id = surfaces.term(surface);
+          if (id >= this.#counts.length) {
+            const counts = new Uint32Array(Math.max(64, this.#terms.length * 2));
+            counts.set(this.#counts);
+            this.#counts = counts;
+          }
+          if (this.#counts[id]!++ === 0) order.push(id);
+          start = -1;
+        } else if (i === 0 || i === length) empty = true;
+        i += width;
+      }
       out[f] = distinct + (empty ? 1 : 0);
       out.push(order.length);
       for (const id of order) {
@@ -382,28 +405,8 @@ export class TextIndex {
     return Uint32Array.from(out);
   }
 
-  /** A token as written seen for the first time: its term (lower-cased) interned, and room in the scratch arrays. */
-  #surface(token: string): number {
-    const surface = this.#surfaces.size;
-    this.#surfaces.set(token, surface);
-    if (surface >= this.#surfaceTerm.length) {
-      const capacity = Math.max(64, surface * 2);
-      const terms = new Uint32Array(capacity);
-      terms.set(this.#surfaceTerm);
-      this.#surfaceTerm = terms;
-      const stamps = new Uint32Array(capacity);
-      stamps.set(this.#surfaceStamp);
-      this.#surfaceStamp = stamps;
-    }
-    const id = this.#intern(token.toLowerCase());
-    this.#surfaceTerm[surface] = id;
-    if (id >= this.#counts.length) {
-      const counts = new Uint32Array(Math.max(64, this.#terms.length * 2));
-      counts.set(this.#counts);
-      this.#counts = counts;
-    }
-    return surface;
-  }
+  /** The term id of a token as written: its lower case, interned. */
+  readonly #termOf = (token: string): number => this.#intern(token.toLowerCase());
 
   #postingsNow(): Postings {
     if (this.#postings) return this.#postings;
@@ -520,4 +523,106 @@ class TopK {
 /** `a` ranks below `b`: a lower score, or the same score and a later slot. */
 function worse(a: { score: number; slot: number }, b: { score: number; slot: number }): boolean {
   return a.score < b.score || (a.score === b.score && a.slot > b.slot);
+}
+
+/**
+ * Tokens as written (surface forms), each with its term: an open-addressing table keyed by a hash of the
+ * token's characters, so a token seen before is found by comparing characters in place, without the substring,
+ * the Map lookup and the lower-casing a new string would cost (they were most of tokenizing 23 MB of concepts).
+ * The distinct surface forms of a field (MiniSearch's field length) are counted by stamping them. The hash is
+ * seeded per process and a probe is cut short after MAX_PROBE slots, falling back to a Map: text made to collide
+ * costs a Map lookup per token, not a walk along one long chain.
+ */
+class SurfaceTable {
+  readonly seed = (Math.random() * 0x100000000) >>> 0;
+  readonly #strings: string[] = [];
+  readonly #byString = new Map<string, number>();
+  #hashes = new Int32Array(64);
+  #terms = new Uint32Array(64);
+  #stamps = new Uint32Array(64);
+  #slots = new Int32Array(128);
+  #stamp = 0;
+
+  nextStamp(): number {
+    if (this.#stamp === 0xffffffff) {
+      this.#stamps.fill(0);
+      this.#stamp = 0;
+    }
+    return ++this.#stamp;
+  }
+
+  /** Stamps a surface; true when it had not been stamped with `stamp` yet (first seen in this field). */
+  stamp(surface: number, stamp: number): boolean {
+    if (this.#stamps[surface] === stamp) return false;
+    this.#stamps[surface] = stamp;
+    return true;
+  }
+
+  term(surface: number): number {
+    return this.#terms[surface]!;
+  }
+
+  /** The surface id of `text[start..end)` (whose hash is `hash`), added with its term when new. */
+  find(text: string, start: number, end: number, hash: number, termOf: (token: string) => number): number {
+    const slots = this.#slots;
+    const mask = slots.length - 1;
+    const length = end - start;
+    let slot = hash & mask;
+    for (let probe = 0; probe < MAX_PROBE; probe++) {
+      const held = slots[slot]!;
+      if (held === 0) return this.#add(text.slice(start, end), hash, slot, termOf);
+      const surface = held - 1;
+      if (this.#hashes[surface] === hash) {
+        const known = this.#strings[surface]!;
+        if (known.length === length) {
+          let i = 0;
+          while (i < length && known.charCodeAt(i) === text.charCodeAt(start + i)) i++;
+          if (i === length) return surface;
+        }
+      }
+      slot = (slot + 1) & mask;
+    }
+    const token = text.slice(start, end);
+    return this.#byString.get(token) ?? this.#add(token, hash, -1, termOf);
+  }
+
+  #add(token: string, hash: number, slot: number, termOf: (token: string) => number): number {
+    const existing = this.#byString.get(token);
+    if (existing !== undefined) return existing;
+    const surface = this.#strings.length;
+    this.#strings.push(token);
+    this.#byString.set(token, surface);
+    if (surface >= this.#hashes.length) {
+      const capacity = this.#hashes.length * 2;
+      this.#hashes = grown(this.#hashes, capacity);
+      this.#terms = grown(this.#terms, capacity);
+      this.#stamps = grown(this.#stamps, capacity);
+    }
+    this.#hashes[surface] = hash;
+    this.#terms[surface] = termOf(token);
+    if (slot >= 0) this.#slots[slot] = surface + 1;
+    // Kept at most half full; a grown table is refilled from the hashes kept.
+    if ((this.#strings.length + 1) * 2 > this.#slots.length) this.#rehash(this.#slots.length * 2);
+    return surface;
+  }
+
+  #rehash(size: number): void {
+    const slots = new Int32Array(size);
+    const mask = size - 1;
+    for (let surface = 0; surface < this.#strings.length; surface++) {
+      let slot = this.#hashes[surface]! & mask;
+      for (let probe = 0; probe < MAX_PROBE && slots[slot] !== 0; probe++) slot = (slot + 1) & mask;
+      if (slots[slot] === 0) slots[slot] = surface + 1;
+    }
+    this.#slots = slots;
+  }
+}
+
+/** Slots a lookup tries before it asks the Map. */
+const MAX_PROBE = 32;
+
+function grown<T extends Int32Array | Uint32Array>(array: T, capacity: number): T {
+  const next = new (array.constructor as new (n: number) => T)(capacity);
+  next.set(array);
+  return next;
 }
