@@ -203,7 +203,12 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         )
       : loaded;
     const knowledge =
-      config.knowledge.bundles.length > 0 ? await KnowledgeBase.load(config.knowledge.bundles) : undefined;
+      config.knowledge.bundles.length > 0
+        ? await KnowledgeBase.load(config.knowledge.bundles, {
+            cacheDir: join(config.paths.stateDir, 'indexes'),
+            onWarning: options.onWarning,
+          })
+        : undefined;
     runtimes = knowledge ? await openRuntimes(config.knowledge.runtimes) : undefined;
     const limits: Partial<Limits> = {
       ...(agent.maxSteps ? { maxSteps: agent.maxSteps } : {}),
