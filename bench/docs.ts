@@ -8,6 +8,7 @@ import { isMain, log, median, p50p99, repoRoot, round, tempDir } from './util.js
 interface ProcessResult {
   documents: number;
   openMs: number;
+  openCpuMs: number;
   firstSearchMs: number;
   searchMs: number[];
   withResults: number;
@@ -98,6 +99,7 @@ export async function runDocs(options: { documents?: number; queries?: number; r
         documents: rows[0]!.documents,
         openMs: med('openMs'),
         openMsRuns: rows.map((r) => round(r.openMs)),
+        openCpuMs: med('openCpuMs'),
         firstSearchMs: med('firstSearchMs'),
         search: { queries: latencies.length, withResults: rows[0]!.withResults, ...p50p99(latencies, 3) },
         rssStartMB: med('rssStartMB'),
