@@ -7,6 +7,7 @@ import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js
 import { McpHost } from '../mcp/host.js';
 import { configuredSemanticRanker } from '../search/embeddings.js';
 import type { SemanticRanker } from '../search/semantic.js';
+import { ToolTokenCache } from '../search/token-cache.js';
 import { DefinitionGuard } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
@@ -237,6 +238,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       permissions: config.permissions,
       toolSearch: {
         ...(agent.toolSearch ? { mode: agent.toolSearch } : {}),
+        tokens: new ToolTokenCache(join(config.paths.stateDir, 'indexes', 'tool-tokens.idx')),
+        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
         ...(store ? { examples: store.toolExamples } : {}),
         ...semanticOption(config.toolSearch.embeddings, store?.toolEmbeddings, options.onWarning),
         alwaysLoad: (tool) => {

@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import type { TackConfig } from '../../config/load.js';
 import { type HostOptions, McpHost } from '../../mcp/host.js';
 import { configuredSemanticRanker } from '../../search/embeddings.js';
+import { ToolTokenCache } from '../../search/token-cache.js';
 import type { SkillLibrary } from '../../skills/library.js';
 import { knowledgeServerConfig } from '../knowledge/entry.js';
 import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
@@ -62,6 +64,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
         host.store?.toolEmbeddings,
         hostOptions.onWarning,
       ),
+      toolTokens: new ToolTokenCache(join(options.config.paths.stateDir, 'indexes', 'tool-tokens.idx')),
       scanBytes: options.config.limits.scanBytes,
       onWarning: hostOptions.onWarning,
     });
