@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -11,6 +11,7 @@ import {
   type RetrievalQuery,
 } from '../src/search/bench.js';
 import { DEFAULT_RANKING, mergeRanking } from '../src/search/ranking.js';
+import { ToolTokenCache } from '../src/search/token-cache.js';
 import { BaselineToolIndex, type SearchableTool, ToolSearchIndex } from '../src/search/tool-index.js';
 import { countTokens } from '../src/tokens/count.js';
 import { mulberry32 } from './random.js';
@@ -345,6 +346,25 @@ function latency(plugins: readonly SearchableTool[], queries: readonly string[],
   }
   collectGarbage();
   const heapMB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+  // With the token cache (search/token-cache.ts): cold = an empty cache, tokenized and written; warm = a new
+  // cache object over that file (read, checked, decoded), nothing tokenized.
+  const tokensDir = tempDir('tool-tokens');
+  const tokensFile = join(tokensDir.dir, 'tool-tokens.idx');
+  const cold: number[] = [];
+  const warm: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    rmSync(tokensFile, { force: true });
+    let started = performance.now();
+    const empty = new ToolTokenCache(tokensFile);
+    ToolSearchIndex.build(tools, { tokens: empty });
+    empty.save();
+    cold.push(performance.now() - started);
+    started = performance.now();
+    ToolSearchIndex.build(tools, { tokens: new ToolTokenCache(tokensFile) });
+    warm.push(performance.now() - started);
+  }
+  const tokensFileMB = statSync(tokensFile).size / 2 ** 20;
+  tokensDir.remove();
   const search = timeSearches(index!, queries);
   // Three capability queries at once, as a model splitting a task would send them.
   const many = {
@@ -368,6 +388,11 @@ function latency(plugins: readonly SearchableTool[], queries: readonly string[],
     tools: tools.length,
     servers: servers.length,
     buildMs: round(median(builds), 1),
+    buildWithTokenCache: {
+      coldMs: round(median(cold), 1),
+      warmMs: round(median(warm), 1),
+      fileMB: round(tokensFileMB, 1),
+    },
     indexHeapMB: round(heapMB, 1),
     search,
     searchThreeQueries,
