@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { cacheFileName, readCacheFile, writeCacheFile } from '../util/cache-file.js';
 import type { FrontMatter, FrontMatterProblem } from '../util/front-matter.js';
 import { type TermMapping, TextIndex } from '../util/text-index.js';
+import type { EdgeKind } from './bundle.js';
 import type { Concept } from './concept.js';
 
 /**
@@ -42,11 +43,16 @@ export function searchTexts(concept: Concept): string[] {
   ];
 }
 
-/** The links and footnotes of a body, as links.ts's scanBody finds them: what the edges are worked out from. */
-export interface BodyRefs {
-  /** Each link's target as written (escapes removed) and its line in the body. */
-  links: Array<[target: string, line: number]>;
-  /** Each footnote reference's label and its line in the body. */
+/**
+ * A link or path-valued field of a concept that may point into the bundle: why (an edge kind), the target as
+ * written, its line in the file (0: none), and the bundle paths it may name, in the order they are tried
+ * (paths.ts candidatePaths). All of it follows from the file alone; which candidate exists is asked at each load.
+ */
+export type Reference = [kind: EdgeKind, target: string, line: number, ...candidates: string[]];
+
+/** What a concept refers to: its references, and the footnote labels of its body with their lines. */
+export interface ConceptRefs {
+  references: Reference[];
   footnotes: Array<[label: string, line: number]>;
 }
 
@@ -64,7 +70,7 @@ interface CachedFrontMatter {
 export interface ConceptRecord {
   digest: string;
   fm: CachedFrontMatter | null;
-  refs: BodyRefs;
+  refs: ConceptRefs;
   /** Its search index entry, empty when the file is no concept (an error) or it was not indexed. */
   entry: Uint32Array;
 }
@@ -79,7 +85,7 @@ export interface LoadedBundleCache {
 export interface FreshRecord {
   digest: string;
   fm: FrontMatter;
-  refs: BodyRefs;
+  refs: ConceptRefs;
 }
 
 export function bundleCacheFile(cacheDir: string, root: string): string {
@@ -264,13 +270,22 @@ function isFrontMatter(value: unknown): value is CachedFrontMatter {
   );
 }
 
-function isRefs(value: unknown): value is BodyRefs {
-  const refs = value as Partial<BodyRefs>;
+const EDGE_KINDS = new Set<unknown>(['link', 'source', 'resource', 'computation', 'executor', 'attester']);
+
+function isRefs(value: unknown): value is ConceptRefs {
+  const refs = value as Partial<ConceptRefs>;
   return (
     typeof refs === 'object' &&
     refs !== null &&
-    Array.isArray(refs.links) &&
-    refs.links.every(isPair) &&
+    Array.isArray(refs.references) &&
+    refs.references.every(
+      (r) =>
+        Array.isArray(r) &&
+        r.length >= 3 &&
+        EDGE_KINDS.has(r[0]) &&
+        isCount(r[2]) &&
+        r.every((part, i) => i === 2 || typeof part === 'string'),
+    ) &&
     Array.isArray(refs.footnotes) &&
     refs.footnotes.every(isPair)
   );

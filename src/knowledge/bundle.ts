@@ -8,21 +8,29 @@ import { type FrontMatter, readFrontMatter } from '../util/front-matter.js';
 import type { TextIndex } from '../util/text-index.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import {
-  type BodyRefs,
   bundleCacheFile,
+  type ConceptRefs,
   type FreshRecord,
   frontMatterOf,
   type LoadedBundleCache,
   loadBundleCache,
   mappingFor,
   newSearchIndex,
+  type Reference,
   saveBundleCache,
   searchTexts,
 } from './bundle-cache.js';
 import { type Concept, parseConcept } from './concept.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
 import { scanBody } from './links.js';
-import { existsOutside, isUrl, looksLikePath, type PathLookup, resolveInBundle } from './paths.js';
+import {
+  candidatePaths,
+  existsOutside,
+  isUrl,
+  looksLikePath,
+  type PathLookup,
+  resolveInBundle,
+} from './paths.js';
 import {
   INDEX_FILE,
   type IndexFile,
@@ -81,8 +89,9 @@ const SKIP_DIR = /^(\.|node_modules$)/;
  * out); it throws only when the folder cannot be read at all.
  */
 export class KnowledgeBundle {
-  readonly #out = new Map<string, Edge[]>();
-  readonly #in = new Map<string, Edge[]>();
+  /** Edges by source and by target concept, made on the first outlinks or backlinks: loading needs neither. */
+  #out: Map<string, Edge[]> | undefined;
+  #in: Map<string, Edge[]> | undefined;
   #index: TextIndex | undefined;
   /** How loading used the cache; undefined when it was loaded without one. */
   readonly cache: BundleCacheReport | undefined;
@@ -97,10 +106,6 @@ export class KnowledgeBundle {
     readonly issues: readonly KnowledgeIssue[],
     loaded: { index?: TextIndex; cache?: BundleCacheReport } = {},
   ) {
-    for (const edge of edges) {
-      push(this.#out, edge.from, edge);
-      if (edge.toConcept) push(this.#in, edge.to, edge);
-    }
     this.#index = loaded.index;
     this.cache = loaded.cache;
   }
@@ -135,12 +140,24 @@ export class KnowledgeBundle {
 
   /** What a concept points at. */
   outlinks(id: string): readonly Edge[] {
-    return this.#out.get(normalizeId(id)) ?? [];
+    return this.#links().out.get(normalizeId(id)) ?? [];
   }
 
   /** The concepts that point at this one. */
   backlinks(id: string): readonly Edge[] {
-    return this.#in.get(normalizeId(id)) ?? [];
+    return this.#links().in.get(normalizeId(id)) ?? [];
+  }
+
+  #links(): { out: Map<string, Edge[]>; in: Map<string, Edge[]> } {
+    if (!this.#out || !this.#in) {
+      this.#out = new Map();
+      this.#in = new Map();
+      for (const edge of this.edges) {
+        push(this.#out, edge.from, edge);
+        if (edge.toConcept) push(this.#in, edge.to, edge);
+      }
+    }
+    return { out: this.#out, in: this.#in };
   }
 
   get errors(): number {
@@ -203,7 +220,7 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
   let fromCache = 0;
   let changed = false;
   const concepts = new Map<string, Concept>();
-  const refs = new Map<string, BodyRefs>();
+  const refs = new Map<string, ConceptRefs>();
   const indexes = new Map<string, IndexFile>();
   const logs = new Map<string, LogFile>();
   const issues: KnowledgeIssue[] = [];
@@ -226,7 +243,7 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
       pushAll(issues, found);
       let body = cached?.refs;
       if (concept) {
-        body ??= refsOf(concept.body);
+        body ??= referencesOf(concept);
         concepts.set(concept.id, concept);
         refs.set(concept.id, body);
         ids.set(path, concept.id);
@@ -236,7 +253,7 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
         }
       }
       if (cacheFile) {
-        fresh.set(path, { digest, fm, refs: body ?? { links: [], footnotes: [] } });
+        fresh.set(path, { digest, fm, refs: body ?? { references: [], footnotes: [] } });
         if (cached) fromCache++;
         else changed = true;
       }
@@ -289,7 +306,7 @@ function cachedRecord(
   path: string,
   digest: string,
   text: string,
-): { fm: FrontMatter | undefined; refs: BodyRefs; entry: Uint32Array } | undefined {
+): { fm: FrontMatter | undefined; refs: ConceptRefs; entry: Uint32Array } | undefined {
   const record = cache?.records.get(path);
   if (!record || record.digest !== digest) return undefined;
   const fm = frontMatterOf(record, text);
@@ -298,13 +315,31 @@ function cachedRecord(
   return { fm, refs: record.refs, entry: record.entry };
 }
 
-/** The links and footnotes of a body, as the edges need them. */
-function refsOf(body: string): BodyRefs {
-  const { links, footnotes } = scanBody(body);
-  return {
-    links: links.map((link) => [link.target, link.line]),
-    footnotes: footnotes.map((note) => [note.label, note.line]),
+/**
+ * What a concept refers to, from the file alone: its body's links and its path-valued fields, each with the
+ * bundle paths it may name, and its footnotes. Whether those paths exist is conceptEdges' business.
+ */
+function referencesOf(concept: Concept): ConceptRefs {
+  const { links, footnotes } = scanBody(concept.body);
+  const references: Reference[] = [];
+  const refer = (target: string, kind: EdgeKind, line: number | undefined) => {
+    if (isUrl(target) || target.startsWith('#')) return;
+    references.push([kind, target, line ?? 0, ...candidatePaths(concept.path, target)]);
   };
+  for (const link of links) refer(link.target, 'link', concept.bodyLine + link.line - 1);
+  const line = (key: string) => concept.keyLines.get(key);
+  if (concept.resource && looksLikePath(concept.resource) && /[/.]/.test(concept.resource))
+    refer(concept.resource, 'resource', line('resource'));
+  for (const source of concept.sources) {
+    // A scope descriptor ("all queries in project X") is not a path; a bare word is an external name.
+    if (looksLikePath(source.resource) && /[/.]/.test(source.resource))
+      refer(source.resource, 'source', line('sources'));
+  }
+  const contract = concept.computation;
+  if (contract?.file) refer(contract.file, 'computation', line('computation'));
+  if (contract?.executor?.resource) refer(contract.executor.resource, 'executor', line('executor'));
+  if (contract?.attester?.resource) refer(contract.attester.resource, 'attester', line('attester'));
+  return { references, footnotes: footnotes.map((note) => [note.label, note.line]) };
 }
 
 function sha256(bytes: Uint8Array): string {
@@ -349,56 +384,44 @@ function readAll(root: string, files: readonly string[]): Buffer[] {
   return files.map((file) => readFileSync(join(root, file)));
 }
 
+/** A concept's edges and broken links: which of each reference's candidate paths exists in the bundle now. */
 function conceptEdges(
   root: string,
   concept: Concept,
-  refs: BodyRefs,
+  refs: ConceptRefs,
   issues: KnowledgeIssue[],
   lookup: PathLookup,
 ): Edge[] {
   const sink = new IssueSink(concept.path);
   const edges: Edge[] = [];
   const broken = new Set<string>();
-  const follow = (target: string, kind: EdgeKind, line: number | undefined) => {
-    if (isUrl(target) || target.startsWith('#')) return;
-    const found = resolveInBundle(root, concept.path, target, lookup);
-    if (!found) {
+  for (const [kind, target, line, ...candidates] of refs.references) {
+    let path: string | undefined;
+    let found: 'file' | 'folder' | undefined;
+    for (const candidate of candidates) {
+      found = lookup(candidate);
+      if (found) {
+        path = candidate;
+        break;
+      }
+    }
+    if (path === undefined) {
       // A source kept outside the bundle (the docs a generated concept came from) is provenance, not a broken link.
-      if (kind === 'source' && existsOutside(root, concept.path, target)) return;
+      if (kind === 'source' && existsOutside(root, concept.path, target)) continue;
       // Once per target and kind: a file repeating one dead link a million times is one finding, not a million.
       const key = `${kind}\u0000${target}`;
-      if (broken.has(key)) return;
+      if (broken.has(key)) continue;
       broken.add(key);
       sink.warn(
         'broken-link',
         `${kind === 'link' ? 'link' : `\`${kind}\``} "${target}" is not in the bundle`,
-        line,
+        line || undefined,
       );
-      return;
+      continue;
     }
-    const toConcept =
-      found.kind === 'file' && found.path.endsWith('.md') && !isReserved(basenameOf(found.path));
-    edges.push({
-      from: concept.id,
-      to: toConcept ? found.path.slice(0, -3) : found.path,
-      toConcept,
-      kind,
-      target,
-    });
-  };
-  for (const [target, at] of refs.links) follow(target, 'link', concept.bodyLine + at - 1);
-  const line = (key: string) => concept.keyLines.get(key);
-  if (concept.resource && looksLikePath(concept.resource) && /[/.]/.test(concept.resource))
-    follow(concept.resource, 'resource', line('resource'));
-  for (const source of concept.sources) {
-    // A scope descriptor ("all queries in project X") is not a path; a bare word is an external name.
-    if (looksLikePath(source.resource) && /[/.]/.test(source.resource))
-      follow(source.resource, 'source', line('sources'));
+    const toConcept = found === 'file' && path.endsWith('.md') && !isReserved(basenameOf(path));
+    edges.push({ from: concept.id, to: toConcept ? path.slice(0, -3) : path, toConcept, kind, target });
   }
-  const contract = concept.computation;
-  if (contract?.file) follow(contract.file, 'computation', line('computation'));
-  if (contract?.executor?.resource) follow(contract.executor.resource, 'executor', line('executor'));
-  if (contract?.attester?.resource) follow(contract.attester.resource, 'attester', line('attester'));
   // Footnote labels join into sources[].id (§5.1); a label with no source is attribution that leads nowhere.
   const ids = new Set(concept.sources.map((s) => s.id).filter(Boolean));
   if (concept.sources.length > 0)
