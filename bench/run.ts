@@ -11,11 +11,11 @@ import { runPins } from './pins.js';
 import { runSandbox } from './sandbox.js';
 import { runScan } from './scan.js';
 import { runSkills } from './skills.js';
-import { runToolSearch } from './tool-search.js';
+import { runToolIndex, runToolSearch } from './tool-search.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan] [sandbox]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -28,6 +28,7 @@ const BENCHMARKS = {
   skills: () => runSkills(),
   knowledge: () => runKnowledge(),
   'tool-search': () => runToolSearch(),
+  'tool-index': () => runToolIndex(),
   pins: () => runPins(),
   scan: () => runScan(),
   sandbox: () => runSandbox(),

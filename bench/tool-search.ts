@@ -438,6 +438,24 @@ function metatoolSet(data: MetaTool): Dataset {
   };
 }
 
+/**
+ * Only the latency part of runToolSearch (`node dist/bench/run.js tool-index`): build, search, replace and the
+ * token cache at 1,000 and 10,000 synthetic tools, without the minutes of tuning the retrieval figures take.
+ */
+export async function runToolIndex(options: { metatool?: string } = {}) {
+  const data = loadMetaTool(options.metatool);
+  const queries = split(data.single)
+    .test.slice(0, 2000)
+    .map((x) => x.query);
+  log('tool-index: latency');
+  return {
+    description:
+      'Latency of the tool index: synthetic catalogs (MetaTool plugins as servers of 5 tools), build median of 5 (also with the token cache: cold = empty, tokenized and written; warm = read from that file), 2000 MetaTool TEST queries after 100 warm-up searches, k = 5; replaceServer re-indexes one server 500 times; in process.',
+    at1000: latency(data.tools, queries, 1000),
+    at10000: latency(data.tools, queries, 10_000),
+  };
+}
+
 export async function runToolSearch(options: { metatool?: string } = {}) {
   const data = loadMetaTool(options.metatool);
   const sets: Dataset[] = [metatoolSet(data)];
