@@ -81,10 +81,12 @@ export interface LoadedBundleCache {
   terms: readonly string[];
 }
 
-/** A record to write: the file's digest, its front matter, its body's references, its concept if any. */
+/** A record to write: the file's digest, its front matter and where its body starts, its references. */
 export interface FreshRecord {
   digest: string;
   fm: FrontMatter;
+  /** Where `fm.body` starts in the normalized text (normalizedText). */
+  bodyStart: number;
   refs: ConceptRefs;
 }
 
@@ -136,8 +138,10 @@ export function loadBundleCache(file: string, root: string): { cache?: LoadedBun
 
 /** The front matter a record keeps, as readFrontMatter gave it; undefined when `text` cannot have it. */
 export function frontMatterOf(record: ConceptRecord, text: string): FrontMatter | undefined {
-  const fm = record.fm;
-  if (!fm) return undefined;
+  return record.fm ? frontMatterAt(record.fm, text) : undefined;
+}
+
+function frontMatterAt(fm: CachedFrontMatter, text: string): FrontMatter | undefined {
   const normalized = normalizedText(text);
   if (fm.bodyStart > normalized.length) return undefined;
   return {
@@ -158,7 +162,6 @@ export function saveBundleCache(
   file: string,
   root: string,
   records: ReadonlyMap<string, FreshRecord>,
-  texts: ReadonlyMap<string, string>,
   index: TextIndex,
   ids: ReadonlyMap<string, string>,
 ): { ok: boolean; message?: string } {
@@ -175,7 +178,6 @@ export function saveBundleCache(
       i === undefined
         ? new Uint32Array(0)
         : snapshot.entries.subarray(snapshot.offsets[i]!, snapshot.offsets[i + 1]!);
-    const normalizedLength = normalizedText(texts.get(path) ?? '').length;
     const fm = record.fm;
     rows.push([
       path,
@@ -184,7 +186,7 @@ export function saveBundleCache(
         ? {
             present: fm.present,
             data: fm.data,
-            bodyStart: normalizedLength - fm.body.length,
+            bodyStart: record.bodyStart,
             bodyLine: fm.bodyLine,
             keyLines: [...fm.keyLines],
             problems: fm.problems,
@@ -216,14 +218,20 @@ export function mappingFor(index: TextIndex, cache: LoadedBundleCache): TermMapp
 }
 
 /**
- * Whether JSON keeps `value` exactly: plain objects and arrays of strings, booleans, null and finite numbers
- * (not -0). YAML can also give `.inf`, `.nan`, `-0` and a Date (an explicit `!!timestamp`); such a file's
- * front matter is read again at every load rather than kept changed.
+ * Whether JSON keeps `value` exactly: a tree of plain objects and arrays of strings, booleans, null and finite
+ * numbers (not -0). YAML can also give `.inf`, `.nan`, `-0`, a Date (an explicit `!!timestamp`), and through
+ * anchors and aliases a value reached twice or a cycle, which JSON would copy (exponentially) or refuse; such a
+ * file's front matter is read again at every load rather than kept changed. Each object is visited once.
  */
 function jsonSafe(value: unknown): boolean {
   const stack: unknown[] = [value];
+  const seen = new Set<object>();
   while (stack.length > 0) {
     const item = stack.pop();
+    if (typeof item === 'object' && item !== null) {
+      if (seen.has(item)) return false;
+      seen.add(item);
+    }
     if (item === null || typeof item === 'string' || typeof item === 'boolean') continue;
     if (typeof item === 'number') {
       if (!Number.isFinite(item) || Object.is(item, -0)) return false;

@@ -16,6 +16,7 @@ import {
   loadBundleCache,
   mappingFor,
   newSearchIndex,
+  normalizedText,
   type Reference,
   saveBundleCache,
   searchTexts,
@@ -204,7 +205,6 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
     );
   }
   const bytes = readAll(dir, files);
-  const texts = new Map(files.map((path, i) => [path, bytes[i]!.toString('utf8')]));
   const cacheFile = options.cacheDir ? bundleCacheFile(options.cacheDir, dir) : undefined;
   const loaded = cacheFile ? loadBundleCache(cacheFile, dir) : {};
   if (loaded.problem)
@@ -225,7 +225,7 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
   const logs = new Map<string, LogFile>();
   const issues: KnowledgeIssue[] = [];
   files.forEach((path, i) => {
-    const text = texts.get(path)!;
+    const text = bytes[i]!.toString('utf8');
     const file = path.split('/').pop()!;
     if (file === INDEX_FILE) {
       const { index, issues: found } = parseIndexFile(path, text);
@@ -253,7 +253,8 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
         }
       }
       if (cacheFile) {
-        fresh.set(path, { digest, fm, refs: body ?? { references: [], footnotes: [] } });
+        const bodyStart = cached?.bodyStart ?? normalizedText(text).length - fm.body.length;
+        fresh.set(path, { digest, fm, bodyStart, refs: body ?? { references: [], footnotes: [] } });
         if (cached) fromCache++;
         else changed = true;
       }
@@ -269,7 +270,7 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
     const stale = changed || (loaded.cache?.records.size ?? -1) !== fromCache;
     let saved = false;
     if (stale) {
-      const result = saveBundleCache(cacheFile, dir, fresh, texts, index, ids);
+      const result = saveBundleCache(cacheFile, dir, fresh, index, ids);
       saved = result.ok;
       if (!result.ok)
         sendWarning(options.onWarning, {
@@ -306,13 +307,18 @@ function cachedRecord(
   path: string,
   digest: string,
   text: string,
-): { fm: FrontMatter | undefined; refs: ConceptRefs; entry: Uint32Array } | undefined {
+): { fm: FrontMatter | undefined; bodyStart?: number; refs: ConceptRefs; entry: Uint32Array } | undefined {
   const record = cache?.records.get(path);
   if (!record || record.digest !== digest) return undefined;
   const fm = frontMatterOf(record, text);
   // A record whose front matter does not fit its text is wrong as a whole.
   if (!fm && record.fm) return undefined;
-  return { fm, refs: record.refs, entry: record.entry };
+  return {
+    fm,
+    ...(record.fm ? { bodyStart: record.fm.bodyStart } : {}),
+    refs: record.refs,
+    entry: record.entry,
+  };
 }
 
 /**

@@ -167,7 +167,7 @@ describe('the knowledge bundle cache', () => {
     expect(outcome(bundle)).toEqual(expected);
   });
 
-  it('keeps front matter JSON cannot hold (.inf, .nan, -0, a timestamp) by reading it again each time', async () => {
+  it('keeps front matter JSON cannot hold (.inf, .nan, -0, a timestamp, an alias) by reading it again each time', async () => {
     const root = temp();
     writeFileSync(
       join(root, 'index.md'),
@@ -175,7 +175,7 @@ describe('the knowledge bundle cache', () => {
     );
     writeFileSync(
       join(root, 'odd.md'),
-      '---\ntype: Reference\ntitle: Odd values\nratio: .inf\nmissing: .nan\nzero: -0\nwhen: !!timestamp 2026-01-02\n---\nBody.\n',
+      '---\ntype: Reference\ntitle: Odd values\nratio: .inf\nmissing: .nan\nzero: -0\nwhen: !!timestamp 2026-01-02\nshared: &s {a: 1}\nagain: *s\n---\nBody.\n',
     );
     writeFileSync(join(root, 'plain.md'), '---\ntype: Reference\ntitle: Plain\n---\nSee [odd](odd.md).\n');
     const cacheDir = temp();
@@ -187,6 +187,8 @@ describe('the knowledge bundle cache', () => {
     expect(odd.data.ratio).toBe(Number.POSITIVE_INFINITY);
     expect(odd.data.missing).toBeNaN();
     expect(Object.is(odd.data.zero, -0)).toBe(true);
+    // An alias gives the very object its anchor gave, as a load without the cache does.
+    expect(odd.data.again).toBe(odd.data.shared);
     expect(outcome(warm)).toEqual(expected);
   });
 
