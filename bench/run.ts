@@ -11,11 +11,12 @@ import { runPins } from './pins.js';
 import { runSandbox } from './sandbox.js';
 import { runScan } from './scan.js';
 import { runSkills } from './skills.js';
+import { runStartup } from './startup.js';
 import { runToolIndex, runToolSearch } from './tool-search.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox] [startup]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -32,6 +33,7 @@ const BENCHMARKS = {
   pins: () => runPins(),
   scan: () => runScan(),
   sandbox: () => runSandbox(),
+  startup: () => runStartup(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

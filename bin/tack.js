@@ -9,5 +9,12 @@ if (major < 20) {
   );
   process.exit(2);
 }
+// `tack --version` alone answers before the command line is even built: scripts call it to check an install.
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  const { VERSION } = await import('../dist/src/version.js');
+  process.stdout.write(`${VERSION}\n`);
+  process.exit(0);
+}
 const { main } = await import('../dist/src/cli/main.js');
 process.exitCode = await main(process.argv);

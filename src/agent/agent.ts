@@ -11,14 +11,15 @@ import { ToolTokenCache } from '../search/token-cache.js';
 import { DefinitionGuard } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
-import { TackStore } from '../store/store.js';
+import { openStore } from '../store/open.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { ApproveMode, Approver } from './approval.js';
 import type { AgentEvent } from './events.js';
 import { type AgentInteraction, INTERACTIVE_CAPABILITIES, interactionHandlers } from './interaction.js';
 import { type ResolvedModel, resolveModel } from './model.js';
-import { type AgentOptions, AgentSession, type Limits } from './session.js';
+import type { AgentOptions, Limits } from './options.js';
+import { AgentSession } from './session.js';
 import { openForResume, type ResumeState, Transcript } from './transcript.js';
 
 export interface StartAgentOptions {
@@ -50,7 +51,7 @@ export interface StartAgentOptions {
    * default nowhere. What happens during the session arrives as `notice` events instead.
    */
   onWarning?: WarningSink;
-  /** More options for the session (tools, filters, hooks...). */
+  /** More options for the session (tools, filters, hooks...); its groups (approvals, pins, context) add to these. */
   session?: Partial<AgentOptions>;
 }
 
@@ -133,13 +134,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     typeof options.model === 'object'
       ? options.model
       : resolveModel(options.model ?? options.config.agent.model, env);
-  let store: TackStore | undefined;
-  try {
-    store = TackStore.open(options.config.paths.storeFile);
-  } catch {
-    // The store is an index; the transcript files are the record. Without it, resume scans the folder.
-    store = undefined;
-  }
+  // The store is an index; the transcript files are the record. Without it, resume scans the folder.
+  const store = openStore(options.config.paths, options.onWarning);
   // The library path holds back an untrusted project's servers, hooks, allow rules and skills as the CLI does;
   // without the store no record can be read, so the project counts as untrusted.
   const config = resolveProjectTrust(options.config, {
@@ -186,7 +182,6 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         // A person who can answer questions can also log in to a server that asks for OAuth.
         oauth: { interactive: options.interaction !== undefined },
         configureClient: interactionHandlers(options.interaction, model),
-        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
       });
     }
     const notices: string[] = [];
@@ -219,7 +214,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(agent.wallTimeSeconds ? { wallTimeMs: agent.wallTimeSeconds * 1000 } : {}),
       ...options.limits,
     };
-    const session = await AgentSession.create({
+    const base: AgentOptions = {
       model,
       cwd: options.cwd ?? process.cwd(),
       env,
@@ -229,13 +224,17 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(knowledge ? { knowledge } : {}),
       ...(runtimes ? { computations: runtimes } : {}),
       limits,
-      approve: options.approve ?? agent.approve ?? 'ask',
-      ...(options.approver ? { approver: options.approver } : {}),
+      approvals: {
+        mode: options.approve ?? agent.approve ?? 'ask',
+        ...(options.approver ? { approver: options.approver } : {}),
+        permissions: config.permissions,
+      },
       ...(agent.hooks ? { hooks: agent.hooks } : {}),
-      ...(agent.contextWindow ? { contextWindow: agent.contextWindow } : {}),
-      ...(agent.outputCapTokens ? { outputCapTokens: agent.outputCapTokens } : {}),
+      context: {
+        ...(agent.contextWindow ? { window: agent.contextWindow } : {}),
+        ...(agent.outputCapTokens ? { outputCapTokens: agent.outputCapTokens } : {}),
+      },
       ...(agent.prices ? { prices: agent.prices } : {}),
-      permissions: config.permissions,
       toolSearch: {
         ...(agent.toolSearch ? { mode: agent.toolSearch } : {}),
         tokens: new ToolTokenCache(join(config.paths.stateDir, 'indexes', 'tool-tokens.idx')),
@@ -256,15 +255,27 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       sessionsDir,
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
       ...(resumed
-        ? { history: resumed.messages, resumedFrom: resumed.sessionId, initialUsage: resumed.usage }
+        ? { resume: { history: resumed.messages, from: resumed.sessionId, usage: resumed.usage } }
         : {}),
-      ...options.session,
-    });
+    };
+    const session = await AgentSession.create(withSessionOptions(base, options.session));
     return { session, host, transcript, ...(resumed ? { resumed } : {}), close: cleanup };
   } catch (error) {
     await cleanup();
     throw error;
   }
+}
+
+/** The caller's session options over startAgent's: a group (approvals, pins, context) is merged field by field. */
+function withSessionOptions(base: AgentOptions, extra: Partial<AgentOptions> | undefined): AgentOptions {
+  if (!extra) return base;
+  return {
+    ...base,
+    ...extra,
+    approvals: { ...base.approvals, ...extra.approvals },
+    pins: { ...base.pins, ...extra.pins },
+    context: { ...base.context, ...extra.context },
+  };
 }
 
 /** `toolSearch.embeddings` as DeferredTools' semantic ranker, when configured. */

@@ -1,56 +1,72 @@
 import { Command, CommanderError } from 'commander';
 import { TackError } from '../errors.js';
 import { VERSION } from '../version.js';
-import {
-  type AgentCliOptions,
-  chatCommand,
-  contextCommand,
-  evalCommand,
-  runCommand,
-} from './commands/agent.js';
-import { auditCommand } from './commands/audit.js';
-import { authCommand } from './commands/auth.js';
-import { benchToolSearchCommand } from './commands/bench.js';
-import { callCommand } from './commands/call.js';
-import {
-  type KnowledgeOptions,
-  knowledgeGraphCommand,
-  knowledgeIndexCommand,
-  knowledgeInitCommand,
-  knowledgeLintCommand,
-  knowledgeRunCommand,
-  knowledgeSearchCommand,
-  knowledgeShowCommand,
-  knowledgeVerifyCommand,
-} from './commands/knowledge.js';
-import { promptsCommand, resourcesCommand } from './commands/listings.js';
-import { pinsAcceptCommand, pinsDiffCommand, pinsListCommand } from './commands/pins.js';
-import { promptCommand } from './commands/prompt.js';
-import { readCommand } from './commands/read.js';
-import { sandboxCheckCommand } from './commands/sandbox.js';
-import { scanCommand } from './commands/scan.js';
-import { serveCommand } from './commands/serve.js';
-import { serveDocsCommand } from './commands/serve-docs.js';
-import { serveKnowledgeCommand } from './commands/serve-knowledge.js';
-import { serveSkillsCommand } from './commands/serve-skills.js';
-import { serversCommand } from './commands/servers.js';
-import {
-  type SkillsOptions,
-  skillsIndexCommand,
-  skillsListCommand,
-  skillsRunCommand,
-  skillsSearchCommand,
-  skillsShowCommand,
-  skillsValidateCommand,
-} from './commands/skills.js';
-import {
-  toolsExamplesExportCommand,
-  toolsExamplesImportCommand,
-  toolsSearchCommand,
-} from './commands/tool-search.js';
-import { toolsCommand, toolsSecurityCommand } from './commands/tools.js';
-import { trustCommand } from './commands/trust.js';
+import type { AgentCliOptions } from './commands/agent.js';
+import type { KnowledgeOptions } from './commands/knowledge.js';
+import type { SkillsOptions } from './commands/skills.js';
 import { reportError } from './output.js';
+
+/**
+ * A command's entry point, imported when the command runs: `tack --version` and `--help` load none of them, and
+ * each command loads only its own part of the library (the AI SDK, the MCP packages and the tokenizer are most of
+ * the start-up time of a process that needs none of them).
+ */
+function lazy<M, K extends keyof M>(load: () => Promise<M>, name: K) {
+  type Fn = M[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+  return (async (...args: unknown[]) => {
+    const fn = (await load())[name] as (...a: unknown[]) => Promise<unknown>;
+    return fn(...args);
+  }) as Fn;
+}
+
+const chatCommand = lazy(() => import('./commands/agent.js'), 'chatCommand');
+const contextCommand = lazy(() => import('./commands/agent.js'), 'contextCommand');
+const evalCommand = lazy(() => import('./commands/agent.js'), 'evalCommand');
+const runCommand = lazy(() => import('./commands/agent.js'), 'runCommand');
+const auditCommand = lazy(() => import('./commands/audit.js'), 'auditCommand');
+const authCommand = lazy(() => import('./commands/auth.js'), 'authCommand');
+const benchToolSearchCommand = lazy(() => import('./commands/bench.js'), 'benchToolSearchCommand');
+const callCommand = lazy(() => import('./commands/call.js'), 'callCommand');
+const knowledgeGraphCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeGraphCommand');
+const knowledgeIndexCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeIndexCommand');
+const knowledgeInitCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeInitCommand');
+const knowledgeLintCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeLintCommand');
+const knowledgeRunCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeRunCommand');
+const knowledgeSearchCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeSearchCommand');
+const knowledgeShowCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeShowCommand');
+const knowledgeVerifyCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeVerifyCommand');
+const promptsCommand = lazy(() => import('./commands/listings.js'), 'promptsCommand');
+const resourcesCommand = lazy(() => import('./commands/listings.js'), 'resourcesCommand');
+const pinsAcceptCommand = lazy(() => import('./commands/pins.js'), 'pinsAcceptCommand');
+const pinsDiffCommand = lazy(() => import('./commands/pins.js'), 'pinsDiffCommand');
+const pinsListCommand = lazy(() => import('./commands/pins.js'), 'pinsListCommand');
+const promptCommand = lazy(() => import('./commands/prompt.js'), 'promptCommand');
+const readCommand = lazy(() => import('./commands/read.js'), 'readCommand');
+const sandboxCheckCommand = lazy(() => import('./commands/sandbox.js'), 'sandboxCheckCommand');
+const scanCommand = lazy(() => import('./commands/scan.js'), 'scanCommand');
+const serveCommand = lazy(() => import('./commands/serve.js'), 'serveCommand');
+const serveDocsCommand = lazy(() => import('./commands/serve-docs.js'), 'serveDocsCommand');
+const serveKnowledgeCommand = lazy(() => import('./commands/serve-knowledge.js'), 'serveKnowledgeCommand');
+const serveSkillsCommand = lazy(() => import('./commands/serve-skills.js'), 'serveSkillsCommand');
+const serversCommand = lazy(() => import('./commands/servers.js'), 'serversCommand');
+const skillsIndexCommand = lazy(() => import('./commands/skills.js'), 'skillsIndexCommand');
+const skillsListCommand = lazy(() => import('./commands/skills.js'), 'skillsListCommand');
+const skillsRunCommand = lazy(() => import('./commands/skills.js'), 'skillsRunCommand');
+const skillsSearchCommand = lazy(() => import('./commands/skills.js'), 'skillsSearchCommand');
+const skillsShowCommand = lazy(() => import('./commands/skills.js'), 'skillsShowCommand');
+const skillsValidateCommand = lazy(() => import('./commands/skills.js'), 'skillsValidateCommand');
+const toolsExamplesExportCommand = lazy(
+  () => import('./commands/tool-search.js'),
+  'toolsExamplesExportCommand',
+);
+const toolsExamplesImportCommand = lazy(
+  () => import('./commands/tool-search.js'),
+  'toolsExamplesImportCommand',
+);
+const toolsSearchCommand = lazy(() => import('./commands/tool-search.js'), 'toolsSearchCommand');
+const toolsCommand = lazy(() => import('./commands/tools.js'), 'toolsCommand');
+const toolsSecurityCommand = lazy(() => import('./commands/tools.js'), 'toolsSecurityCommand');
+const trustCommand = lazy(() => import('./commands/trust.js'), 'trustCommand');
 
 interface CliOptions {
   config?: string;
@@ -140,9 +156,9 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
         if (sub === 'examples') {
           const [verb, file] = args;
           if (verb === 'export' && args.length <= 2)
-            return setExitCode(toolsExamplesExportCommand(file, options));
+            return setExitCode(await toolsExamplesExportCommand(file, options));
           if (verb === 'import' && file && args.length === 2)
-            return setExitCode(toolsExamplesImportCommand(file, options));
+            return setExitCode(await toolsExamplesImportCommand(file, options));
           throw new TackError(
             'USAGE',
             'expected `tack tools examples export [file]` or `tack tools examples import <file>`',

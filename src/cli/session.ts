@@ -2,6 +2,7 @@ import { formatIssue, loadConfig, type TackConfig } from '../config/load.js';
 import { invalidProjectFilesWarnings, projectTrustWarning, resolveProjectTrust } from '../config/trust.js';
 import { TackError } from '../errors.js';
 import { McpHost, unknownServer } from '../mcp/host.js';
+import { openStore } from '../store/open.js';
 import { TackStore } from '../store/store.js';
 import { warn } from './output.js';
 import { startProgress } from './spinner.js';
@@ -73,10 +74,12 @@ export async function withHost<T>(
     );
   // A server asking for OAuth may start a browser login only when a person is at the terminal; otherwise it
   // fails with AUTH_REQUIRED, whose hint names `tack auth <server>`.
+  // Opened here, at the composition root, and closed with the host: nothing below opens a store of its own.
+  const store = openStore(config.paths, (warning) => warn(warning.message));
   const host = new McpHost({
     config: { ...config, servers: wanted },
     oauth: { interactive: process.stdin.isTTY === true && process.stderr.isTTY === true },
-    onWarning: (warning) => warn(warning.message),
+    store,
   });
   const enabled = wanted.filter((server) => server.enabled).length;
   const progress = startProgress(`connecting ${enabled} server${enabled === 1 ? '' : 's'}…`);
@@ -112,6 +115,7 @@ export async function withHost<T>(
     progress.stop();
     process.off('SIGINT', abort);
     await host.close();
+    store?.close();
   }
 }
 

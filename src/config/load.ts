@@ -324,7 +324,7 @@ function resolveSandboxes(
   const resolve = (field: Declared<SandboxField>, name: string, required = true) => {
     const problems: ConfigWarning[] = [];
     const policy = resolver.resolve(field, name, problems, required);
-    issues.push(...problems);
+    pushAll(issues, problems);
     if (problems.length === 0) return policy;
     return resolver.resolve({ value: 'read-only', file: field.file, path: field.path }, name, [], true);
   };

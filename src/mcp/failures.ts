@@ -117,7 +117,8 @@ export function requestFailure(error: unknown, ctx: RequestContext): TackError {
   }
 }
 
-function isOAuthFailure(error: unknown): error is TackError {
+/** A login that is needed and cannot start here (AUTH_REQUIRED), or one that failed (AUTH_FAILED): the one check for both. */
+export function isOAuthFailure(error: unknown): error is TackError {
   return TackError.isInstance(error) && (error.code === 'AUTH_REQUIRED' || error.code === 'AUTH_FAILED');
 }
 

@@ -10,12 +10,11 @@ import {
 import leven from 'leven';
 import { DEFAULT_LIMITS, type Limits } from '../config/limits.js';
 import type { ServerConfig, TackConfig } from '../config/load.js';
-import { errorMessage, TackError } from '../errors.js';
+import { TackError } from '../errors.js';
 import type { EraCache } from '../store/era-cache.js';
 import type { OAuthCredentials } from '../store/oauth-credentials.js';
 import { TackStore } from '../store/store.js';
 import { secretValuesOf } from '../util/secrets.js';
-import { sendWarning, type WarningSink } from '../util/warnings.js';
 import { VERSION } from '../version.js';
 import { Catalog, type CatalogTool } from './catalog.js';
 import {
@@ -42,10 +41,11 @@ export interface HostOptions
     | { servers: ServerConfig[]; paths?: TackConfig['paths']; limits?: TackConfig['limits'] | undefined };
   clientInfo?: Implementation;
   /**
-   * The store (era verdicts, audit log). Default: the SQLite store in the state directory of `config.paths`,
-   * opened by the host and closed with it; `false` runs without one.
+   * The store (era verdicts, audit log, OAuth tokens), opened by the caller (`openStore(config.paths)`) and closed
+   * by it after the host: the host never opens one. Without it every start probes the era and OAuth tokens last
+   * this process only.
    */
-  store?: TackStore | false;
+  store?: TackStore | undefined;
   /** Where era verdicts are cached; default the store's. `false` turns caching off (every start probes). */
   eraCache?: EraCache | false;
   /** Per-server logs; default `config.paths.logDir`; `false` keeps no log files (stderr tails still work). */
@@ -60,8 +60,6 @@ export interface HostOptions
    * `tack auth <server>`) and how its URL reaches the user. Tokens live in the store and are refreshed either way.
    */
   oauth?: OAuthOptions;
-  /** Where the host's warnings go (a store it could not open); default nowhere. */
-  onWarning?: WarningSink;
 }
 
 export type HostEvent =
@@ -81,7 +79,6 @@ export class McpHost {
   readonly #listeners = new Set<(event: HostEvent) => void>();
   /** The store the host uses, when it has one; the gateway writes its audit log there. */
   readonly store: TackStore | undefined;
-  readonly #ownsStore: boolean = false;
   #catalog: Catalog | undefined;
   /** Where OAuth tokens go without a store: this process only (a login per run beats none). */
   #memoryStore: TackStore | undefined;
@@ -91,20 +88,7 @@ export class McpHost {
 
   constructor(options: HostOptions) {
     const { config } = options;
-    if (options.store !== undefined) {
-      this.store = options.store === false ? undefined : options.store;
-    } else if (config.paths) {
-      try {
-        this.store = TackStore.open(config.paths.storeFile);
-        this.#ownsStore = true;
-      } catch (error) {
-        // Without the store tack still works; it only probes every server's era at every start.
-        sendWarning(options.onWarning, {
-          code: 'STORE_DISABLED',
-          message: `store disabled: ${errorMessage(error)}`,
-        });
-      }
-    }
+    this.store = options.store;
     // The gateway audits calls with upstream error messages, which may quote what the servers were given.
     this.store?.audit.addSecrets(config.servers.flatMap((server) => secretValuesOf(server)));
     const eraCache = options.eraCache === false ? undefined : (options.eraCache ?? this.store?.eraCache);
@@ -270,7 +254,6 @@ export class McpHost {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#connections.values()].map((connection) => connection.close()));
-    if (this.#ownsStore) this.store?.close();
     this.#memoryStore?.close();
   }
 

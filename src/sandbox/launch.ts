@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
@@ -146,6 +146,7 @@ export async function prepareLaunch(policy: SandboxPolicy | undefined, spec: Lau
     : findExecutable(spec.command, path);
   const plan = planMounts(policy, {
     executables: [executable, ...(proxy ? [process.execPath] : [])],
+    programs: programFiles(spec.args, spec.cwd),
     cwd: spec.cwd,
     stateDir,
     ...(spec.readPaths ? { readPaths: spec.readPaths } : {}),
@@ -215,4 +216,24 @@ export async function expectedGuarantees(
 ): Promise<SandboxGuarantees | undefined> {
   if (!policy || !(await sandboxSupport()).available) return undefined;
   return guaranteesOf(planMounts(policy, { cwd: policy.workspace, stateDir: policy.stateDir }));
+}
+
+/**
+ * The files of the command line that are the program itself: `node /path/server.js`, `python /path/server.py`.
+ * A server installed under a folder the sandbox hides (/tmp, a home folder) must still be able to read its own code
+ * and its dependencies: planMounts binds each one's package (see PlanSpec.programs). Arguments that are not
+ * existing files (flags, names, URLs) are left alone.
+ */
+function programFiles(args: readonly string[], cwd: string): string[] {
+  const out: string[] = [];
+  for (const arg of args) {
+    if (arg.startsWith('-') || arg.includes('://') || arg.length > 4096) continue;
+    const path = resolve(cwd, arg);
+    try {
+      if (statSync(path).isFile()) out.push(path);
+    } catch {
+      // not a file: an argument of another kind
+    }
+  }
+  return out;
 }

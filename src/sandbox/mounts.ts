@@ -1,5 +1,5 @@
-import { realpathSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
 import { NAMESPACE_FLAGS } from './support.js';
 
@@ -40,6 +40,12 @@ export interface MountPlan {
 export interface PlanSpec {
   /** The executables that must start (absolute paths, as found on the PATH); bound when the policy hides them. */
   executables?: ReadonlyArray<string | undefined>;
+  /**
+   * Files of the command line that are the program (`node <file>`): when the policy hides one, its package (the
+   * nearest folder above it with a package.json or node_modules, else its own folder) is bound read-only, so the
+   * program can load itself and its dependencies. Never more than that folder.
+   */
+  programs?: readonly string[];
   cwd: string;
   /** Read-only besides the policy's paths: a skill's own folder. */
   readPaths?: ReadonlyArray<{ path: string; rule: string }>;
@@ -132,6 +138,22 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
     extra.push({ kind: 'ro', dest: command, source: real, rule, priority: PRIORITY.own! });
     if (real !== command) extra.push({ kind: 'ro', dest: real, source: real, rule, priority: PRIORITY.own! });
   }
+  for (const file of spec.programs ?? []) {
+    if (accessOf(plan, file).read) continue;
+    const real = realPath(file);
+    if (!real) continue;
+    // Never a home folder or anything holding one (a package.json in ~ must not unhide the home), nor the root.
+    const found = packageRoot(real);
+    const root = found === '/' || homes.some((home) => inside(home, found)) ? dirname(real) : found;
+    if (tackDirs.some((dir) => inside(root, dir) || inside(dir, root))) continue;
+    extra.push({
+      kind: 'ro',
+      dest: root,
+      source: root,
+      rule: `the program's own package (${root}), read-only`,
+      priority: PRIORITY.own!,
+    });
+  }
   if (!accessOf(plan, spec.cwd).read)
     extra.push({
       kind: 'dir',
@@ -218,4 +240,12 @@ function withRealPath(path: string): string[] {
 
 function unique(paths: readonly string[]): string[] {
   return [...new Set(paths)];
+}
+
+/** The folder a program file belongs to: the nearest above it with a package.json or node_modules, else its own. */
+function packageRoot(file: string): string {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json')) || existsSync(join(dir, 'node_modules'))) return dir;
+    if (dirname(dir) === dir) return dirname(file);
+  }
 }

@@ -101,6 +101,13 @@ const MIGRATIONS: readonly string[] = [
      at TEXT NOT NULL,
      PRIMARY KEY (model, digest)
    )`,
+  // Token counts by tokenizer and the SHA-256 of the text counted: a warm `tack tools` loads no tokenizer.
+  `CREATE TABLE token_counts (
+     tokenizer TEXT NOT NULL,
+     digest TEXT NOT NULL,
+     tokens INTEGER NOT NULL,
+     PRIMARY KEY (tokenizer, digest)
+   ) WITHOUT ROWID`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

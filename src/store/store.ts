@@ -4,6 +4,7 @@ import { EraCache } from './era-cache.js';
 import { OAuthCredentials } from './oauth-credentials.js';
 import { PinRecords } from './pins.js';
 import { SessionIndex } from './sessions.js';
+import { TokenCounts } from './token-counts.js';
 import { ToolEmbeddings } from './tool-embeddings.js';
 import { ToolExamples } from './tool-examples.js';
 import { TrustedProjects } from './trusted-projects.js';
@@ -19,6 +20,7 @@ export class TackStore {
   readonly oauth: OAuthCredentials;
   readonly trustedProjects: TrustedProjects;
   readonly pins: PinRecords;
+  readonly tokenCounts: TokenCounts;
 
   constructor(db: Db) {
     this.db = db;
@@ -30,6 +32,7 @@ export class TackStore {
     this.oauth = new OAuthCredentials(db);
     this.trustedProjects = new TrustedProjects(db);
     this.pins = new PinRecords(db);
+    this.tokenCounts = new TokenCounts(db);
   }
 
   /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */

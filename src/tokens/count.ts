@@ -1,4 +1,5 @@
 import type { CatalogTool } from '../mcp/catalog.js';
+import { sha256Hex } from '../util/canonical-json.js';
 
 /**
  * Token counts with a real tokenizer, the Qwen3 one the background documents count with (so figures can be
@@ -17,6 +18,47 @@ function loadTokenizer(): Promise<Tokenizer> {
 
 export async function countTokens(text: string): Promise<number> {
   return (await loadTokenizer()).encode(text).length;
+}
+
+/** The tokenizer's name in a cache: a count made by another tokenizer is another count. */
+export const TOKENIZER = 'qwen3';
+
+/** Where counts are remembered across processes (the store's `TokenCounts`), by tokenizer and text digest. */
+export interface TokenCountCache {
+  get(tokenizer: string, digests: readonly string[]): Map<string, number>;
+  put(tokenizer: string, counts: ReadonlyMap<string, number>): void;
+}
+
+/**
+ * Counts for many texts, in order. With a cache, a text counted before (in any process) is not counted again, and
+ * when every text was, the tokenizer is not even loaded: the warm path of `tack tools` and `tack context`. A cache
+ * that fails (a locked or read-only store) only costs the counting.
+ */
+export async function countTokensMany(texts: readonly string[], cache?: TokenCountCache): Promise<number[]> {
+  const digests = texts.map((text) => sha256Hex(text));
+  let known = new Map<string, number>();
+  try {
+    if (cache) known = cache.get(TOKENIZER, [...new Set(digests)]);
+  } catch {
+    known = new Map();
+  }
+  const fresh = new Map<string, number>();
+  const counts: number[] = [];
+  for (let i = 0; i < texts.length; i++) {
+    const digest = digests[i]!;
+    let count = known.get(digest) ?? fresh.get(digest);
+    if (count === undefined) {
+      count = await countTokens(texts[i]!);
+      fresh.set(digest, count);
+    }
+    counts.push(count);
+  }
+  try {
+    cache?.put(TOKENIZER, fresh);
+  } catch {
+    // Remembering is an optimisation; the counts are right either way.
+  }
+  return counts;
 }
 
 /**
@@ -43,8 +85,19 @@ export function toolDefinitionText(tool: ModelToolDefinition): string {
   return JSON.stringify({ name: tool.name, description: tool.description, input_schema: tool.inputSchema });
 }
 
-export async function toolDefinitionTokens(tool: ModelToolDefinition): Promise<number> {
-  return countTokens(toolDefinitionText(tool));
+export async function toolDefinitionTokens(
+  tool: ModelToolDefinition,
+  cache?: TokenCountCache,
+): Promise<number> {
+  return (await countTokensMany([toolDefinitionText(tool)], cache))[0]!;
+}
+
+/** toolDefinitionTokens for a whole listing, in order, one cache look-up for all. */
+export function toolDefinitionsTokens(
+  tools: readonly ModelToolDefinition[],
+  cache?: TokenCountCache,
+): Promise<number[]> {
+  return countTokensMany(tools.map(toolDefinitionText), cache);
 }
 
 /**

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent } from '../../src/agent/agent.js';
-import { McpHost } from '../../src/mcp/host.js';
+import { openStore } from '../../src/store/open.js';
 import type { TackWarning } from '../../src/util/warnings.js';
 import { tack } from '../helpers/cli.js';
 import { fixtureEntry } from '../helpers/project.js';
@@ -29,16 +29,14 @@ function unopenableHome(dir: string): string {
 }
 
 describe('warnings reach the onWarning sink, never process warnings', () => {
-  it('a store that will not open: STORE_DISABLED to the host’s sink, silence without one', async () => {
+  it('a store that will not open: STORE_DISABLED to the opener’s sink, silence without one', async () => {
     const p = scope.project('tack-warn-');
     const home = unopenableHome(p.dir);
-    const config = { servers: [], paths: { ...p.load().paths, storeFile: join(home, 'tack.db') } };
+    const paths = { ...p.load().paths, storeFile: join(home, 'tack.db') };
     const heard: TackWarning[] = [];
-    const host = new McpHost({ config, onWarning: (w) => heard.push(w) });
-    await host.close();
+    expect(openStore(paths, (w) => heard.push(w))).toBeUndefined();
     expect(heard).toEqual([{ code: 'STORE_DISABLED', message: expect.stringMatching(/^store disabled: /) }]);
-    const silent = new McpHost({ config });
-    await silent.close();
+    expect(openStore(paths)).toBeUndefined();
     await new Promise((resolve) => setImmediate(resolve)); // process warnings are emitted on the next tick
     expect(processWarnings).toEqual([]);
   });

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type TackConfig } from '../../src/config/load.js';
 import { type HostOptions, McpHost } from '../../src/mcp/host.js';
+import { TackStore } from '../../src/store/store.js';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** Fixture servers are compiled by `npm run build` (test/global-setup.ts checks they are there). */
@@ -77,5 +78,16 @@ export async function startHost(
   mcpServers: Record<string, unknown>,
   options: Partial<HostOptions> = {},
 ): Promise<McpHost> {
-  return McpHost.start({ config: project.config(mcpServers), restartPolicy: FAST_RESTARTS, ...options });
+  const config = project.config(mcpServers);
+  // The store is opened by whoever composes a host (as the CLI does), and closed after it.
+  const store = options.store ?? TackStore.open(config.paths.storeFile);
+  const host = await McpHost.start({ config, restartPolicy: FAST_RESTARTS, store, ...options });
+  if (options.store === undefined) {
+    const close = host.close.bind(host);
+    host.close = async () => {
+      await close();
+      store.close();
+    };
+  }
+  return host;
 }

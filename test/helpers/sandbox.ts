@@ -72,3 +72,11 @@ export async function eventually(check: () => boolean, ms = 10_000): Promise<boo
   }
   return true;
 }
+
+/**
+ * A folder the host can write and a sandbox sees only through its read-only root: /var/tmp (on the root file
+ * system, neither the private /tmp nor a home folder), whatever folder the checkout itself lies in.
+ */
+export function readOnlyRootDir(): string {
+  return '/var/tmp';
+}

@@ -6,7 +6,15 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import type { McpHost } from '../../src/mcp/host.js';
 import { fixture, REPO, startHost } from '../helpers/project.js';
-import { countingServer, eventually, FAKE_KEY, fakeHome, LINUX, pidsWith } from '../helpers/sandbox.js';
+import {
+  countingServer,
+  eventually,
+  FAKE_KEY,
+  fakeHome,
+  LINUX,
+  pidsWith,
+  readOnlyRootDir,
+} from '../helpers/sandbox.js';
 import { testScope } from '../helpers/scope.js';
 
 const scope = testScope();
@@ -63,7 +71,7 @@ describe.runIf(LINUX)('sandboxed stdio servers (bubblewrap, real namespaces)', (
     const away = await call('boxed', 'write_file', { path: join(outside, 'x.txt'), text: 'lost' });
     expect(away.isError).toBe(true);
     expect(existsSync(join(outside, 'x.txt'))).toBe(false);
-    const repo = join(REPO, `sandbox-escape-${process.pid}.txt`);
+    const repo = join(readOnlyRootDir(), `sandbox-escape-${process.pid}.txt`);
     const readOnly = await call('boxed', 'write_file', { path: repo, text: 'lost' });
     expect(text(readOnly)).toMatch(/EROFS/);
     expect(existsSync(repo)).toBe(false);

@@ -4,8 +4,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSkills } from '../../src/skills/load.js';
 import { formatScriptResult, runSkillScript } from '../../src/skills/scripts.js';
-import { REPO } from '../helpers/project.js';
-import { countingServer, eventually, FAKE_KEY, fakeHome, LINUX, pidsWith } from '../helpers/sandbox.js';
+import {
+  countingServer,
+  eventually,
+  FAKE_KEY,
+  fakeHome,
+  LINUX,
+  pidsWith,
+  readOnlyRootDir,
+} from '../helpers/sandbox.js';
 import { testScope } from '../helpers/scope.js';
 
 const scope = testScope();
@@ -77,7 +84,7 @@ describe.runIf(LINUX)('skill scripts in their sandbox (bubblewrap, real namespac
       origin: "tack's default for skill scripts",
     });
     const inside = join(p.dir, 'out.txt');
-    const repo = join(REPO, `skill-escape-${process.pid}.txt`);
+    const repo = join(readOnlyRootDir(), `skill-escape-${process.pid}.txt`);
     const skillFile = join(p.dir, 'skills', 'probe', 'SKILL.md');
     const result = await run([
       { op: 'read', path: key },

@@ -44,8 +44,7 @@ async function session(
     config: p.load(),
     transcript: false,
     maxRetries: 0,
-    approve: 'never',
-    permissions: { allow: ['mcp__rug__add'] },
+    approvals: { mode: 'never', permissions: { allow: ['mcp__rug__add'] } },
     onEvent: (e) => events.push(e),
     ...options,
   });
@@ -138,10 +137,12 @@ describe('pinning: trust on first use, rug pulls held back', () => {
     const provider = await fake([add('c1'), { text: 'three' }, add('c2'), { text: 'three again' }]);
     const reviewed: string[] = [];
     const { session: s } = await session(provider, p, h, {
-      reviewer: async (held, diff) => {
-        reviewed.push(`${held.why} ${held.kind} ${held.name}`);
-        expect(diff).toContain('+  "description": "Adds two numbers and returns their sum.",');
-        return true;
+      pins: {
+        reviewer: async (held, diff) => {
+          reviewed.push(`${held.why} ${held.kind} ${held.name}`);
+          expect(diff).toContain('+  "description": "Adds two numbers and returns their sum.",');
+          return true;
+        },
       },
     });
     const changed = toolsChanged(h, 'rug');

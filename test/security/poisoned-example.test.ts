@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveModel } from '../../src/agent/model.js';
 import { AgentSession } from '../../src/agent/session.js';
 import { McpHost } from '../../src/mcp/host.js';
+import { TackStore } from '../../src/store/store.js';
 import { tack } from '../helpers/cli.js';
 import { providerEnv, startFakeProvider } from '../helpers/fake-provider.js';
 import { REPO, tempProject } from '../helpers/project.js';
@@ -39,8 +40,13 @@ describe('the poisoned example server (examples/poisoned.json, shown by the demo
     const p = tempProject('tack-poisoned-');
     cleanups.push(() => p[Symbol.dispose]());
     const config = p.config({ calculator: { command: process.execPath, args: [POISONED] } });
-    const host = await McpHost.start({ config });
-    cleanups.push(() => host.close());
+    // The store holds the pins the session checks: opened here, as a composition root opens it.
+    const store = TackStore.open(config.paths.storeFile);
+    const host = await McpHost.start({ config, store });
+    cleanups.push(async () => {
+      await host.close();
+      store.close();
+    });
     const provider = await startFakeProvider([{ text: 'ok' }]);
     cleanups.push(() => provider.close());
     const session = await AgentSession.create({

@@ -4,6 +4,7 @@ import { TackError } from '../../errors.js';
 import { McpHost, unknownServer } from '../../mcp/host.js';
 import { type OAuthLoginRequest, oauthResource } from '../../mcp/oauth.js';
 import type { OAuthTokenRecord } from '../../store/oauth-credentials.js';
+import { openStore } from '../../store/open.js';
 import { TackStore } from '../../store/store.js';
 import { print, printListing, table, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../session.js';
@@ -39,7 +40,7 @@ export async function authLoginCommand(name: string, options: AuthOptions): Prom
       forceLogin: true,
       onAuthorizationUrl: (request) => showLogin(request, options.open !== false),
     },
-    onWarning: (warning) => warn(warning.message),
+    store: openStore(config.paths, (warning) => warn(warning.message)),
   });
   // Ctrl-C while the browser is out: closing the host cancels the wait and frees the loopback port.
   const interrupt = () => void host.close();
@@ -77,6 +78,7 @@ export async function authLoginCommand(name: string, options: AuthOptions): Prom
   } finally {
     process.off('SIGINT', interrupt);
     await host.close();
+    host.store?.close();
   }
 }
 

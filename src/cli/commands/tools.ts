@@ -3,7 +3,7 @@ import { hostDefinitions } from '../../mcp/definitions.js';
 import { describeStatus } from '../../sandbox/launch.js';
 import { trifectaLegs } from '../../security/capabilities.js';
 import { DefinitionGuard } from '../../security/pins.js';
-import { TOOL_TOKENS_BASIS, toolDefinitionTokens } from '../../tokens/count.js';
+import { TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { print, printJson, table, truncate } from '../output.js';
 import { type ServerOptions, withHost } from '../session.js';
 
@@ -12,16 +12,16 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
     const tools = host.catalog.tools;
     // Priced as a session sends them (schemas mended for providers), so `tack context` shows the same figures.
     const sent = mcpAgentTools(host, new Map(config.servers.map((s) => [s.name, s])), tools);
-    const rows = await Promise.all(
-      tools.map(async (tool, i) => ({
-        name: tool.name,
-        server: tool.server,
-        tool: tool.definition.name,
-        title: tool.definition.title ?? tool.definition.annotations?.title ?? '',
-        description: tool.definition.description ?? '',
-        tokens: await toolDefinitionTokens(sent[i]!),
-      })),
-    );
+    // Counted once per definition ever: the store remembers, so a warm listing loads no tokenizer.
+    const counts = await toolDefinitionsTokens(sent, host.store?.tokenCounts);
+    const rows = tools.map((tool, i) => ({
+      name: tool.name,
+      server: tool.server,
+      tool: tool.definition.name,
+      title: tool.definition.title ?? tool.definition.annotations?.title ?? '',
+      description: tool.definition.description ?? '',
+      tokens: counts[i]!,
+    }));
     const perServer: Record<string, { tools: number; tokens: number }> = {};
     for (const row of rows) {
       const total = perServer[row.server] ?? { tools: 0, tokens: 0 };

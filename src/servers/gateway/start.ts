@@ -4,6 +4,8 @@ import { type HostOptions, McpHost } from '../../mcp/host.js';
 import { configuredSemanticRanker } from '../../search/embeddings.js';
 import { ToolTokenCache } from '../../search/token-cache.js';
 import type { SkillLibrary } from '../../skills/library.js';
+import { openStore } from '../../store/open.js';
+import type { WarningSink } from '../../util/warnings.js';
 import { knowledgeServerConfig } from '../knowledge/entry.js';
 import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
 import { Gateway } from './gateway.js';
@@ -12,6 +14,8 @@ import { GatewaySkills } from './skills.js';
 
 export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   config: TackConfig;
+  /** Where warnings go (a store that will not open, a held definition, embeddings down); default nowhere. */
+  onWarning?: WarningSink | undefined;
   /** Serve Streamable HTTP (host, port); the token and allowed hosts come from `config.serve`. */
   http?: Pick<HttpOptions, 'host' | 'port'> | undefined;
   /** How long a client has to answer an upstream's question (default 10 minutes). */
@@ -32,7 +36,10 @@ export interface RunningGateway extends Served {
  * them as one MCP server over stdio or HTTP.
  */
 export async function startGateway(options: GatewayServeOptions): Promise<RunningGateway> {
-  const { http, answerTimeoutMs, skills: library, knowledge, ...hostOptions } = options;
+  const { http, answerTimeoutMs, skills: library, knowledge, onWarning, ...hostOptions } = options;
+  // The gateway is a composition root: it opens the store unless its caller hands one in, and closes what it opened.
+  const ownStore = hostOptions.store === undefined ? openStore(options.config.paths, onWarning) : undefined;
+  if (ownStore) hostOptions.store = ownStore;
   const knowledgeEntry = knowledge === false ? undefined : knowledgeServerConfig(options.config);
   if (knowledgeEntry)
     hostOptions.config = { ...options.config, servers: [...options.config.servers, knowledgeEntry] };
@@ -62,11 +69,11 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       semantic: configuredSemanticRanker(
         options.config.toolSearch.embeddings,
         host.store?.toolEmbeddings,
-        hostOptions.onWarning,
+        onWarning,
       ),
       toolTokens: new ToolTokenCache(join(options.config.paths.stateDir, 'indexes', 'tool-tokens.idx')),
       scanBytes: options.config.limits.scanBytes,
-      onWarning: hostOptions.onWarning,
+      onWarning,
     });
     served = http
       ? await serveHttp(({ era }) => gateway.createServer(era), {
@@ -80,6 +87,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
   } catch (error) {
     await skills?.close();
     await host.close();
+    ownStore?.close();
     throw error;
   }
   const stopAnnouncing = gateway.announceTo(served.notifier);
@@ -92,6 +100,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       await served.close();
       await skills?.close();
       await host.close();
+      ownStore?.close();
     },
   };
 }

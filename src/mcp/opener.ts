@@ -1,0 +1,464 @@
+import {
+  Client,
+  type PriorDiscovery,
+  ProtocolError,
+  type RequestOptions,
+  SdkError,
+  SdkErrorCode,
+  type Transport,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
+import type { ServerConfig } from '../config/load.js';
+import { errorMessage, TackError } from '../errors.js';
+import { type Launch, prepareLaunch, type SandboxStatus } from '../sandbox/launch.js';
+import type { EraCache, StoredEraVerdict } from '../store/era-cache.js';
+import { guardIncomingDepth } from './depth-guard.js';
+import { isOAuthFailure } from './failures.js';
+import type { TackOAuthProvider } from './oauth.js';
+import type { ServerLog } from './server-log.js';
+import {
+  createHttpTransport,
+  createStdioTransport,
+  stdioEnvironment,
+  type TransportKind,
+} from './transport.js';
+
+/** Logins one connect may need: the first, and one more after an authorization server migration. */
+const MAX_LOGINS_PER_CONNECT = 2;
+/** Refusals explained in a server's log per start. */
+const MAX_EXPLAINED = 100;
+
+/** How a stdio server's process ended. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export function describeExit(exit: ProcessExit): string {
+  return exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+}
+
+/** What the opener needs of the connection it opens for: its settings, its log, and its live state. */
+export interface OpenContext {
+  readonly name: string;
+  readonly config: ServerConfig;
+  readonly log: ServerLog;
+  readonly oauth: TackOAuthProvider | undefined;
+  readonly clientInfo: ConstructorParameters<typeof Client>[0];
+  readonly clientOptions: Pick<NonNullable<ConstructorParameters<typeof Client>[1]>, 'capabilities'>;
+  readonly eraCache: EraCache | undefined;
+  readonly maxMessageBytes: number | undefined;
+  readonly jsonDepth: number;
+  configureClient(client: Client): void;
+  /** Whether `generation` is still the connection's current attempt. */
+  current(generation: number): boolean;
+  /** What close() calls to stop the start in flight; undefined once it is done. */
+  setAbort(abort: (() => Promise<unknown>) | undefined): void;
+  abort(): (() => Promise<unknown>) | undefined;
+  /** The process of this attempt exited. */
+  exited(generation: number, exit: ProcessExit): void;
+  exitedOnItsOwn(): boolean;
+  forgetExit(): void;
+  sandbox(status: SandboxStatus): void;
+  diagnose(message: string): void;
+  /** Hook the new client's notifications to the listings, and list what it offers within the start budget. */
+  wire(client: Client, generation: number): void;
+  load(client: Client, ro: RequestOptions): Promise<void>;
+  /** The new client's link closed or erred after it connected. */
+  closed(generation: number): void;
+  transportError(generation: number, message: string): void;
+}
+
+/** A connected client and how it was reached. */
+export interface Opened {
+  client: Client;
+  kind: TransportKind;
+  eraSource: 'cache' | 'probe' | undefined;
+}
+
+/**
+ * How one server is opened: the era verdict from the cache (one process) or a probe, a second probe when a cached
+ * verdict turns out stale, Streamable HTTP with a fallback to legacy SSE, the OAuth login the SDK starts, the
+ * sandbox a stdio server runs in, and one start budget for all of it. The transports themselves are made in
+ * transport.ts: a new kind of transport is added there.
+ */
+export class ConnectionOpener {
+  readonly #ctx: OpenContext;
+  /** See #eraKey. */
+  #eraKeyMemo: string | undefined;
+
+  constructor(context: OpenContext) {
+    this.#ctx = context;
+  }
+
+  /**
+   * The SDK's OAuth flow stops at the redirect: the transport throws once the user has the authorization URL.
+   * Finishing takes a person at a browser, so the wait runs outside the startup budget; then the start begins
+   * afresh with the new tokens. A host that cannot log in fails with the provider's AUTH_REQUIRED instead.
+   * Undefined when a newer attempt took over meanwhile.
+   */
+  async open(generation: number): Promise<Opened | undefined> {
+    const oauth = this.#ctx.oauth;
+    oauth?.beginAttempt();
+    try {
+      // A login can lead to a second one: tokens from an authorization server the resource has since left
+      // (SEP-2352) are refused on the next connect, which sends the user to the new one.
+      for (let logins = 0; ; logins++) {
+        try {
+          return await this.#openWithCache(generation);
+        } catch (error) {
+          if (oauth?.loginRequired) throw oauth.loginRequired;
+          if (!oauth?.loginStarted || !this.#ctx.current(generation) || logins >= MAX_LOGINS_PER_CONNECT)
+            throw error;
+          await this.awaitLogin(oauth);
+          if (!this.#ctx.current(generation)) return undefined;
+          this.#ctx.log.note('OAuth login completed; connecting with the new tokens');
+        }
+      }
+    } finally {
+      await oauth?.release();
+    }
+  }
+
+  /** The login the SDK started, finished in the browser; close() during the wait stops it. */
+  async awaitLogin(oauth: TackOAuthProvider): Promise<void> {
+    this.#ctx.setAbort(() => oauth.close());
+    try {
+      await oauth.completeLogin();
+    } finally {
+      this.#ctx.setAbort(undefined);
+    }
+  }
+
+  /** Why a start failed, as the error the host shows (the server named, its stderr, a hint). */
+  failure(error: unknown, exit: ProcessExit | undefined): TackError {
+    const { name, config, log } = this.#ctx;
+    if (isStartupTimeout(error) || isOAuthFailure(error)) return error as TackError;
+    if (isSandboxError(error))
+      return new TackError(error.code, error.message, {
+        subject: { server: name, file: config.source.file },
+        ...(error.hint ? { hint: error.hint } : {}),
+        cause: error,
+      });
+    const spawnCode = (error as NodeJS.ErrnoException).code;
+    const reason =
+      spawnCode === 'ENOENT' && config.transport === 'stdio'
+        ? `command not found: ${config.command}`
+        : exit
+          ? describeExit(exit)
+          : errorMessage(error);
+    const detail = exit && reason !== errorMessage(error) ? ` (${errorMessage(error)})` : '';
+    return new TackError('SERVER_START_FAILED', `server "${name}" failed to start: ${reason}${detail}`, {
+      subject: { server: name, file: config.source.file },
+      hint:
+        spawnCode === 'ENOENT'
+          ? `Check mcpServers.${name}.command and the PATH.`
+          : `Run the server's command by hand to see its error${log.file ? `, or read ${log.file}` : ''}.`,
+      details: log.details(),
+      cause: error,
+    });
+  }
+
+  /** Worked out on first start, not in the constructor: a disabled entry's URL need not parse. */
+  get #eraKey(): string {
+    this.#eraKeyMemo ??= eraCacheKey(this.#ctx.config);
+    return this.#eraKeyMemo;
+  }
+
+  async #openWithCache(generation: number): Promise<Opened | undefined> {
+    const { config, log } = this.#ctx;
+    const key = this.#eraKey;
+    const cached = config.transport === 'sse' ? undefined : this.#cache((c) => c.get(key));
+    // One budget for the whole start, the re-probe below included.
+    const deadline = Date.now() + config.startupTimeoutMs;
+    try {
+      return await this.#open(generation, cached, deadline);
+    } catch (error) {
+      if (!cached || !eraMismatch(error, cached.prior.kind, this.#ctx.exitedOnItsOwn())) throw error;
+      // A stale verdict fails at the first request: probe afresh once before calling it a failure.
+      this.#cache((c) => c.delete(key));
+      log.note(
+        `connect with the cached ${cached.prior.kind} era failed (${errorMessage(error)}); probing again`,
+      );
+      this.#ctx.forgetExit();
+      return this.#open(generation, undefined, deadline);
+    }
+  }
+
+  /** Era cache access that never fails a start: a broken store only costs the warm start. */
+  #cache<T>(use: (cache: EraCache) => T): T | undefined {
+    const cache = this.#ctx.eraCache;
+    if (!cache) return undefined;
+    try {
+      return use(cache);
+    } catch (error) {
+      this.#ctx.log.note(`era cache unavailable: ${errorMessage(error)}`);
+      return undefined;
+    }
+  }
+
+  async #open(
+    generation: number,
+    cached: StoredEraVerdict | undefined,
+    deadline: number,
+  ): Promise<Opened | undefined> {
+    const { config } = this.#ctx;
+    if (config.transport !== 'http') {
+      const prior: PriorDiscovery | undefined =
+        config.transport === 'sse' ? { kind: 'legacy' } : cached?.prior;
+      return this.#openWith(generation, config.transport, prior, deadline, cached !== undefined);
+    }
+    if (cached?.httpTransport === 'sse') {
+      return this.#openWith(generation, 'sse', { kind: 'legacy' }, deadline, true);
+    }
+    try {
+      return await this.#openWith(
+        generation,
+        'streamable-http',
+        cached?.prior,
+        deadline,
+        cached !== undefined,
+      );
+    } catch (error) {
+      if (isStartupTimeout(error) || isAuthFailure(error)) throw error;
+      // Servers that predate Streamable HTTP answer its POST with 4xx; try the legacy SSE transport once.
+      this.#ctx.log.note(`Streamable HTTP failed (${errorMessage(error)}); trying legacy SSE`);
+      try {
+        return await this.#openWith(generation, 'sse', { kind: 'legacy' }, deadline, false);
+      } catch (sseError) {
+        throw new TackError(
+          'SERVER_START_FAILED',
+          `${errorMessage(error)} (the legacy SSE fallback failed too: ${errorMessage(sseError)})`,
+          { subject: { server: this.#ctx.name }, cause: error },
+        );
+      }
+    }
+  }
+
+  /** The transport of `kind` for this server: stdio (in its sandbox, when it has one) or HTTP. */
+  async #transport(kind: TransportKind, generation: number): Promise<Transport> {
+    const ctx = this.#ctx;
+    if (kind !== 'stdio') {
+      if (ctx.config.transport === 'stdio') throw new Error(`no ${kind} transport for a stdio server`);
+      return createHttpTransport(ctx.config, kind === 'sse' ? 'sse' : 'streamable-http', ctx.oauth);
+    }
+    const launch = await this.#prepareLaunch();
+    const transport = createStdioTransport(launch, {
+      log: ctx.log,
+      maxMessageBytes: ctx.maxMessageBytes,
+      onStdoutNoise: (line) => ctx.diagnose(`wrote non-protocol text on stdout: ${JSON.stringify(line)}`),
+      onExit: (code, signal) => ctx.exited(generation, { code, signal }),
+    });
+    // The sandbox's proxy lives as long as the process. Patched on the instance for the reason observeChild
+    // gives; the SDK's era probe swaps close() while it probes and puts this one back.
+    const close = transport.close.bind(transport);
+    transport.close = async () => {
+      try {
+        await close();
+      } finally {
+        await launch.close();
+      }
+    };
+    return transport;
+  }
+
+  async #openWith(
+    generation: number,
+    kind: TransportKind,
+    prior: PriorDiscovery | undefined,
+    deadline: number,
+    fromCache: boolean,
+  ): Promise<Opened | undefined> {
+    const ctx = this.#ctx;
+    const remaining = Math.max(1, deadline - Date.now());
+    // Below the whole budget, so a silent stdio server still leaves time for the initialize fallback.
+    const probeTimeoutMs = Math.max(100, Math.round(ctx.config.startupTimeoutMs * 0.6));
+    const client = new Client(ctx.clientInfo, {
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
+      capabilities: ctx.clientOptions.capabilities ?? {},
+    });
+    ctx.configureClient(client);
+    ctx.wire(client, generation);
+    const transport = await this.#transport(kind, generation);
+    guardIncomingDepth(transport, ctx.jsonDepth, (message) => ctx.log.note(message));
+
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const shut = () => Promise.all([client.close().catch(() => {}), transport.close().catch(() => {})]);
+    ctx.setAbort(shut); // close() stops a start in flight through this
+    const deadlineHit = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        abort.abort();
+        // Closing the transport also stops the SDK's era probe before it spawns the real process.
+        void shut();
+        reject(this.#timeoutError());
+      }, remaining);
+    });
+    const started = Date.now();
+    const work = (async () => {
+      await client.connect(transport, {
+        ...(prior ? { prior } : {}),
+        timeout: remaining,
+        signal: abort.signal,
+      });
+      await ctx.load(client, { timeout: Math.max(1, deadline - Date.now()), signal: abort.signal });
+    })();
+    // Whatever the connect achieves after the deadline (a process spawned late) is closed at once.
+    const late = () => {
+      if (timedOut) void shut();
+    };
+    void work.then(late, late);
+    try {
+      await Promise.race([work, deadlineHit]);
+    } catch (error) {
+      await shut();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      if (ctx.abort() === shut) ctx.setAbort(undefined);
+    }
+    if (!ctx.current(generation)) {
+      await client.close().catch(() => {});
+      return undefined;
+    }
+    client.onclose = () => ctx.closed(generation);
+    client.onerror = (error) => ctx.transportError(generation, error.message);
+    this.#remember(kind, client, prior, fromCache, Date.now() - started, probeTimeoutMs);
+    return { client, kind, eraSource: prior === undefined ? 'probe' : fromCache ? 'cache' : undefined };
+  }
+
+  /**
+   * The command line a stdio start spawns: the server's own, or its sandbox's around it. A refusal the server
+   * reports on stderr is explained in the log with the rule that caused it (once per path per start).
+   */
+  async #prepareLaunch(): Promise<Launch> {
+    const { config, log, name } = this.#ctx;
+    if (config.transport !== 'stdio') throw new Error('a sandbox is for stdio servers');
+    const launch = await prepareLaunch(config.sandbox, {
+      command: config.command,
+      args: config.args,
+      env: stdioEnvironment(config).env,
+      cwd: config.cwd,
+      subject: `server "${name}"`,
+      note: (message) => log.note(message),
+    });
+    this.#ctx.sandbox(launch.status);
+    if (launch.status.state === 'unenforced')
+      this.#ctx.diagnose(`runs without its sandbox (${launch.status.origin}): ${launch.status.reason}`);
+    const explained = new Set<string>();
+    log.onStderrLine(
+      launch.plan
+        ? (line) => {
+            for (const refusal of launch.explain(line)) {
+              // Bounded: a server printing endless distinct paths must not fill the log through tack.
+              if (explained.has(refusal.subject) || explained.size >= MAX_EXPLAINED) continue;
+              explained.add(refusal.subject);
+              log.note(refusal.message);
+            }
+          }
+        : undefined,
+    );
+    return launch;
+  }
+
+  /** Store the era verdict a probe produced, so the next start spawns one process instead of two. */
+  #remember(
+    kind: TransportKind,
+    client: Client,
+    prior: PriorDiscovery | undefined,
+    fromCache: boolean,
+    elapsedMs: number,
+    probeTimeoutMs: number,
+  ): void {
+    const { config } = this.#ctx;
+    if (config.transport === 'sse') return;
+    const httpTransport =
+      config.transport === 'http' ? (kind === 'sse' ? 'sse' : 'streamable-http') : undefined;
+    const put = (era: PriorDiscovery) =>
+      this.#cache((cache) =>
+        cache.put(this.#eraKey, { prior: era, ...(httpTransport ? { httpTransport } : {}) }),
+      );
+    if (kind === 'sse') {
+      put({ kind: 'legacy' }); // only an http entry falls back to SSE: httpTransport is 'sse'
+      return;
+    }
+    if (prior !== undefined) {
+      // A modern verdict that just worked is fresh again; a legacy one is not (see ERA_VERDICT_TTL_MS): only
+      // its horizon ever makes tack notice an upgraded server.
+      if (fromCache && prior.kind === 'modern') put(prior);
+      return;
+    }
+    const discover = client.getDiscoverResult();
+    if (discover) {
+      put({ kind: 'modern', discover });
+    } else if (elapsedMs < probeTimeoutMs) {
+      // A legacy verdict reached through a probe timeout may only mean a slow start: do not trust it.
+      put({ kind: 'legacy' });
+    }
+  }
+
+  #timeoutError(): TackError {
+    const { name, config, log } = this.#ctx;
+    return new TackError(
+      'SERVER_START_TIMEOUT',
+      `server "${name}" did not start within ${config.startupTimeoutMs} ms`,
+      {
+        subject: { server: name, file: config.source.file },
+        hint: `If it is just slow (a cold npx download), raise mcpServers.${name}.startupTimeoutMs.`,
+        details: log.details(),
+      },
+    );
+  }
+}
+
+/** stdio servers by their command line and directory; HTTP servers by endpoint (origin and path). */
+export function eraCacheKey(config: ServerConfig): string {
+  if (config.transport === 'stdio') {
+    return `stdio:${JSON.stringify([config.command, ...config.args])}@${config.cwd}`;
+  }
+  const url = new URL(config.url);
+  return `http:${url.origin}${url.pathname}`;
+}
+
+function isSandboxError(error: unknown): error is TackError {
+  return (
+    TackError.isInstance(error) && (error.code === 'SANDBOX_UNAVAILABLE' || error.code === 'SANDBOX_FAILED')
+  );
+}
+
+function isStartupTimeout(error: unknown): boolean {
+  return TackError.isInstance(error) && error.code === 'SERVER_START_TIMEOUT';
+}
+
+/**
+ * Whether a start with a cached verdict failed the way a stale verdict fails, so a fresh probe is worth its
+ * cost: not a timeout, not a missing command, not a process that exited on its own. A server that became
+ * legacy-only answers the modern first request with a JSON-RPC error; one that became modern-only refuses
+ * `initialize` with a protocol error too.
+ */
+function eraMismatch(error: unknown, cachedKind: 'modern' | 'legacy', exitedOnItsOwn: boolean): boolean {
+  if (isStartupTimeout(error) || (error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  if (isSandboxError(error)) return false; // the platform has no sandbox: a fresh probe would not change that
+  if (isAuthFailure(error)) return false; // a 401 is no era verdict: re-probing would only ask for a login twice
+  if (error instanceof ProtocolError) return true;
+  // A 2025 server's answer to a 2026 request has no resultType: the SDK refuses it as an invalid result.
+  const eraCodes: string[] = [
+    SdkErrorCode.EraNegotiationFailed,
+    SdkErrorCode.InvalidResult,
+    SdkErrorCode.UnsupportedResultType,
+  ];
+  if (error instanceof SdkError && eraCodes.includes(error.code)) return true;
+  return cachedKind === 'modern' && !exitedOnItsOwn;
+}
+
+function isAuthFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return (
+    code === 'CLIENT_HTTP_AUTHENTICATION' ||
+    code === 'CLIENT_HTTP_FORBIDDEN' ||
+    error instanceof UnauthorizedError ||
+    isOAuthFailure(error)
+  );
+}

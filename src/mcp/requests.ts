@@ -1,0 +1,368 @@
+import {
+  type CallToolResult,
+  type Client,
+  type CompleteRequest,
+  type CompleteResult,
+  type GetPromptResult,
+  type InputRequiredResult,
+  type ReadResourceResult,
+  type RequestOptions,
+  SdkError,
+  SdkErrorCode,
+  type Tool,
+} from '@modelcontextprotocol/client';
+import type { ServerConfig } from '../config/load.js';
+import { errorMessage, TackError } from '../errors.js';
+import { jsonDepth } from '../util/json-depth.js';
+import { classifyFailure, requestFailure } from './failures.js';
+import type { TackOAuthProvider } from './oauth.js';
+import type { ServerLog } from './server-log.js';
+
+/**
+ * The request side of a connection: the options a caller gives, the rounds of a request that may ask for input,
+ * the timer a gateway can hold, and how each request maps onto the SDK client. ServerConnection runs them
+ * (connection.ts); nothing here knows of a connection's lifecycle.
+ */
+
+export interface RequestCallOptions {
+  signal?: AbortSignal | undefined;
+  /** Overrides the server's callTimeoutMs; the timer restarts at every progress notification. */
+  timeoutMs?: number | undefined;
+  onProgress?: ((progress: { progress: number; total?: number; message?: string }) => void) | undefined;
+  /**
+   * Stops the timeout while held: a gateway waiting for its own client to answer the server's question must
+   * not time out the server, which is waiting too. Released, the timer starts afresh.
+   */
+  timeoutHold?: TimeoutHold | undefined;
+}
+
+/** See RequestCallOptions.timeoutHold. Holds nest: the timer runs again when the last one is released. */
+export class TimeoutHold {
+  #holds = 0;
+  readonly #listeners = new Set<() => void>();
+
+  get held(): boolean {
+    return this.#holds > 0;
+  }
+
+  /** Holds the timer until the returned function is called (calling it again does nothing). */
+  hold(): () => void {
+    if (++this.#holds === 1) this.#changed();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.#holds === 0) this.#changed();
+    };
+  }
+
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener();
+  }
+}
+
+/** The requests that may ask for input on 2026-07-28, and so can be run round by round (requestRound). */
+export type RoundRequest =
+  | { method: 'tools/call'; name: string; arguments?: Record<string, unknown> | undefined }
+  | { method: 'prompts/get'; name: string; arguments?: Record<string, string> | undefined }
+  | { method: 'resources/read'; uri: string };
+
+export type RoundResult = CallToolResult | GetPromptResult | ReadResourceResult | InputRequiredResult;
+
+/** What one round of a request carries besides its own parameters (see requestRound). */
+export interface CallRound {
+  /** Answers to the previous round's input requests, keyed as the server asked. */
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState?: string | undefined;
+  /** Request `_meta` keys, e.g. a log level for a 2026-07-28 server (it sends logs only when asked per request). */
+  meta?: Record<string, unknown> | undefined;
+}
+
+/** One request as the connection runs it: what to call it in errors, what it concerns, and the SDK call. */
+export interface PlannedRequest {
+  what: string;
+  subject: { tool?: string; uri?: string };
+  run: (client: Client, requestOptions: RequestOptions) => Promise<RoundResult>;
+}
+
+/**
+ * `request` as a plain call, or (given a `round`) as one round of it. `tools` are the server's listed tools: a
+ * round of a tools/call passes its definition so the SDK does not check an input_required answer against the
+ * output schema.
+ */
+export function planRequest(
+  request: RoundRequest,
+  round: CallRound | undefined,
+  tools: readonly Tool[],
+): PlannedRequest {
+  const extra = {
+    ...(round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
+    ...(round?.requestState !== undefined ? { requestState: round.requestState } : {}),
+    ...(round?.meta ? { _meta: round.meta } : {}),
+  };
+  const manual = round ? { allowInputRequired: true } : {};
+  if (request.method === 'tools/call') {
+    const definition = round && tools.find((t) => t.name === request.name);
+    return {
+      what: `tools/call "${request.name}"`,
+      subject: { tool: request.name },
+      run: (client, ro) =>
+        client.callTool(
+          { name: request.name, arguments: request.arguments ?? {}, ...extra },
+          {
+            ...ro,
+            ...manual,
+            // The SDK would check an input_required answer against the output schema and refuse it; the
+            // caller passes results through and the final one is checked by whoever receives it.
+            ...(definition ? { toolDefinition: { ...definition, outputSchema: undefined } } : {}),
+          },
+        ),
+    };
+  }
+  if (request.method === 'prompts/get') {
+    return {
+      what: `prompts/get "${request.name}"`,
+      subject: {},
+      run: (client, ro) =>
+        client.getPrompt(
+          { name: request.name, ...(request.arguments ? { arguments: request.arguments } : {}), ...extra },
+          { ...ro, ...manual },
+        ),
+    };
+  }
+  return {
+    what: `resources/read "${request.uri}"`,
+    subject: { uri: request.uri },
+    run: (client, ro) =>
+      client.readResource({ uri: request.uri, ...extra }, { ...ro, ...manual, cacheMode: 'bypass' }),
+  };
+}
+
+/**
+ * The refusal, before anything serializes them, of arguments (and a round's answers) nested deeper than
+ * limits.jsonDepth: JSON.stringify overflows at a few thousand levels, and that failure once passed for a
+ * broken link and took the server down for every caller. Counted as the message counts them: two levels of
+ * envelope (the message, `params`) above the arguments.
+ */
+export function argumentsTooDeep(
+  server: string,
+  depthLimit: number,
+  what: string,
+  ...parts: unknown[]
+): TackError | undefined {
+  const limit = depthLimit - 2;
+  if (parts.every((part) => jsonDepth(part, limit) <= limit)) return undefined;
+  return new TackError(
+    'LIMIT_EXCEEDED',
+    `${what} on server "${server}": the arguments are nested deeper than ${depthLimit} levels (limits.jsonDepth); nothing was sent`,
+    {
+      subject: { server },
+      hint: 'Send flatter arguments, or raise limits.jsonDepth in tack.json if the tool really needs them.',
+    },
+  );
+}
+
+/** What running a request needs of the connection it runs on. */
+export interface RequestContext {
+  readonly name: string;
+  readonly config: ServerConfig;
+  readonly log: ServerLog;
+  readonly jsonDepth: number;
+  tools(): readonly Tool[];
+  /** The connected client, after a restart on next use when the server crashed. */
+  ensureClient(signal?: AbortSignal): Promise<Client>;
+  /** The connection's current attempt: a failure of an older one is not this one's. */
+  generation(): number;
+  /** The OAuth provider, when a login it started waits for the user. */
+  pendingLogin(): TackOAuthProvider | undefined;
+  awaitLogin(oauth: TackOAuthProvider): Promise<void>;
+  /** A request was answered: the server is healthy. */
+  served(): void;
+  /** The link itself broke during a request of `generation`. */
+  linkBroke(error: unknown, generation: number): void;
+  /** Why the connection closed, when the host knows better than the SDK. */
+  crashReason(): string | undefined;
+}
+
+/**
+ * Runs requests on one connection: depth-checked arguments, the caller's timeout (held while a gateway waits for
+ * its client), one more try after a login the request started, and every failure sorted into the request's own
+ * (REQUEST_FAILED, the link stays) or the link's (the server is marked down), with the server and tool named.
+ */
+export class RequestRunner {
+  readonly #ctx: RequestContext;
+
+  constructor(context: RequestContext) {
+    this.#ctx = context;
+  }
+
+  /** `request` as a plain call, or (given a `round`) as one round of it. */
+  send(
+    request: RoundRequest,
+    round: CallRound | undefined,
+    options: RequestCallOptions,
+  ): Promise<RoundResult> {
+    const { name, jsonDepth } = this.#ctx;
+    const tooDeep =
+      request.method !== 'resources/read' &&
+      argumentsTooDeep(name, jsonDepth, `${request.method} "${request.name}"`, request.arguments, round);
+    if (tooDeep) return Promise.reject(tooDeep);
+    const planned = planRequest(request, round, this.#ctx.tools());
+    return this.run(planned.what, planned.subject, options, planned.run);
+  }
+
+  /**
+   * Argument completion for a prompt or a resource template. A server without the completions capability
+   * completes nothing (an empty list, as the spec lets a server answer), rather than failing the caller.
+   */
+  async complete(params: CompleteRequest['params'], options: RequestCallOptions): Promise<CompleteResult> {
+    const tooDeep = argumentsTooDeep(this.#ctx.name, this.#ctx.jsonDepth, 'completion/complete', params);
+    if (tooDeep) throw tooDeep;
+    const client = await this.#ctx.ensureClient(options.signal);
+    if (!client.getServerCapabilities()?.completions) return { completion: { values: [] } };
+    return this.run<CompleteResult>('completion/complete', {}, options, (c, ro) => c.complete(params, ro));
+  }
+
+  async run<T>(
+    what: string,
+    subject: { tool?: string; uri?: string },
+    options: RequestCallOptions,
+    call: (client: Client, requestOptions: RequestOptions) => Promise<T>,
+  ): Promise<T> {
+    const ctx = this.#ctx;
+    const client = await ctx.ensureClient(options.signal);
+    const generation = ctx.generation();
+    const timeoutMs = options.timeoutMs ?? ctx.config.callTimeoutMs;
+    const timer = requestTimer(options, timeoutMs);
+    try {
+      let result: T;
+      try {
+        result = await call(client, timer.options);
+      } catch (error) {
+        // A 403 asking for more scope (step-up) or a 401 mid-session sent the user to log in: once that login
+        // is done, the request is worth one more try with the new tokens.
+        const oauth = ctx.pendingLogin();
+        if (!oauth || generation !== ctx.generation()) throw error;
+        await ctx.awaitLogin(oauth);
+        result = await call(client, timer.options);
+      }
+      ctx.served();
+      return result;
+    } catch (error) {
+      if (classifyFailure(error) === 'transport' && generation === ctx.generation())
+        ctx.linkBroke(error, generation);
+      // The SDK reports a caller's abort as a RequestTimeout; the signal says which it really was.
+      const cause = timer.expired
+        ? new SdkError(SdkErrorCode.RequestTimeout, `Request timed out after ${timeoutMs} ms`)
+        : options.signal?.aborted
+          ? abortError(options.signal)
+          : error;
+      throw requestFailure(cause, {
+        server: ctx.name,
+        what,
+        ...subject,
+        timeoutMs,
+        stderr: () => ctx.log.details(),
+        reason: ctx.crashReason(),
+      });
+    } finally {
+      timer.stop();
+    }
+  }
+}
+
+/** The longest delay setTimeout takes; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A request's timer: the SDK's own, or (while a gateway may hold it) tack's, which can stand still. */
+export interface RequestTimer {
+  /** What the SDK is given. */
+  options: RequestOptions;
+  /** Whether tack's own timer fired (the SDK reports that as the caller's abort). */
+  readonly expired: boolean;
+  stop(): void;
+}
+
+export function requestTimer(options: RequestCallOptions, timeoutMs: number): RequestTimer {
+  // The SDK's timer cannot be held, so a held request runs on tack's own timer instead.
+  const timer = options.timeoutHold ? heldTimer(options.timeoutHold, timeoutMs, options.signal) : undefined;
+  const onProgress = options.onProgress;
+  return {
+    options: {
+      timeout: timer ? MAX_TIMER_MS : timeoutMs,
+      resetTimeoutOnProgress: true,
+      ...(timer ? { signal: timer.signal } : options.signal ? { signal: options.signal } : {}),
+      ...(onProgress
+        ? {
+            onprogress: (progress: Parameters<typeof onProgress>[0]) => {
+              timer?.restart();
+              onProgress(progress);
+            },
+          }
+        : {}),
+    },
+    get expired() {
+      return timer?.expired ?? false;
+    },
+    stop: () => timer?.stop(),
+  };
+}
+
+/**
+ * A request timeout that does not run while `hold` is held and restarts at every progress notification; it
+ * fires by aborting `signal`, which also carries the caller's own abort.
+ */
+function heldTimer(hold: TimeoutHold, timeoutMs: number, caller: AbortSignal | undefined) {
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const state = {
+    signal: abort.signal,
+    expired: false,
+    restart(): void {
+      clearTimeout(timer);
+      timer = hold.held
+        ? undefined
+        : setTimeout(() => {
+            state.expired = true;
+            abort.abort(new Error(`timed out after ${timeoutMs} ms`));
+          }, timeoutMs);
+    },
+    stop(): void {
+      clearTimeout(timer);
+      stopListening();
+      caller?.removeEventListener('abort', onCallerAbort);
+    },
+  };
+  const onCallerAbort = () => abort.abort(caller?.reason);
+  if (caller?.aborted) onCallerAbort();
+  else caller?.addEventListener('abort', onCallerAbort, { once: true });
+  const stopListening = hold.onChange(() => state.restart());
+  state.restart();
+  return state;
+}
+
+export function abortError(signal: AbortSignal): Error {
+  const error = new Error(`aborted: ${errorMessage(signal.reason)}`);
+  error.name = 'AbortError';
+  return error;
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
