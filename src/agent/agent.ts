@@ -7,7 +7,7 @@ import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js
 import { McpHost } from '../mcp/host.js';
 import { configuredSemanticRanker } from '../search/embeddings.js';
 import type { SemanticRanker } from '../search/semantic.js';
-import { ToolTokenCache } from '../search/token-cache.js';
+import { ToolTermCache } from '../search/term-cache.js';
 import { DefinitionGuard } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
@@ -237,7 +237,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(agent.prices ? { prices: agent.prices } : {}),
       toolSearch: {
         ...(agent.toolSearch ? { mode: agent.toolSearch } : {}),
-        tokens: new ToolTokenCache(join(config.paths.stateDir, 'indexes', 'tool-tokens.idx')),
+        terms: new ToolTermCache(join(config.paths.stateDir, 'indexes', 'tool-terms.idx')),
         ...(options.onWarning ? { onWarning: options.onWarning } : {}),
         ...(store ? { examples: store.toolExamples } : {}),
         ...semanticOption(config.toolSearch.embeddings, store?.toolEmbeddings, options.onWarning),

@@ -8,7 +8,7 @@ import {
   SEARCH_TOOLS_DEFINITION,
 } from '../search/meta-tools.js';
 import { hybridSearch, type SemanticRanker } from '../search/semantic.js';
-import type { ToolTokenCache } from '../search/token-cache.js';
+import type { ToolTermCache } from '../search/term-cache.js';
 import {
   type SearchableTool,
   type ServerProfile,
@@ -46,11 +46,12 @@ export interface ToolSearchOptions {
    */
   semantic?: SemanticRanker;
   /**
-   * Tokens of the catalog kept between sessions (`<state>/indexes/tool-tokens.idx`): a large catalog's index is
-   * built without tokenizing the servers that did not change. Written after each index update that tokenized.
+   * Search terms of the catalog kept between sessions (`<state>/indexes/tool-terms.idx`): a large catalog's
+   * index is built without tokenizing the servers that did not change. Written after each index update that
+   * tokenized.
    */
-  tokens?: ToolTokenCache;
-  /** Where a token cache that could not be used or written is reported (INDEX_CACHE). */
+  terms?: ToolTermCache;
+  /** Where a term cache that could not be used or written is reported (INDEX_CACHE). */
   onWarning?: WarningSink;
 }
 
@@ -201,13 +202,13 @@ export class DeferredTools {
       byServer.set(t.server ?? '', list);
     }
     const profiles = serverProfiles(this.#host?.servers() ?? []);
-    const cache = this.#options.tokens;
+    const cache = this.#options.terms;
     if (!this.#index && cache?.problem)
       sendWarning(this.#options.onWarning, {
         code: 'INDEX_CACHE',
-        message: `tool search: the kept tokens were not used, so every server is tokenized: ${cache.problem}`,
+        message: `tool search: the kept search terms were not used, so every server is tokenized: ${cache.problem}`,
       });
-    this.#index ??= ToolSearchIndex.build([], { tokens: cache });
+    this.#index ??= ToolSearchIndex.build([], { terms: cache });
     const index = this.#index;
     const next = new Map<string, { key: string; tools: SearchableTool[] }>();
     for (const [server, agentTools] of byServer) {

@@ -11,7 +11,7 @@ import {
   type ToolField,
 } from './ranking.js';
 import { querySegments } from './segments.js';
-import { type ServerTokens, ToolTokenCache } from './token-cache.js';
+import { type ServerTerms, ToolTermCache } from './term-cache.js';
 import { nameWords, type TokenizeOptions, tokenize } from './tokenize.js';
 
 export { DEFAULT_RANKING, type RankingOptions, type RankingOverrides, type ToolField } from './ranking.js';
@@ -63,10 +63,11 @@ export interface ToolSearchOptions {
   /** Parts of the ranking to change; the rest stay `DEFAULT_RANKING`. */
   ranking?: RankingOverrides;
   /**
-   * Tokens kept between runs (token-cache.ts): a server whose definitions are unchanged is not tokenized again.
-   * The caller writes it (`save()`) once the index is built.
+   * Search terms kept between runs (term-cache.ts): a server whose definitions are unchanged is not tokenized
+   * again. The caller writes it (`save()`) once the index is built. (Not the model-token counts of `tack tools`:
+   * those are the store's `token_counts`.)
    */
-  tokens?: ToolTokenCache | undefined;
+  terms?: ToolTermCache | undefined;
 }
 
 export interface SearchOptions {
@@ -162,9 +163,9 @@ export class ToolSearchIndex {
   readonly #serverOfTool = new Map<number, number>();
   readonly #toolsOfServer = new Map<number, number[]>();
   readonly #serverId = new Map<string, number>();
-  readonly #cache: ToolTokenCache | undefined;
+  readonly #cache: ToolTermCache | undefined;
 
-  private constructor(ranking: RankingOptions, cache?: ToolTokenCache) {
+  private constructor(ranking: RankingOptions, cache?: ToolTermCache) {
     this.ranking = ranking;
     this.#cache = cache;
     this.#tokens = { stem: ranking.stem, stopWords: ranking.stopWords };
@@ -176,7 +177,7 @@ export class ToolSearchIndex {
   }
 
   static build(tools: readonly SearchableTool[], options: ToolSearchOptions = {}): ToolSearchIndex {
-    const index = new ToolSearchIndex(mergeRanking(DEFAULT_RANKING, options.ranking), options.tokens);
+    const index = new ToolSearchIndex(mergeRanking(DEFAULT_RANKING, options.ranking), options.terms);
     const byServer = new Map<string, SearchableTool[]>();
     for (const tool of tools) {
       const list = byServer.get(tool.server);
@@ -240,15 +241,15 @@ export class ToolSearchIndex {
     this.#serverId.set(server, sid);
   }
 
-  /** A server's tokens: from the cache when its definitions are unchanged, else tokenized (and cached). */
+  /** A server's search terms: from the cache when its definitions are unchanged, else tokenized (and cached). */
   #tokensOf(
     server: string,
     tools: readonly SearchableTool[],
     profile: ServerProfile | undefined,
-  ): ServerTokens {
+  ): ServerTerms {
     const { splitNames, params, enums, stem, stopWords } = this.ranking;
     const key = this.#cache
-      ? ToolTokenCache.key([
+      ? ToolTermCache.key([
           [splitNames, params, enums, stem, stopWords],
           server,
           [profile?.title, profile?.description, profile?.instructions],
@@ -274,7 +275,7 @@ export class ToolSearchIndex {
       toolText.push(words, tool.title ?? '', tool.description ?? '');
       return TOOL_FIELDS.map((f) => fields[f]);
     });
-    const tokens: ServerTokens = {
+    const tokens: ServerTerms = {
       tools: toolTokens,
       server: [
         [...serverWords, ...this.#text(profile?.title)],

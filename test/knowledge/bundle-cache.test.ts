@@ -167,6 +167,31 @@ describe('the knowledge bundle cache', () => {
     expect(outcome(bundle)).toEqual(expected);
   });
 
+  it("does not take one file's record for another: records made from other bytes are read afresh", async () => {
+    const root = copyOf('acme_retail');
+    const cacheDir = temp();
+    const expected = outcome(await loadBundle(root));
+    const cold = await loadBundle(root, { cacheDir });
+    const read = readCacheFile(cold.cache!.file, {
+      kind: KNOWLEDGE_CACHE_KIND,
+      version: KNOWLEDGE_CACHE_VERSION,
+    });
+    if (!read.ok) throw new Error(read.message);
+    const meta = (read.sections.get('meta') as { json: { records: unknown[][] } }).json;
+    // The first two records swap paths: each now names a file whose bytes are not the ones it was made from.
+    const first = meta.records[0]![0];
+    meta.records[0]![0] = meta.records[1]![0];
+    meta.records[1]![0] = first;
+    writeCacheFile(cold.cache!.file, KNOWLEDGE_CACHE_KIND, KNOWLEDGE_CACHE_VERSION, {
+      meta: { json: meta },
+      offsets: read.sections.get('offsets') as Uint32Array,
+      entries: read.sections.get('entries') as Uint32Array,
+    });
+    const bundle = await loadBundle(root, { cacheDir });
+    expect(bundle.cache).toMatchObject({ loaded: cold.cache!.parsed - 2, parsed: 2, saved: true });
+    expect(outcome(bundle)).toEqual(expected);
+  });
+
   it('keeps front matter JSON cannot hold (.inf, .nan, -0, a timestamp, an alias) by reading it again each time', async () => {
     const root = temp();
     writeFileSync(

@@ -173,6 +173,34 @@ describe('the docs index cache', () => {
     expect(served(again)).toEqual(expected);
   });
 
+  it("does not take one document's record for another: records made from other bytes are indexed again", async () => {
+    using project = tempProject();
+    const { root, cacheDir } = corpus(project);
+    const expected = served(await DocsLibrary.open(root));
+    const file = (await DocsLibrary.open(root, { cacheDir })).cache!.file;
+    const read = readCacheFile(file, { kind: DOCS_CACHE_KIND, version: DOCS_CACHE_VERSION });
+    if (!read.ok) throw new Error(read.message);
+    const meta = (read.sections.get('meta') as { json: { records: unknown[][] } }).json;
+    // The first two records swap paths: each now names a file whose bytes are not the ones it was made from.
+    const first = meta.records[0]![0];
+    meta.records[0]![0] = meta.records[1]![0];
+    meta.records[1]![0] = first;
+    writeCacheFile(file, DOCS_CACHE_KIND, DOCS_CACHE_VERSION, {
+      meta: { json: meta },
+      offsets: read.sections.get('offsets') as Uint32Array,
+      entries: read.sections.get('entries') as Uint32Array,
+    });
+    const library = await DocsLibrary.open(root, { cacheDir });
+    expect(library.cache).toMatchObject({ loaded: 63, indexed: 2, saved: true });
+    expect(served(library)).toEqual(expected);
+    // A knowledge bundle's cache put where the docs index goes is refused by its kind.
+    writeCacheFile(file, 'knowledge', 1, { meta: { json: meta } });
+    const foreign = await DocsLibrary.open(root, { cacheDir });
+    expect(foreign.cache?.problem).toMatch(/holds a knowledge cache/);
+    expect(foreign.warnings.join('\n')).toMatch(/index cache was not used/);
+    expect(served(foreign)).toEqual(expected);
+  });
+
   it('serves without a cache when its folder cannot be written', async () => {
     using project = tempProject();
     const { root } = corpus(project);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { TackConfig } from '../../config/load.js';
 import { type HostOptions, McpHost } from '../../mcp/host.js';
 import { configuredSemanticRanker } from '../../search/embeddings.js';
-import { ToolTokenCache } from '../../search/token-cache.js';
+import { ToolTermCache } from '../../search/term-cache.js';
 import type { SkillLibrary } from '../../skills/library.js';
 import { openStore } from '../../store/open.js';
 import type { WarningSink } from '../../util/warnings.js';
@@ -71,7 +71,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
         host.store?.toolEmbeddings,
         onWarning,
       ),
-      toolTokens: new ToolTokenCache(join(options.config.paths.stateDir, 'indexes', 'tool-tokens.idx')),
+      toolTerms: new ToolTermCache(join(options.config.paths.stateDir, 'indexes', 'tool-terms.idx')),
       scanBytes: options.config.limits.scanBytes,
       onWarning,
     });

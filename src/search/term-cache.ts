@@ -3,7 +3,8 @@ import { readCacheFile, writeCacheFile } from '../util/cache-file.js';
 import { SERVER_FIELDS, TOOL_FIELDS } from './ranking.js';
 
 /**
- * The tokens of tool definitions, kept between runs (`<state>/indexes/tool-tokens.idx`): tokenizing a catalog
+ * The search terms of tool definitions (words split, stemmed; what the tool index is built from; not the model
+ * tokens `tack tools` counts, which the store keeps in `token_counts`), kept between runs (`<state>/indexes/tool-terms.idx`): tokenizing a catalog
  * (names split, words stemmed, schemas walked) is a third or more of building the tool index, and a catalog
  * seldom changes between sessions. One entry per server, keyed by a SHA-256 of everything its tokens are made
  * from (its name, what it says of itself, each tool's name, title, description, schema and learned examples,
@@ -14,12 +15,12 @@ import { SERVER_FIELDS, TOOL_FIELDS } from './ranking.js';
  * only after a server was tokenized afresh. Like every cache file it is checked, never trusted: a damaged file
  * is a miss (`problem` says why), a damaged entry a miss of that server.
  */
-export const TOOL_TOKENS_KIND = 'tool-tokens';
-export const TOOL_TOKENS_VERSION = 1;
+export const TOOL_TERMS_KIND = 'tool-terms';
+export const TOOL_TERMS_VERSION = 1;
 const MAX_AGE_DAYS = 30;
 
 /** A server's tokens: per tool its fields (TOOL_FIELDS), and the server's own document (SERVER_FIELDS). */
-export interface ServerTokens {
+export interface ServerTerms {
   tools: string[][][];
   server: string[][];
 }
@@ -27,14 +28,14 @@ export interface ServerTokens {
 interface Stored {
   day: number;
   /** Decoded on first use. */
-  tokens: ServerTokens | undefined;
+  tokens: ServerTerms | undefined;
   /** Undecoded: the term ids of each field, `[length, ids...]` in turn. */
   ids: Uint32Array | undefined;
   toolCount: number;
   used: boolean;
 }
 
-export class ToolTokenCache {
+export class ToolTermCache {
   readonly file: string;
   #entries: Map<string, Stored> | undefined;
   #terms: readonly string[] = [];
@@ -54,11 +55,11 @@ export class ToolTokenCache {
   /** The cache key of a server's tokens: everything they are made from, hashed. */
   static key(parts: unknown): string {
     return createHash('sha256')
-      .update(JSON.stringify([TOOL_TOKENS_VERSION, parts]))
+      .update(JSON.stringify([TOOL_TERMS_VERSION, parts]))
       .digest('hex');
   }
 
-  get(key: string): ServerTokens | undefined {
+  get(key: string): ServerTerms | undefined {
     const stored = this.#load().get(key);
     if (!stored) return undefined;
     if (!stored.tokens) {
@@ -73,7 +74,7 @@ export class ToolTokenCache {
     return stored.tokens;
   }
 
-  set(key: string, tokens: ServerTokens): void {
+  set(key: string, tokens: ServerTerms): void {
     this.#load().set(key, {
       day: today(),
       tokens,
@@ -118,7 +119,7 @@ export class ToolTokenCache {
       rows.push([key, day, tokens.tools.length]);
       offsets.push(ids.length);
     }
-    const result = writeCacheFile(this.file, TOOL_TOKENS_KIND, TOOL_TOKENS_VERSION, {
+    const result = writeCacheFile(this.file, TOOL_TERMS_KIND, TOOL_TERMS_VERSION, {
       meta: { json: { fields: [TOOL_FIELDS, SERVER_FIELDS], terms, entries: rows } },
       offsets: Uint32Array.from(offsets),
       ids: Uint32Array.from(ids),
@@ -130,7 +131,7 @@ export class ToolTokenCache {
   #load(): Map<string, Stored> {
     if (this.#entries) return this.#entries;
     this.#entries = new Map();
-    const read = readCacheFile(this.file, { kind: TOOL_TOKENS_KIND, version: TOOL_TOKENS_VERSION });
+    const read = readCacheFile(this.file, { kind: TOOL_TERMS_KIND, version: TOOL_TERMS_VERSION });
     if (!read.ok) {
       if (read.reason !== 'missing') this.#problem = read.message;
       return this.#entries;
@@ -150,7 +151,7 @@ export class ToolTokenCache {
       !(ids instanceof Uint32Array) ||
       offsets.length !== meta.entries.length + 1
     ) {
-      this.#problem = `${this.file} is not a cache of tool tokens`;
+      this.#problem = `${this.file} is not a cache of tool search terms`;
       return this.#entries;
     }
     this.#terms = meta.terms as string[];
@@ -173,7 +174,7 @@ export class ToolTokenCache {
 }
 
 /** An entry's tokens, or undefined when its ids do not make `toolCount` tools and a server document. */
-function decode(ids: Uint32Array, toolCount: number, terms: readonly string[]): ServerTokens | undefined {
+function decode(ids: Uint32Array, toolCount: number, terms: readonly string[]): ServerTerms | undefined {
   let at = 0;
   const field = (): string[] | undefined => {
     if (at >= ids.length) return undefined;
