@@ -46,7 +46,7 @@ export function searchTexts(concept: Concept): string[] {
 /**
  * A link or path-valued field of a concept that may point into the bundle: why (an edge kind), the target as
  * written, its line in the file (0: none), and the bundle paths it may name, in the order they are tried
- * (paths.ts candidatePaths). All of it follows from the file alone; which candidate exists is asked at each load.
+ * (link-targets.ts candidatePaths). All of it follows from the file alone; which candidate exists is asked at each load.
  */
 export type Reference = [kind: EdgeKind, target: string, line: number, ...candidates: string[]];
 

@@ -23,7 +23,6 @@ import {
 } from './bundle-cache.js';
 import { type Concept, parseConcept } from './concept.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
-import { scanBody } from './links.js';
 import {
   candidatePaths,
   existsOutside,
@@ -31,7 +30,8 @@ import {
   looksLikePath,
   type PathLookup,
   resolveInBundle,
-} from './paths.js';
+} from './link-targets.js';
+import { scanBody } from './links.js';
 import {
   INDEX_FILE,
   type IndexFile,

@@ -4,7 +4,7 @@ import { type KnowledgeBundle, type LoadBundleOptions, loadBundle, normalizeId }
 import { newSearchIndex } from './bundle-cache.js';
 import { type Concept, isStale } from './concept.js';
 import { conceptUri } from './render.js';
-import { type TrustTier, trustRank } from './trust.js';
+import { type TrustTier, trustRank } from './trust-tier.js';
 
 /** A bundle folder and, optionally, the name it is served under (default: the folder's name). */
 export interface BundleRef {

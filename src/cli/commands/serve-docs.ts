@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { startDocsServer } from '../../servers/docs/start.js';
 import { parseListen, untilStopped } from '../serving.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface ServeDocsOptions extends GlobalOptions {
   http?: string;
