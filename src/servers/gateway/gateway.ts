@@ -33,6 +33,7 @@ import {
   searchToolsInput,
 } from '../../search/meta-tools.js';
 import { hybridSearch, type SemanticRanker } from '../../search/semantic.js';
+import type { ToolTermCache } from '../../search/term-cache.js';
 import {
   type SearchableTool,
   searchableTool,
@@ -72,6 +73,8 @@ export interface GatewayOptions {
   toolSearch?: 'auto' | 'on' | 'off' | undefined;
   /** Semantic ranking fused into search_tools (tack.json `toolSearch.embeddings`); lexical while it is down. */
   semantic?: SemanticRanker | undefined;
+  /** Tokens of the catalog kept between runs (search/term-cache.ts), for search_tools over a large catalog. */
+  toolTerms?: ToolTermCache | undefined;
   /**
    * Pin upstream definitions on first sight and hold back changed or flagged ones (security/pins.ts), so a rug
    * pull upstream does not reach the gateway's clients. Default: on when the host has a store.
@@ -141,6 +144,7 @@ export class Gateway {
   /** Held definitions already reported (each catalog rebuild reviews again). */
   readonly #reported = new Set<string>();
   readonly #onWarning: WarningSink | undefined;
+  readonly #toolTerms: ToolTermCache | undefined;
 
   constructor(options: GatewayOptions) {
     const store = options.host.store;
@@ -156,6 +160,7 @@ export class Gateway {
         : undefined;
     this.#toolSearch = options.toolSearch ?? 'off';
     this.#semantic = options.semantic;
+    this.#toolTerms = options.toolTerms;
     this.#onWarning = options.onWarning;
     this.#skills = options.skills;
     this.#host = options.host;
@@ -215,10 +220,17 @@ export class Gateway {
       const tools = [...view.names.tools].map(([name, tool]) =>
         searchableTool(name, tool.server, tool.definition),
       );
+      const cache = this.#toolTerms;
       view.search = {
         tools,
-        index: ToolSearchIndex.build(tools, { servers: serverProfiles(this.#host.servers()) }),
+        index: ToolSearchIndex.build(tools, { servers: serverProfiles(this.#host.servers()), terms: cache }),
       };
+      const saved = cache?.save();
+      const problem = saved && !saved.ok ? saved.message : cache?.problem;
+      if (problem && !this.#reported.has(problem)) {
+        this.#reported.add(problem);
+        sendWarning(this.#onWarning, { code: 'INDEX_CACHE', message: `tool search terms: ${problem}` });
+      }
     }
     const { hits, semantic } = await hybridSearch(
       view.search.index,
