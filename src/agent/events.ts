@@ -68,6 +68,8 @@ export type AgentEvent =
       name: string;
       arguments: unknown;
       server?: string;
+      /** Set on a call a script made through run_code: the run_code call it is nested under. */
+      parentCallId?: string;
     }
   /** A person is about to be asked to approve a call (the prompt opens); `approval` follows with the answer. */
   | {
