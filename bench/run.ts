@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { runCalls } from './calls.js';
+import { runCodeMode } from './code-mode.js';
 import { runConnect } from './connect.js';
 import { runDocs } from './docs.js';
 import { runGateway } from './gateway.js';
@@ -16,7 +17,7 @@ import { runToolSearch } from './tool-search.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan] [sandbox] [startup]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan] [sandbox] [startup] [code-mode]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -33,6 +34,7 @@ const BENCHMARKS = {
   scan: () => runScan(),
   sandbox: () => runSandbox(),
   startup: () => runStartup(),
+  'code-mode': () => runCodeMode(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

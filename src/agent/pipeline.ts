@@ -5,6 +5,7 @@ import { errorMessage } from '../errors.js';
 import { RuleSet } from '../security/rules.js';
 import type { SecretMasker } from '../util/secrets.js';
 import { ApprovalGate, type Approver } from './approval.js';
+import { RUN_CODE } from './code-mode.js';
 import type { AgentEvent } from './events.js';
 import type { HeldReview } from './held.js';
 import { type HooksConfig, hookNotices, runHooks } from './hooks.js';
@@ -146,6 +147,11 @@ export class ToolPipeline {
       if (message.role !== 'tool') continue;
       for (const part of message.content) {
         if (part.type !== 'tool-result' || part.toolName === SEARCH_TOOLS) continue;
+        if (part.toolName === RUN_CODE) {
+          // What a script read is not in the history (its calls were never the model's): assume the worst.
+          this.#gate.taint(`${RUN_CODE} (in the resumed history; what its script read is not known now)`);
+          return;
+        }
         const name = part.toolName === CALL_TOOL ? called.get(part.toolCallId) : part.toolName;
         const tool = name === undefined ? undefined : known.get(name);
         if (tool) this.#gate.noteResult(tool);
@@ -180,7 +186,13 @@ export class ToolPipeline {
       ...(waitMs !== undefined ? { waitMs } : {}),
       ...(savedTo ? { savedTo } : {}),
     };
-    this.#options.emit({ type: 'tool-result', callId: call.callId, name: call.name, ...result });
+    this.#options.emit({
+      type: 'tool-result',
+      callId: call.callId,
+      name: call.name,
+      ...result,
+      ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
+    });
     const structured = outcome.structured;
     if (structured === undefined || savedTo) return result;
     // The structured result goes to a script only within the same cap as the text.

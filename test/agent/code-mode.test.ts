@@ -306,6 +306,38 @@ describe('code mode in a session (real MCP servers, the local model server)', ()
     expect(Date.now() - started).toBeLessThan(8_000);
   });
 
+  it('a resumed history with a run_code result taints the session: what its script read is unknown', async () => {
+    const p = scope.project('tack-codemode-');
+    const h = await host(p, { cat: { ...fixtureEntry('stdio-server.js'), trusted: true } });
+    const provider = await fake([{ text: 'ok' }]);
+    const { session: s } = await session(provider, p, h, {
+      transcript: false,
+      resume: {
+        history: [
+          { role: 'user', content: 'go' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'tool-call', toolCallId: 'rc', toolName: 'run_code', input: { code: 'return 1' } },
+            ],
+          },
+          {
+            role: 'tool',
+            content: [
+              {
+                type: 'tool-result',
+                toolCallId: 'rc',
+                toolName: 'run_code',
+                output: { type: 'text', value: '1' },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    expect(s.taintedBy).toMatch(/^run_code \(in the resumed history/);
+  });
+
   it('is offered per the setting: off never, auto from 10 tools, on always', async () => {
     const p = scope.project('tack-codemode-');
     const h = await host(p, { cat: { ...fixtureEntry('stdio-server.js'), trusted: true } });
