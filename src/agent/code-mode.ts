@@ -26,9 +26,36 @@ export interface CodeModeOptions {
   minTools?: number;
   /** The declarations go in the system prompt up to this many characters (default 12,000); past it, code_api. */
   inlineChars?: number;
+  /** A script's calls in flight at once (default 4, as a step's direct calls); the rest wait their turn. */
+  concurrency?: number;
 }
 
 const DEFAULT_MIN_TOOLS = 10;
+const DEFAULT_CONCURRENCY = 4;
+
+/** At most `size` holders at once; the others wait in order. */
+class Slots {
+  #free: number;
+  readonly #waiting: Array<() => void> = [];
+
+  constructor(size: number) {
+    this.#free = Math.max(1, size);
+  }
+
+  async take(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free++;
+  }
+}
 const DEFAULT_INLINE_CHARS = 12_000;
 /** code_api answers at most this many characters (the rest of the servers asked for are named). */
 const CODE_API_CHARS = 40_000;
@@ -124,17 +151,25 @@ export function codeModeTools(deps: CodeModeDeps): NativeTool[] {
       const step = context?.step ?? 0;
       const apis = serverApis(apiTools(deps.tools()));
       let n = 0;
+      const slots = new Slots(deps.options?.concurrency ?? DEFAULT_CONCURRENCY);
       const outcome = await runScript(
         code,
         apiBinding(apis),
         async (target, args, signal): Promise<HostCallResult> => {
-          n++;
-          const result = await deps.run(
-            { callId: `${callId}.${n}`, name: target, input: args, parentCallId: callId },
-            { signal, step },
-          );
-          if (result.isError) return { ok: false, error: result.text };
-          return { ok: true, value: result.structured !== undefined ? result.structured : result.text };
+          // Numbered in the order the script asked, whatever order they run in.
+          const id = `${callId}.${++n}`;
+          await slots.take();
+          try {
+            if (signal.aborted) return { ok: false, error: 'interrupted' };
+            const result = await deps.run(
+              { callId: id, name: target, input: args, parentCallId: callId },
+              { signal, step },
+            );
+            if (result.isError) return { ok: false, error: result.text };
+            return { ok: true, value: result.structured !== undefined ? result.structured : result.text };
+          } finally {
+            slots.give();
+          }
         },
         limitsOf(deps.options),
         context?.signal,

@@ -306,6 +306,29 @@ describe('code mode in a session (real MCP servers, the local model server)', ()
     expect(Date.now() - started).toBeLessThan(8_000);
   });
 
+  it("a script's calls in flight are bounded, as a step's direct calls are", async () => {
+    const p = scope.project('tack-codemode-');
+    const h = await host(p, { cat: { ...fixtureEntry('stdio-server.js'), trusted: true } });
+    const provider = await fake(
+      script(
+        'const r = await Promise.all(Array.from({ length: 8 }, () => mcp.cat.slow({ steps: 1, delayMs: 50 }))); return r.length',
+      ),
+    );
+    let inFlight = 0;
+    let most = 0;
+    const { session: s } = await session(provider, p, h, {
+      codeMode: { mode: 'on', concurrency: 2 },
+      approvals: { permissions: { allow: ['mcp__cat__slow'] } },
+      onEvent: (e) => {
+        if (e.type === 'tool-call' && e.parentCallId) most = Math.max(most, ++inFlight);
+        if (e.type === 'tool-result' && e.parentCallId) inFlight--;
+      },
+    });
+    await s.run('slow, eight times');
+    expect(toolResults(provider.requests[1]!)[0]!.content).toContain('result:\n8');
+    expect(most).toBe(2);
+  });
+
   it('a resumed history with a run_code result taints the session: what its script read is unknown', async () => {
     const p = scope.project('tack-codemode-');
     const h = await host(p, { cat: { ...fixtureEntry('stdio-server.js'), trusted: true } });
