@@ -1,13 +1,15 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startAgent } from '../../src/agent/agent.js';
 import type { ApprovalRequest } from '../../src/agent/approval.js';
 import type { AgentEvent } from '../../src/agent/events.js';
 import { resolveModel } from '../../src/agent/model.js';
 import { type AgentOptions, AgentSession } from '../../src/agent/session.js';
 import { readTranscript, Transcript } from '../../src/agent/transcript.js';
 import type { McpHost } from '../../src/mcp/host.js';
+import { MASK } from '../../src/util/secrets.js';
 import { type FakeProvider, type FakeTurn, providerEnv, toolResults } from '../helpers/fake-provider.js';
 import { fixture, fixtureEntry, REPO, startHost, type TempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
@@ -327,6 +329,42 @@ describe('code mode in a session (real MCP servers, the local model server)', ()
     await s.run('slow, eight times');
     expect(toolResults(provider.requests[1]!)[0]!.content).toContain('result:\n8');
     expect(most).toBe(2);
+  });
+
+  it('agent.codeMode in tack.json reaches a session through startAgent; a script result’s secrets are masked in the transcript', async () => {
+    const p = scope.project('tack-codemode-');
+    const token = 'vault-T0ken-5f1e9a7c';
+    p.write('tack.json', {
+      agent: { codeMode: 'on' },
+      mcpServers: { vault: fixtureEntry('secret-server.js', [], { env: { SERVICE_TOKEN: token } }) },
+    });
+    const provider = await fake(
+      script(
+        'const s = await mcp.vault.status({}); return s.includes("connected") ? "connected" : "not connected"',
+      ),
+    );
+    const agent = await startAgent({
+      config: p.load(),
+      model: 'anthropic:claude-sonnet-4-5',
+      env: { ...p.env, ...providerEnv(provider) },
+      cwd: p.dir,
+      trustProject: true,
+      approver: async () => ({ decision: 'allow' }),
+      session: { maxRetries: 0 },
+    });
+    cleanups.push(() => agent.close());
+    expect(agent.session.tools().map((t) => t.name)).toContain('run_code');
+    await agent.session.run('Is the vault connected?');
+    expect(toolResults(provider.requests[1]!)[0]!.content).toContain('result:\nconnected');
+    const file = agent.transcript!.file;
+    await agent.close();
+    const text = readFileSync(file, 'utf8');
+    // The nested call's result (with the token) is recorded, masked.
+    expect(text).not.toContain(token);
+    const nestedResult = readTranscript(file).events.find(
+      (e) => e.type === 'tool-result' && e.parentCallId === 'rc',
+    );
+    expect(nestedResult?.type === 'tool-result' && nestedResult.text).toContain(MASK);
   });
 
   it('a resumed history with a run_code result taints the session: what its script read is unknown', async () => {
