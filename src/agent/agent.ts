@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { projectSkillsTrusted, projectTrustWarning, resolveProjectTrust } from '../config/apply-trust.js';
 import type { TackConfig } from '../config/load.js';
-import { projectSkillsTrusted, projectTrustWarning, resolveProjectTrust } from '../config/trust.js';
 import { KnowledgeBase } from '../knowledge/knowledge.js';
 import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js';
 import { McpHost } from '../mcp/host.js';

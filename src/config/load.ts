@@ -5,6 +5,7 @@ import { TackError } from '../errors.js';
 import type { Capability } from '../security/capabilities.js';
 import { ruleProblem } from '../security/rules.js';
 import { pushAll } from '../util/arrays.js';
+import type { ProjectTrustState } from './apply-trust.js';
 import { type ExpandResult, expandVars } from './expand.js';
 import { type Limits, type LimitsConfig, LimitsSchema, resolveLimits } from './limits.js';
 import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
@@ -38,9 +39,8 @@ import {
   TackConfigFileSchema,
 } from './schema.js';
 import { type ToolSearchConfig, ToolSearchSchema } from './tool-search.js';
-import type { ProjectTrustState } from './trust.js';
 
-/** Where a server entry came from; `project` entries wait for project trust (config/trust.ts). */
+/** Where a server entry came from; `project` entries wait for project trust (config/apply-trust.ts). */
 export interface ConfigSource {
   file: string;
   scope: 'user' | 'project' | 'explicit';

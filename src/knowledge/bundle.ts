@@ -5,8 +5,8 @@ import { TackError } from '../errors.js';
 import { pushAll } from '../util/arrays.js';
 import { type Concept, parseConcept } from './concept.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
+import { existsOutside, isUrl, looksLikePath, type PathLookup, resolveInBundle } from './link-targets.js';
 import { scanBody } from './links.js';
-import { existsOutside, isUrl, looksLikePath, type PathLookup, resolveInBundle } from './paths.js';
 import {
   INDEX_FILE,
   type IndexFile,

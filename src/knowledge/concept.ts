@@ -2,7 +2,7 @@ import { readFrontMatter } from '../util/front-matter.js';
 import { type ComputationContract, readComputationContract } from './computation.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
 import { parseTimeValue, type TimeValue } from './time.js';
-import { actorKind, type TrustTier, trustTier } from './trust.js';
+import { actorKind, type TrustTier, trustTier } from './trust-tier.js';
 
 export const STATUSES = ['draft', 'stable', 'deprecated'] as const;
 export type ConceptStatus = (typeof STATUSES)[number];

@@ -3,7 +3,7 @@ import { TackError } from '../errors.js';
 import { type KnowledgeBundle, loadBundle, normalizeId } from './bundle.js';
 import { type Concept, isStale } from './concept.js';
 import { conceptUri } from './render.js';
-import { type TrustTier, trustRank } from './trust.js';
+import { type TrustTier, trustRank } from './trust-tier.js';
 
 /** A bundle folder and, optionally, the name it is served under (default: the folder's name). */
 export interface BundleRef {

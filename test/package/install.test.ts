@@ -7,6 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { REPO, tempProject } from '../helpers/project.js';
 
 const run = promisify(execFile);
+
+/** One function each entry must export, to show the entry is the one named. */
+const ENTRY_NAMES = {
+  tack: 'loadConfig',
+  'tack/servers': 'startGateway',
+  'tack/knowledge': 'loadBundle',
+  'tack/skills': 'loadSkills',
+  'tack/security': 'scanTool',
+  'tack/search': 'hybridSearch',
+};
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   version: string;
   license: string;
@@ -101,6 +111,21 @@ describe('the npm package', () => {
       ['weather', 'connected'],
       ['docs', 'connected'],
     ]);
+    // Every entry package.json exports resolves from an installed package and carries its names.
+    const entries = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `for (const [entry, name] of ${JSON.stringify(Object.entries(ENTRY_NAMES))}) {
+          const module = await import(entry);
+          if (typeof module[name] !== 'function') throw new Error(entry + ' lacks ' + name);
+        }
+        console.log('ok');`,
+      ],
+      { cwd: dir, env },
+    );
+    expect(entries.stdout.trim()).toBe('ok');
     const skills = await run(bin, ['skills', 'list', '--json', '--config', examples], { cwd: dir, env });
     expect(skills.stderr).not.toMatch(/does not exist/);
     expect((JSON.parse(skills.stdout) as { skills: unknown[] }).skills).toHaveLength(10);

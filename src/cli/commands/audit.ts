@@ -1,7 +1,7 @@
 import { resolvePaths } from '../../config/paths.js';
 import { TackStore } from '../../store/store.js';
 import { printListing, table } from '../output.js';
-import type { GlobalOptions } from '../session.js';
+import type { GlobalOptions } from '../with-host.js';
 
 export interface AuditOptions extends GlobalOptions {
   limit?: string;

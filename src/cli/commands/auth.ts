@@ -7,7 +7,7 @@ import type { OAuthTokenRecord } from '../../store/oauth-credentials.js';
 import { openStore } from '../../store/open.js';
 import { TackStore } from '../../store/store.js';
 import { print, printListing, table, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface AuthOptions extends GlobalOptions {
   list?: boolean;

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { renderBlock } from '../../mcp/content.js';
 import { serverOfToolName } from '../../mcp/names.js';
 import { print, printJson } from '../output.js';
-import { type GlobalOptions, parseJsonObject, withHost } from '../session.js';
+import { type GlobalOptions, parseJsonObject, withHost } from '../with-host.js';
 
 export async function callCommand(
   tool: string,

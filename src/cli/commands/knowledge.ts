@@ -20,10 +20,10 @@ import { bundleSummary, KnowledgeBase, loadBundleRef } from '../../knowledge/kno
 import { renderConcept } from '../../knowledge/render.js';
 import { openRuntimes, type RuntimeSettings, runNamedComputation } from '../../knowledge/runtimes.js';
 import { formatHits } from '../../knowledge/tools.js';
-import { isTrustTier, TRUST_TIERS } from '../../knowledge/trust.js';
+import { isTrustTier, TRUST_TIERS } from '../../knowledge/trust-tier.js';
 import { POSTGRES_URL_ENV } from '../../servers/knowledge/entry.js';
 import { print, printJson, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface KnowledgeOptions extends GlobalOptions {
   /** Bundle folders (`path` or `name=path`); default the configuration's knowledge.bundles. */

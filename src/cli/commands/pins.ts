@@ -5,7 +5,7 @@ import { acceptPins, DefinitionGuard, pinDiff } from '../../security/pins.js';
 import type { PinRecord } from '../../store/pins.js';
 import { TackStore } from '../../store/store.js';
 import { print, printJson, table } from '../output.js';
-import { type GlobalOptions, loadCliConfig, withHost } from '../session.js';
+import { type GlobalOptions, loadCliConfig, withHost } from '../with-host.js';
 
 export interface PinsOptions extends GlobalOptions {
   /** Connect the servers first: pin what is new and hold what changed, then list. */

@@ -1,7 +1,7 @@
 import { TackError } from '../../errors.js';
 import { renderBlock } from '../../mcp/content.js';
 import { print, printJson } from '../output.js';
-import { type GlobalOptions, parseJsonObject, withHost } from '../session.js';
+import { type GlobalOptions, parseJsonObject, withHost } from '../with-host.js';
 
 export async function promptCommand(
   server: string,

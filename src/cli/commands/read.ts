@@ -1,5 +1,5 @@
 import { print, printJson } from '../output.js';
-import { type ServerOptions, withHost } from '../session.js';
+import { type ServerOptions, withHost } from '../with-host.js';
 
 export async function readCommand(uri: string, options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, signal) => {

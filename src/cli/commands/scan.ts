@@ -10,7 +10,7 @@ import {
   verdictOf,
 } from '../../security/scan.js';
 import { print, printJson } from '../output.js';
-import { type GlobalOptions, withHost } from '../session.js';
+import { type GlobalOptions, withHost } from '../with-host.js';
 
 export interface ScanOptions extends GlobalOptions {
   /** Scan exported definitions offline (tools.json) instead of the configured servers. */

@@ -1,6 +1,6 @@
 import { startDocsServer } from '../../servers/docs/start.js';
 import { parseListen, untilStopped } from '../serving.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface ServeDocsOptions extends GlobalOptions {
   http?: string;

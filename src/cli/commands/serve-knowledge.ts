@@ -4,7 +4,7 @@ import { computationTool, openRuntimes } from '../../knowledge/runtimes.js';
 import { startKnowledgeServer } from '../../servers/knowledge/start.js';
 import { warn } from '../output.js';
 import { httpFromOptions, untilStopped } from '../serving.js';
-import { loadCliConfig } from '../session.js';
+import { loadCliConfig } from '../with-host.js';
 import { bundleRoots, type KnowledgeOptions, runtimeSettings } from './knowledge.js';
 
 export interface ServeKnowledgeOptions extends KnowledgeOptions {

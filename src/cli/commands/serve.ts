@@ -2,7 +2,7 @@ import { startGateway } from '../../servers/gateway/start.js';
 import { loadSkills } from '../../skills/load.js';
 import { warn } from '../output.js';
 import { parseListen, untilStopped } from '../serving.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface ServeOptions extends GlobalOptions {
   http?: string;

@@ -12,7 +12,7 @@ import {
 import { TackStore } from '../../store/store.js';
 import type { ToolExample } from '../../store/tool-examples.js';
 import { print, printJson, table, truncate, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig, type ServerOptions, withHost } from '../session.js';
+import { type GlobalOptions, loadCliConfig, type ServerOptions, withHost } from '../with-host.js';
 
 /**
  * `tack tools search "<query>" ["<query>" ...] [--explain]`: the catalog ranked as search_tools ranks it (several

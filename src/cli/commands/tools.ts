@@ -5,7 +5,7 @@ import { trifectaLegs } from '../../security/capabilities.js';
 import { DefinitionGuard } from '../../security/pins.js';
 import { TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { print, printJson, table, truncate } from '../output.js';
-import { type ServerOptions, withHost } from '../session.js';
+import { type ServerOptions, withHost } from '../with-host.js';
 
 export async function toolsCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {

@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { type ProjectReview, reviewProject, trustReviewedProject } from '../../agent/project-review.js';
+import { projectTrustScope } from '../../config/apply-trust.js';
 import { loadConfig } from '../../config/load.js';
 import { findProjectRoot, resolvePaths } from '../../config/paths.js';
-import { projectTrustScope } from '../../config/trust.js';
 import { TackError } from '../../errors.js';
 import {
   compareProjectFiles,
@@ -16,7 +16,7 @@ import {
 import { TackStore } from '../../store/store.js';
 import { isDirectory } from '../../util/fs-probe.js';
 import { print, printJson, table } from '../output.js';
-import type { GlobalOptions } from '../session.js';
+import type { GlobalOptions } from '../with-host.js';
 
 export interface TrustOptions extends GlobalOptions {
   list?: boolean;
