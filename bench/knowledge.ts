@@ -268,7 +268,7 @@ interface Planned {
 }
 
 /** Writes the bundle; returns how many folders and bytes. Deterministic: a seeded PRNG. */
-function writeBundle(root: string, count: number): { folders: number; bytes: number } {
+export function writeBundle(root: string, count: number): { folders: number; bytes: number } {
   const random = mulberry32(7);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const chance = (p: number) => random() < p;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { runCalls } from './calls.js';
 import { runCodeMode } from './code-mode.js';
 import { runConnect } from './connect.js';
+import { runConsole } from './console.js';
 import { runDocs } from './docs.js';
 import { runGateway } from './gateway.js';
 import { runKnowledge } from './knowledge.js';
@@ -17,7 +18,7 @@ import { runToolSearch } from './tool-search.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan] [sandbox] [startup] [code-mode]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan] [sandbox] [startup] [console] [code-mode]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -35,6 +36,7 @@ const BENCHMARKS = {
   sandbox: () => runSandbox(),
   startup: () => runStartup(),
   'code-mode': () => runCodeMode(),
+  console: () => runConsole(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

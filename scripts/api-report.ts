@@ -31,6 +31,7 @@ export const ENTRIES: Record<string, string> = {
   'tack/skills': 'src/entries/skills.ts',
   'tack/security': 'src/entries/security.ts',
   'tack/search': 'src/entries/search.ts',
+  'tack/console': 'src/entries/console.ts',
 };
 
 export function apiFileOf(entry: string): string {

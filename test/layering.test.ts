@@ -55,10 +55,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   servers: FEATURES,
   // The harness: everything a session needs, nothing of serving or the CLI.
   agent: FEATURES,
+  // The console (tack console) is a front end like the CLI: a thin HTTP layer over the library, which needs the
+  // harness's approval gate, tool mapping and transcript reader; nothing below it imports it.
+  console: [...FEATURES, 'agent'],
   // The public API: the root entry (index.ts) and the subpath entries (entries/) re-export the layers below.
   index: [...FEATURES, 'agent', 'servers'],
-  entries: [...FEATURES, 'agent', 'servers'],
-  cli: [...FEATURES, 'agent', 'servers'],
+  entries: [...FEATURES, 'agent', 'servers', 'console'],
+  cli: [...FEATURES, 'agent', 'servers', 'console'],
 };
 
 const SRC = join(REPO, 'src');

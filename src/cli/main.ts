@@ -45,6 +45,7 @@ const readCommand = lazy(() => import('./commands/read.js'), 'readCommand');
 const sandboxCheckCommand = lazy(() => import('./commands/sandbox.js'), 'sandboxCheckCommand');
 const scanCommand = lazy(() => import('./commands/scan.js'), 'scanCommand');
 const serveCommand = lazy(() => import('./commands/serve.js'), 'serveCommand');
+const consoleCommand = lazy(() => import('./commands/console.js'), 'consoleCommand');
 const serveDocsCommand = lazy(() => import('./commands/serve-docs.js'), 'serveDocsCommand');
 const serveKnowledgeCommand = lazy(() => import('./commands/serve-knowledge.js'), 'serveKnowledgeCommand');
 const serveSkillsCommand = lazy(() => import('./commands/serve-skills.js'), 'serveSkillsCommand');
@@ -224,6 +225,23 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .action(async (opts: { http?: string }, cmd: Command) =>
       setExitCode(await serveCommand({ ...optionsOf([cmd]), ...(opts.http ? { http: opts.http } : {}) })),
+    );
+
+  program
+    .command('console')
+    .description(
+      'open the web console: servers, costs, sessions, pins and knowledge in a browser (127.0.0.1)',
+    )
+    .option('--port <n>', 'port to listen on (default: a free one)')
+    .option('--open', 'open the URL in the default browser')
+    .action(async (opts: { port?: string; open?: boolean }, cmd: Command) =>
+      setExitCode(
+        await consoleCommand({
+          ...optionsOf([cmd]),
+          ...(opts.port ? { port: opts.port } : {}),
+          ...(opts.open ? { open: true } : {}),
+        }),
+      ),
     );
 
   program

@@ -24,6 +24,7 @@ export interface AuditEntry {
 export class AuditLog {
   readonly #insert;
   readonly #recent;
+  readonly #query;
   #secrets: SecretMasker = SHAPE_MASKER;
 
   constructor(db: Db) {
@@ -43,6 +44,23 @@ export class AuditLog {
         detail: string | null;
       }
     >('SELECT * FROM audit ORDER BY id DESC LIMIT ?');
+    // A filter left empty matches everything; `instr` rather than LIKE, so `%` and `_` in a name are literal.
+    this.#query = db.prepare<
+      [string, string, string, string, string, string, string, string, number],
+      {
+        at: string;
+        client: string;
+        server: string;
+        tool: string;
+        args_sha256: string;
+        duration_ms: number;
+        outcome: AuditOutcome;
+        detail: string | null;
+      }
+    >(
+      `SELECT * FROM audit WHERE (? = '' OR server = ?) AND (? = '' OR instr(tool, ?) > 0)
+         AND (? = '' OR outcome = ?) AND (? = '' OR instr(client, ?) > 0) ORDER BY id DESC LIMIT ?`,
+    );
   }
 
   /** Known secret values (the servers' env and header values) to mask in `detail`, besides key shapes. */
@@ -65,15 +83,44 @@ export class AuditLog {
 
   /** The newest entries first. */
   recent(limit = 50): AuditEntry[] {
-    return this.#recent.all(limit).map((row) => ({
-      at: row.at,
-      client: row.client,
-      server: row.server,
-      tool: row.tool,
-      argsSha256: row.args_sha256,
-      durationMs: row.duration_ms,
-      outcome: row.outcome,
-      detail: row.detail ?? undefined,
-    }));
+    return this.#recent.all(limit).map(fromRow);
   }
+
+  /** The newest entries matching every filter given: a server, part of a tool or client name, an outcome. */
+  query(filter: AuditFilter = {}, limit = 200): AuditEntry[] {
+    const server = filter.server ?? '';
+    const tool = filter.tool ?? '';
+    const outcome = filter.outcome ?? '';
+    const client = filter.client ?? '';
+    return this.#query.all(server, server, tool, tool, outcome, outcome, client, client, limit).map(fromRow);
+  }
+}
+
+export interface AuditFilter {
+  server?: string | undefined;
+  tool?: string | undefined;
+  outcome?: AuditOutcome | undefined;
+  client?: string | undefined;
+}
+
+function fromRow(row: {
+  at: string;
+  client: string;
+  server: string;
+  tool: string;
+  args_sha256: string;
+  duration_ms: number;
+  outcome: AuditOutcome;
+  detail: string | null;
+}): AuditEntry {
+  return {
+    at: row.at,
+    client: row.client,
+    server: row.server,
+    tool: row.tool,
+    argsSha256: row.args_sha256,
+    durationMs: row.duration_ms,
+    outcome: row.outcome,
+    detail: row.detail ?? undefined,
+  };
 }
