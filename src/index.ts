@@ -56,6 +56,7 @@ export {
   reviewProject,
   trustReviewedProject,
 } from './agent/project-review.js';
+export { judgeCall } from './agent/scan-judge.js';
 export { type SanitizedSchema, sanitizeSchema } from './agent/schema.js';
 export { AgentSession } from './agent/session.js';
 export { DeferredTools, type ToolSearchMode, type ToolSearchOptions } from './agent/tool-search.js';

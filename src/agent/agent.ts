@@ -7,7 +7,7 @@ import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js
 import { McpHost } from '../mcp/host.js';
 import { configuredSemanticRanker } from '../search/embeddings.js';
 import type { SemanticRanker } from '../search/semantic.js';
-import { DefinitionGuard } from '../security/pins.js';
+import { DefinitionGuard, guardOptions } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
 import { openStore } from '../store/open.js';
@@ -191,11 +191,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(host ? { host } : {}),
     });
     const skills = store
-      ? await pinSkills(
-          loaded,
-          new DefinitionGuard(store.pins, { scanBytes: config.limits.scanBytes }),
-          notices,
-        )
+      ? await pinSkills(loaded, new DefinitionGuard(store.pins, guardOptions(config, store)), notices)
       : loaded;
     const knowledge =
       config.knowledge.bundles.length > 0 ? await KnowledgeBase.load(config.knowledge.bundles) : undefined;

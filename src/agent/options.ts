@@ -97,9 +97,12 @@ export interface AgentOptions {
   // What the session works with.
   /** MCP tools: every tool of the host's catalog, re-read each step (servers come and go). */
   host?: McpHost;
-  /** For `trusted` servers, the state directory (transcripts, saved outputs), the scan's limits and the skill scripts' sandbox. */
+  /**
+   * For `trusted` servers, the state directory (transcripts, saved outputs), the scan's limits and judge (its cached
+   * verdicts decide definitions the static scan leaves in doubt) and the skill scripts' sandbox.
+   */
   config?: Pick<TackConfig, 'servers' | 'paths'> &
-    Partial<Pick<TackConfig, 'limits'>> & { sandbox?: TackConfig['sandbox'] };
+    Partial<Pick<TackConfig, 'limits' | 'scan'>> & { sandbox?: TackConfig['sandbox'] };
   skills?: SkillLibrary;
   knowledge?: KnowledgeBase;
   computations?: ComputationRuntimes;

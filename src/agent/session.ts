@@ -5,7 +5,7 @@ import { addPermissionRule } from '../config/user-rules.js';
 import { errorMessage, TackError } from '../errors.js';
 import { expectedGuarantees } from '../sandbox/launch.js';
 import type { SandboxFacts } from '../security/capabilities.js';
-import { DefinitionGuard, type HeldDefinition } from '../security/pins.js';
+import { DefinitionGuard, guardOptions, type HeldDefinition } from '../security/pins.js';
 import { ACTIVATE_SKILL } from '../skills/tools.js';
 import type { NativeTool } from '../tools/native.js';
 import { pushAll } from '../util/arrays.js';
@@ -88,7 +88,7 @@ export class AgentSession {
     this.#held = new HeldReview({
       guard:
         options.pins?.enabled !== false && store
-          ? new DefinitionGuard(store.pins, { scanBytes: options.config?.limits?.scanBytes })
+          ? new DefinitionGuard(store.pins, guardOptions(options.config, store))
           : undefined,
       reviewer: options.pins?.reviewer,
       emit,

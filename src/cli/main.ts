@@ -74,7 +74,12 @@ interface CliOptions {
   json?: boolean;
   server?: string;
   trustProject?: boolean;
+  allowChanged?: boolean;
 }
+
+const ALLOW_CHANGED = '--allow-changed';
+const ALLOW_CHANGED_HELP =
+  'use it even when its definition is held back (changed since approved, or flagged by the scan), this once';
 
 /** Commander hands every action its command last; optsWithGlobals() merges options given before or after it. */
 function optionsOf(args: unknown[]): CliOptions {
@@ -85,6 +90,7 @@ function optionsOf(args: unknown[]): CliOptions {
     ...(raw.json === true ? { json: true } : {}),
     ...(text(raw.server) ? { server: text(raw.server) } : {}),
     ...(raw.trustProject === true ? { trustProject: true } : {}),
+    ...(raw.allowChanged === true ? { allowChanged: true } : {}),
   };
 }
 
@@ -199,6 +205,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .argument('<tool>', 'model-visible tool name (mcp__<server>__<tool>)')
     .argument('[json-args]', 'arguments as a JSON object')
+    .option(ALLOW_CHANGED, ALLOW_CHANGED_HELP)
     .action(action(([tool, args], options) => callCommand(tool!, args, options)));
 
   program
@@ -206,6 +213,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('read a resource by URI')
     .argument('<uri>', 'resource URI')
     .option('--server <name>', 'the server to ask (default: the one that lists the URI)')
+    .option(ALLOW_CHANGED, ALLOW_CHANGED_HELP)
     .action(action(([uri], options) => readCommand(uri!, options)));
 
   program
@@ -214,6 +222,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .argument('<server>', 'server name')
     .argument('<name>', 'prompt name')
     .argument('[json-args]', 'arguments as a JSON object of strings')
+    .option(ALLOW_CHANGED, ALLOW_CHANGED_HELP)
     .action(action(([server, name, args], options) => promptCommand(server!, name!, args, options)));
 
   program
@@ -603,9 +612,19 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description(
       'check tool definitions for poisoning (hidden text, directives to the model, exfiltration); exit 1 on a block',
     )
-    .option('--tools <tools.json>', 'scan exported definitions offline instead of the configured servers')
-    .action(async (opts: { tools?: string }, cmd: Command) =>
-      setExitCode(await scanCommand({ ...optionsOf([cmd]), ...(opts.tools ? { tools: opts.tools } : {}) })),
+    .option(
+      '--tools <file.json>',
+      'scan exported definitions offline (tools, prompts, resources) instead of the configured servers',
+    )
+    .option('--judge', 'send definitions the score leaves in doubt to scan.judge.model (cached by digest)')
+    .action(async (opts: { tools?: string; judge?: boolean }, cmd: Command) =>
+      setExitCode(
+        await scanCommand({
+          ...optionsOf([cmd]),
+          ...(opts.tools ? { tools: opts.tools } : {}),
+          ...(opts.judge ? { judge: true } : {}),
+        }),
+      ),
     );
 
   const sandbox = program

@@ -17,6 +17,7 @@ import {
   type SandboxPolicy,
   SandboxResolver,
 } from './sandbox.js';
+import { type ScanConfig, ScanSchema } from './scan.js';
 import {
   AgentSchema,
   DEFAULT_CALL_TIMEOUT_MS,
@@ -117,6 +118,8 @@ export interface TackConfig {
   limits: Limits;
   /** `toolSearch`, merged key by key (the more local file winning); `${VAR}` expanded. */
   toolSearch: ToolSearchConfig;
+  /** `scan`, merged key by key (the more local file winning). */
+  scan: ScanConfig;
   /** The sandbox skill scripts run in (absent: none); servers carry their own (`StdioServerConfig.sandbox`). */
   sandbox: { skillScripts: SandboxPolicy | undefined };
   /** Files that were read, lowest precedence first. */
@@ -205,6 +208,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   let agent: AgentConfig = {};
   let limits: LimitsConfig = {};
   let toolSearch: ToolSearchConfig = {};
+  let scan: ScanConfig = {};
   const permissions: TackConfig['permissions'] = { allow: [], ask: [], deny: [] };
   const fromProject: ProjectContributions = { hooks: [], allow: [], skillFolders: [] };
   const sandboxSections: Array<{ settings: SandboxSettings; file: string; project: boolean }> = [];
@@ -228,6 +232,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     if (parsed.agent) agent = mergeAgent(agent, parsed.agent);
     if (parsed.limits) limits = { ...limits, ...parsed.limits };
     if (parsed.toolSearch) toolSearch = { ...toolSearch, ...parsed.toolSearch };
+    if (parsed.scan) scan = { ...scan, ...parsed.scan };
     for (const action of ['allow', 'ask', 'deny'] as const)
       pushAll(permissions[action], parsed.permissions?.[action] ?? []);
     if (source.scope === 'project') {
@@ -286,6 +291,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     permissions,
     limits: resolveLimits(limits),
     toolSearch,
+    scan,
     sandbox: { skillScripts: sandbox.skillScripts },
     sources,
     warnings,
@@ -384,6 +390,7 @@ interface ParsedFile {
   permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
   limits?: LimitsConfig;
   toolSearch?: ToolSearchConfig;
+  scan?: ScanConfig;
   issues: ConfigWarning[];
   warnings: ConfigWarning[];
 }
@@ -441,6 +448,7 @@ export function parseConfigText(
       result.permissions = permissions;
     }
     result.limits = section(root, 'limits', LimitsSchema, issue);
+    result.scan = section(root, 'scan', ScanSchema, issue);
   }
   if (source.format === 'tack' && root.toolSearch !== undefined) {
     const parsed = ToolSearchSchema.safeParse(root.toolSearch);

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { CAPABILITIES } from '../security/capabilities.js';
 import { LimitsSchema } from './limits.js';
+import { ScanSchema } from './scan.js';
 import { ToolSearchSchema } from './tool-search.js';
 
 /**
@@ -472,6 +473,7 @@ export const TackConfigFileSchema = z
     permissions: PermissionsSchema.optional(),
     limits: LimitsSchema.optional(),
     toolSearch: ToolSearchSchema.optional(),
+    scan: ScanSchema.optional(),
     sandbox: SandboxSettingsSchema.optional(),
     mcpServers: z
       .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)

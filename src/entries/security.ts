@@ -31,13 +31,30 @@ export {
   trifectaLegs,
 } from '../security/capabilities.js';
 export {
+  catalogSignals,
+  type DefinitionKind,
+  type DefinitionReport,
+  type ScannableDefinition,
+  scanCatalog,
+} from '../security/catalog.js';
+export { type DefinitionsFile, loadDefinitionsFile } from '../security/definitions-file.js';
+export {
+  applyJudge,
+  JUDGE_RUBRIC,
+  type JudgeCall,
+  type JudgeVerdict,
+  judgeGrey,
+} from '../security/judge.js';
+export {
   acceptPins,
   DefinitionGuard,
   type GuardReview,
+  guardOptions,
   type HeldDefinition,
   type PinKind,
   pinDiff,
   type ServerDefinitions,
+  scanPinnedText,
   toolPinDefinition,
 } from '../security/pins.js';
 export {
@@ -78,3 +95,5 @@ export {
   type ToolScan,
   verdictOf,
 } from '../security/scan.js';
+export { SCAN_MODEL } from '../security/scan-model.js';
+export { type ScanModel, weigh } from '../security/verdict.js';

@@ -2,7 +2,16 @@ import { createTwoFilesPatch } from 'diff';
 import type { PinRecord, PinRecords } from '../store/pins.js';
 import { pushAll } from '../util/arrays.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
-import { type Finding, type ScanOptions, scanText, scanTool } from './scan.js';
+import { catalogSignals, type ScannableDefinition } from './catalog.js';
+import { applyJudge, type JudgeCache, judgeDigest } from './judge.js';
+import {
+  type CatalogSignal,
+  type Finding,
+  type ScanOptions,
+  scanText,
+  scanTool,
+  type ToolScan,
+} from './scan.js';
 
 /**
  * Trust on first use. The first definition a server identity shows for a tool, its instructions or a prompt is
@@ -10,7 +19,7 @@ import { type Finding, type ScanOptions, scanText, scanTool } from './scan.js';
  * held back until the user reviews the diff and accepts it (`tack pins diff | accept`). A definition whose scan
  * has a high finding is held back the same way, even at first sight: nothing approved it yet.
  */
-export type PinKind = 'tool' | 'instructions' | 'prompt' | 'skill';
+export type PinKind = 'tool' | 'instructions' | 'prompt' | 'skill' | 'resource';
 
 /** The parts of a tool definition that reach the model or change what a call does. */
 export interface PinnableTool {
@@ -29,6 +38,15 @@ export interface PinnablePrompt {
   arguments?: unknown;
 }
 
+/** A resource or resource template as listed: pinned under its URI (or URI template). */
+export interface PinnableResource {
+  uri: string;
+  name: string;
+  title?: string | undefined;
+  description?: string | undefined;
+  mimeType?: string | undefined;
+}
+
 /** One server as the guard sees it: what it offers right now, under its identity. */
 export interface ServerDefinitions {
   server: string;
@@ -37,6 +55,8 @@ export interface ServerDefinitions {
   tools: readonly PinnableTool[];
   instructions?: string | undefined;
   prompts?: readonly PinnablePrompt[];
+  /** Only when given: `tack read` checks the resource it reads; sessions and the gateway do not pass them. */
+  resources?: readonly PinnableResource[];
 }
 
 /** A definition held back: not offered to the model until the user accepts it. */
@@ -73,6 +93,16 @@ export function toolPinDefinition(tool: PinnableTool): Record<string, unknown> {
   });
 }
 
+export function resourcePinDefinition(resource: PinnableResource): Record<string, unknown> {
+  return compact({
+    uri: resource.uri,
+    name: resource.name,
+    title: resource.title,
+    description: resource.description,
+    mimeType: resource.mimeType,
+  });
+}
+
 export function promptPinDefinition(prompt: PinnablePrompt): Record<string, unknown> {
   return compact({
     name: prompt.name,
@@ -85,13 +115,19 @@ export function promptPinDefinition(prompt: PinnablePrompt): Record<string, unkn
 export interface DefinitionGuardOptions {
   /** Characters of one definition the scanner reads (tack.json `limits.scanBytes`; see ScanOptions.scanBytes). */
   scanBytes?: number | undefined;
+  /**
+   * The scan judge's cached verdicts (`scan.judge` in tack.json): a grey definition a judge already saw
+   * (`tack scan --judge`) gets its verdict here too. The guard never calls a model itself: reviews are synchronous.
+   */
+  judge?: { model: string; cache: JudgeCache } | undefined;
 }
 
 /** Pins and held definitions over the store's `pins` table; one per host or session. */
 export class DefinitionGuard {
   readonly #records: PinRecords;
   readonly #scanBytes: number | undefined;
-  /** Scans are pure functions of the text: memoized by digest, so a catalog rebuild does not rescan. */
+  readonly #judge: DefinitionGuardOptions['judge'];
+  /** Scans are pure functions of the text (and the catalog signals): memoized, so a rebuild does not rescan. */
   readonly #scans = new Map<string, Finding[]>();
   /** The last review of each identity, with the listing arrays it looked at. */
   readonly #last = new Map<
@@ -99,6 +135,7 @@ export class DefinitionGuard {
     {
       tools: ServerDefinitions['tools'];
       prompts: ServerDefinitions['prompts'];
+      resources: ServerDefinitions['resources'];
       instructions: string | undefined;
       held: HeldDefinition[];
     }
@@ -107,6 +144,23 @@ export class DefinitionGuard {
   constructor(records: PinRecords, options: DefinitionGuardOptions = {}) {
     this.#records = records;
     this.#scanBytes = options.scanBytes;
+    this.#judge = options.judge;
+  }
+
+  /** A scan's findings, with a cached judge verdict applied when the scan left the definition in doubt. */
+  #judged(definition: ScannableDefinition, scan: ToolScan): Finding[] {
+    if (!scan.grey || !this.#judge) return scan.findings;
+    const cached = this.#judge.cache.get(this.#judge.model, judgeDigest(definition));
+    if (!cached) return scan.findings;
+    return applyJudge(
+      scan,
+      { ...cached, model: this.#judge.model, cached: true },
+      {
+        kind: definition.kind === 'prompt' ? 'prompt' : 'tool-description',
+        server: definition.server,
+        name: definition.name,
+      },
+    ).findings;
   }
 
   /**
@@ -114,7 +168,12 @@ export class DefinitionGuard {
    * ones are held (recorded as pending, with the reason). A definition that went back to its pinned form is
    * released again.
    */
-  review(definitions: ServerDefinitions, options: ScanOptions = {}): GuardReview {
+  review(
+    definitions: ServerDefinitions,
+    options: ScanOptions = {},
+    /** What the catalog checks found for each tool of this server, by tool name (reviewAll). */
+    signals: ReadonlyMap<string, readonly CatalogSignal[]> = new Map(),
+  ): GuardReview {
     // Bounded per definition (scan.ts), so a hostile server's listing costs its size, not its size squared.
     const scan: ScanOptions =
       this.#scanBytes === undefined ? options : { scanBytes: this.#scanBytes, ...options };
@@ -125,6 +184,7 @@ export class DefinitionGuard {
       last &&
       last.tools === definitions.tools &&
       last.prompts === definitions.prompts &&
+      last.resources === definitions.resources &&
       last.instructions === definitions.instructions
     )
       return { held: last.held, pinned: 0 };
@@ -132,7 +192,13 @@ export class DefinitionGuard {
     let pinned = 0;
     // One query per server, not one per definition.
     const records = new Map(this.#records.list(definitions.identity).map((r) => [`${r.kind}\0${r.name}`, r]));
-    const check = (kind: PinKind, name: string, definition: unknown, findings: () => Finding[]) => {
+    const check = (
+      kind: PinKind,
+      name: string,
+      definition: unknown,
+      findings: () => Finding[],
+      memoKey = '',
+    ) => {
       const text = kind === 'instructions' ? String(definition) : canonicalJson(definition);
       const digest = sha256Hex(text);
       const record = records.get(`${kind}\0${name}`);
@@ -140,7 +206,7 @@ export class DefinitionGuard {
         if (record.pending) this.#records.approve(definitions.identity, kind, name, digest, text);
         return;
       }
-      const found = this.#memo(digest, findings);
+      const found = this.#memo(`${digest}${memoKey}`, findings);
       const high = found.filter((f) => f.severity === 'high');
       if (!record?.sha256 && high.length === 0) {
         // First sight (or the first clean version of something never approved): trust on first use.
@@ -171,40 +237,62 @@ export class DefinitionGuard {
 
     for (const tool of definitions.tools) {
       const definition = toolPinDefinition(tool);
+      const catalog = signals.get(tool.name) ?? [];
+      const scannable: ScannableDefinition = {
+        server: definitions.server,
+        name: tool.name,
+        ...(tool.title ? { title: tool.title } : {}),
+        ...(tool.description ? { description: tool.description } : {}),
+        inputSchema: tool.inputSchema,
+        ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+        ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+      };
       check(
         'tool',
         tool.name,
         definition,
-        () =>
-          scanTool(
-            {
-              server: definitions.server,
-              name: tool.name,
-              ...(tool.title ? { title: tool.title } : {}),
-              ...(tool.description ? { description: tool.description } : {}),
-              inputSchema: tool.inputSchema,
-            },
-            scan,
-          ).findings,
+        () => this.#judged(scannable, scanTool(scannable, { ...scan, catalogSignals: catalog })),
+        catalog.length ? `\0${catalog.map((s) => `${s.code} ${s.message}`).join('\0')}` : '',
       );
     }
     if (definitions.instructions)
       check('instructions', '', definitions.instructions, () =>
         scanText(definitions.instructions ?? '', { kind: 'instructions', server: definitions.server }, scan),
       );
+    // Prompts and resources are weighed like tools: a prompt's arguments are read as parameters.
     for (const prompt of definitions.prompts ?? []) {
       const definition = promptPinDefinition(prompt);
-      check('prompt', prompt.name, definition, () =>
-        scanText(
-          [prompt.title, prompt.description].filter(Boolean).join('\n'),
-          { kind: 'prompt', server: definitions.server, name: prompt.name },
-          scan,
-        ),
+      const scannable: ScannableDefinition = {
+        kind: 'prompt',
+        server: definitions.server,
+        name: prompt.name,
+        ...(prompt.title ? { title: prompt.title } : {}),
+        ...(prompt.description ? { description: prompt.description } : {}),
+        ...(prompt.arguments !== undefined ? { arguments: prompt.arguments } : {}),
+      };
+      check('prompt', prompt.name, definition, () => this.#judged(scannable, scanTool(scannable, scan)));
+    }
+    for (const resource of definitions.resources ?? []) {
+      check(
+        'resource',
+        resource.uri,
+        resourcePinDefinition(resource),
+        () =>
+          scanTool(
+            {
+              server: definitions.server,
+              name: resource.name,
+              ...(resource.title ? { title: resource.title } : {}),
+              ...(resource.description ? { description: resource.description } : {}),
+            },
+            scan,
+          ).findings,
       );
     }
     this.#last.set(definitions.identity, {
       tools: definitions.tools,
       prompts: definitions.prompts,
+      resources: definitions.resources,
       instructions: definitions.instructions,
       held,
     });
@@ -218,11 +306,24 @@ export class DefinitionGuard {
   reviewAll(servers: readonly ServerDefinitions[]): GuardReview {
     const knownTools = servers.flatMap((s) => s.tools.map((t) => `${s.server}__${t.name}`));
     const knownServers = servers.map((s) => s.server);
+    // The catalog checks (overlap, competing claims) over every server's tools, handed to each server's review.
+    const all = servers.flatMap((s) =>
+      s.tools.map((t) => ({ server: s.server, name: t.name, description: t.description ?? '' })),
+    );
+    const found = catalogSignals(all);
+    const signals = new Map<string, Map<string, CatalogSignal[]>>();
+    all.forEach((t, i) => {
+      const list = found.get(i);
+      if (!list) return;
+      const byTool = signals.get(t.server) ?? new Map<string, CatalogSignal[]>();
+      byTool.set(t.name, list);
+      signals.set(t.server, byTool);
+    });
     const held: HeldDefinition[] = [];
     let pinned = 0;
     this.#records.transaction(() => {
       for (const server of servers) {
-        const review = this.review(server, { knownTools, knownServers });
+        const review = this.review(server, { knownTools, knownServers }, signals.get(server.server));
         pushAll(held, review.held);
         pinned += review.pinned;
       }
@@ -365,4 +466,63 @@ function describe(findings: readonly Finding[]): string {
 
 function compact(value: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * The findings of a pinned (or pending) definition as its canonical text holds it, scanned as the guard scanned it
+ * (without the catalog checks, which depend on the servers beside it): for `tack pins diff` to explain a hold.
+ */
+export function scanPinnedText(
+  kind: string,
+  server: string,
+  text: string,
+  options: ScanOptions = {},
+): Finding[] {
+  if (!text) return [];
+  if (kind === 'instructions') return scanText(text, { kind: 'instructions', server }, options);
+  if (kind === 'skill') return [];
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return [];
+  }
+  const str = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const name = str(parsed.name) ?? '';
+  const title = str(parsed.title);
+  const description = str(parsed.description);
+  return scanTool(
+    {
+      server,
+      name,
+      ...(title ? { title } : {}),
+      ...(description ? { description } : {}),
+      ...(kind === 'tool'
+        ? {
+            inputSchema: parsed.inputSchema,
+            ...(parsed.outputSchema !== undefined ? { outputSchema: parsed.outputSchema } : {}),
+            ...(parsed.annotations !== undefined ? { annotations: parsed.annotations } : {}),
+          }
+        : {}),
+      ...(kind === 'prompt' && parsed.arguments !== undefined ? { arguments: parsed.arguments } : {}),
+    },
+    options,
+  ).findings;
+}
+
+/**
+ * The guard's options from a configuration (its `limits.scanBytes` and `scan.judge.model`) and the store whose
+ * cached judge verdicts it uses. Structural, so the security layer needs no configuration types.
+ */
+export function guardOptions(
+  config:
+    | { limits?: { scanBytes?: number | undefined }; scan?: { judge?: { model: string } | undefined } }
+    | undefined,
+  store: { scanJudgements: JudgeCache } | undefined,
+): DefinitionGuardOptions {
+  const model = config?.scan?.judge?.model;
+  return {
+    scanBytes: config?.limits?.scanBytes,
+    ...(model && store ? { judge: { model, cache: store.scanJudgements } } : {}),
+  };
 }

@@ -108,6 +108,15 @@ const MIGRATIONS: readonly string[] = [
      tokens INTEGER NOT NULL,
      PRIMARY KEY (tokenizer, digest)
    ) WITHOUT ROWID`,
+  // The poisoning scan's LLM judge: a verdict per model and definition digest (security/judge.ts).
+  `CREATE TABLE scan_judgements (
+     model TEXT NOT NULL,
+     digest TEXT NOT NULL,
+     verdict TEXT NOT NULL,
+     reason TEXT NOT NULL,
+     at TEXT NOT NULL,
+     PRIMARY KEY (model, digest)
+   )`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

@@ -3,6 +3,7 @@ import { type Db, openDatabase } from './database.js';
 import { EraCache } from './era-cache.js';
 import { OAuthCredentials } from './oauth-credentials.js';
 import { PinRecords } from './pins.js';
+import { ScanJudgements } from './scan-judgements.js';
 import { SessionIndex } from './sessions.js';
 import { TokenCounts } from './token-counts.js';
 import { ToolEmbeddings } from './tool-embeddings.js';
@@ -20,6 +21,7 @@ export class TackStore {
   readonly oauth: OAuthCredentials;
   readonly trustedProjects: TrustedProjects;
   readonly pins: PinRecords;
+  readonly scanJudgements: ScanJudgements;
   readonly tokenCounts: TokenCounts;
 
   constructor(db: Db) {
@@ -32,6 +34,7 @@ export class TackStore {
     this.oauth = new OAuthCredentials(db);
     this.trustedProjects = new TrustedProjects(db);
     this.pins = new PinRecords(db);
+    this.scanJudgements = new ScanJudgements(db);
     this.tokenCounts = new TokenCounts(db);
   }
 

@@ -239,5 +239,5 @@ describe('tack context', () => {
       expect(parts.find((p) => p.part === `tools: ${server}`)?.tokens).toBe(servers[server]!.tokens);
     for (const out of [contextText.stdout, toolsText.stdout])
       expect(out).toMatch(/^TOKENS \(Qwen3 tokenizer\): .*tool definition as the model is sent it/m);
-  });
+  }, 60_000); // four CLI runs, each loading the tokenizer
 });

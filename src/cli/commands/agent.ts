@@ -13,6 +13,7 @@ import type { Limits, RunResult } from '../../agent/options.js';
 import { errorMessage, TackError } from '../../errors.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
+import { describeFinding } from '../findings.js';
 import { print, table, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
@@ -140,12 +141,13 @@ function terminalApprover(masker: SecretMasker): Approver {
 /** A held definition at the terminal: why it is held, the diff against the pin; accept it or leave it held. */
 function terminalReviewer(): DefinitionReviewer {
   return async (held, diff) => {
+    // Each finding with its field, the words that raised it and why it matters, as `tack scan` shows it.
+    const findings = held.findings.filter((f) => f.severity === 'high' || f.severity === 'medium');
     process.stderr.write(
       `\n${held.server}: ${held.reason}.\n${diff}\n` +
-        held.findings
-          .filter((f) => f.severity === 'high')
-          .map((f) => `  ${f.code}: ${f.message} ${JSON.stringify(f.match)}\n`)
-          .join(''),
+        (findings.length ? 'The scan found:\n' : '') +
+        findings.flatMap((f) => describeFinding(f, '  ')).join('\n') +
+        (findings.length ? '\n' : ''),
     );
     const answer = (await ask(`Accept this ${held.kind} and use it? [y/N]: `)).trim().toLowerCase();
     return answer === 'y' || answer === 'yes';

@@ -39,7 +39,7 @@ import {
   serverProfiles,
   ToolSearchIndex,
 } from '../../search/tool-index.js';
-import { DefinitionGuard, type HeldDefinition } from '../../security/pins.js';
+import { DefinitionGuard, guardOptions, type HeldDefinition } from '../../security/pins.js';
 import type { AuditLog, AuditOutcome } from '../../store/audit.js';
 import { digest } from '../../util/canonical-json.js';
 import { sendWarning, type WarningSink } from '../../util/warnings.js';
@@ -79,6 +79,8 @@ export interface GatewayOptions {
   pinning?: boolean | undefined;
   /** Characters of one definition the poisoning scanner reads (tack.json `limits.scanBytes`). */
   scanBytes?: number | undefined;
+  /** tack.json `scan.judge`: the judge whose cached verdicts decide definitions the scan leaves in doubt. */
+  scanJudge?: { model: string } | undefined;
   /** Where the gateway's warnings go (a definition held back, once each); default nowhere. */
   onWarning?: WarningSink | undefined;
 }
@@ -144,7 +146,13 @@ export class Gateway {
     const store = options.host.store;
     this.#guard =
       options.pinning !== false && store
-        ? new DefinitionGuard(store.pins, { scanBytes: options.scanBytes })
+        ? new DefinitionGuard(
+            store.pins,
+            guardOptions(
+              { limits: { scanBytes: options.scanBytes }, scan: { judge: options.scanJudge } },
+              store,
+            ),
+          )
         : undefined;
     this.#toolSearch = options.toolSearch ?? 'off';
     this.#semantic = options.semantic;

@@ -70,6 +70,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
         onWarning,
       ),
       scanBytes: options.config.limits.scanBytes,
+      scanJudge: options.config.scan.judge,
       onWarning,
     });
     served = http
