@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { runCalls } from './calls.js';
+import { runCodeMode } from './code-mode.js';
 import { runConnect } from './connect.js';
 import { runConsole } from './console.js';
 import { runDocs } from './docs.js';
@@ -17,7 +18,7 @@ import { runToolIndex, runToolSearch } from './tool-search.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox] [startup] [console]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox] [startup] [console] [code-mode]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time. `--rounds N` sets the rounds of
  * the benchmarks that run fresh processes per variant (docs, knowledge; 3 by default), to keep a run short on a
@@ -43,6 +44,7 @@ const BENCHMARKS = {
   scan: () => runScan(),
   sandbox: () => runSandbox(),
   startup: () => runStartup(),
+  'code-mode': () => runCodeMode(),
   console: () => runConsole(),
 } as const;
 type Name = keyof typeof BENCHMARKS;

@@ -245,6 +245,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
           );
         },
       },
+      ...(agent.codeMode ? { codeMode: { mode: agent.codeMode } } : {}),
       transcript: transcript ?? false,
       secrets,
       notices,
