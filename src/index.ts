@@ -18,6 +18,7 @@ export {
   type Approver,
   type GatedTool,
 } from './agent/approval.js';
+export type { CodeModeOptions, CodeModeSetting } from './agent/code-mode.js';
 export { estimateTokens } from './agent/compaction.js';
 export { HARNESS_RULES, systemPrompt } from './agent/context.js';
 export type { AgentEvent, DefinitionNotice, EndReason, SubagentEvent, Usage } from './agent/events.js';

@@ -18,6 +18,7 @@ const FEATURES = [
   'search',
   'security',
   'sandbox',
+  'codemode',
 ] as const;
 
 /**
@@ -47,6 +48,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The scanner judges text it is handed; pins and project trust keep their records in the store. Security knows
   // nothing of connections or config (config imports its rule parser, not the other way round).
   security: ['errors', 'util', 'store'],
+  // Code mode's runtime and typed API: scripts and declarations it is handed; the agent wires them to the pipeline.
+  codemode: ['errors', 'util'],
   // Knowledge reads bundles and queries databases; it needs no MCP connection.
   knowledge: ['errors', 'util', 'tools'],
   servers: FEATURES,

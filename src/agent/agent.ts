@@ -7,6 +7,7 @@ import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js
 import { McpHost } from '../mcp/host.js';
 import { configuredSemanticRanker } from '../search/embeddings.js';
 import type { SemanticRanker } from '../search/semantic.js';
+import { ToolTermCache } from '../search/term-cache.js';
 import { DefinitionGuard, guardOptions } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
@@ -194,7 +195,12 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ? await pinSkills(loaded, new DefinitionGuard(store.pins, guardOptions(config, store)), notices)
       : loaded;
     const knowledge =
-      config.knowledge.bundles.length > 0 ? await KnowledgeBase.load(config.knowledge.bundles) : undefined;
+      config.knowledge.bundles.length > 0
+        ? await KnowledgeBase.load(config.knowledge.bundles, {
+            cacheDir: join(config.paths.stateDir, 'indexes'),
+            onWarning: options.onWarning,
+          })
+        : undefined;
     runtimes = knowledge ? await openRuntimes(config.knowledge.runtimes) : undefined;
     const limits: Partial<Limits> = {
       ...(agent.maxSteps ? { maxSteps: agent.maxSteps } : {}),
@@ -227,6 +233,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(agent.prices ? { prices: agent.prices } : {}),
       toolSearch: {
         ...(agent.toolSearch ? { mode: agent.toolSearch } : {}),
+        terms: new ToolTermCache(join(config.paths.stateDir, 'indexes', 'tool-terms.idx')),
+        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
         ...(store ? { examples: store.toolExamples } : {}),
         ...semanticOption(config.toolSearch.embeddings, store?.toolEmbeddings, options.onWarning),
         alwaysLoad: (tool) => {
@@ -237,6 +245,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
           );
         },
       },
+      ...(agent.codeMode ? { codeMode: { mode: agent.codeMode } } : {}),
       transcript: transcript ?? false,
       secrets,
       notices,

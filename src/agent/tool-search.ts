@@ -2,12 +2,14 @@ import type { Catalog } from '../mcp/catalog.js';
 import type { McpHost } from '../mcp/host.js';
 import { answerSearchTools, CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
 import type { SemanticRanker } from '../search/semantic.js';
+import type { ToolTermCache } from '../search/term-cache.js';
 import {
   type SearchableTool,
   type ServerProfile,
   serverProfiles,
   ToolSearchIndex,
 } from '../search/tool-index.js';
+import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { AgentTool } from './toolset.js';
 
 export const SEARCH_TOOLS = SEARCH_TOOLS_DEFINITION.name;
@@ -37,6 +39,14 @@ export interface ToolSearchOptions {
    * while its endpoint is down.
    */
   semantic?: SemanticRanker;
+  /**
+   * Search terms of the catalog kept between sessions (`<state>/indexes/tool-terms.idx`): a large catalog's
+   * index is built without tokenizing the servers that did not change. Written after each index update that
+   * tokenized.
+   */
+  terms?: ToolTermCache;
+  /** Where a term cache that could not be used or written is reported (INDEX_CACHE). */
+  onWarning?: WarningSink;
 }
 
 /** Server names the deferred-loading notice lists at most: past that, the count says the rest. */
@@ -189,7 +199,13 @@ export class DeferredTools {
       byServer.set(t.server ?? '', list);
     }
     const profiles = serverProfiles(this.#host?.servers() ?? []);
-    this.#index ??= ToolSearchIndex.build([]);
+    const cache = this.#options.terms;
+    if (!this.#index && cache?.problem)
+      sendWarning(this.#options.onWarning, {
+        code: 'INDEX_CACHE',
+        message: `tool search: the kept search terms were not used, so every server is tokenized: ${cache.problem}`,
+      });
+    this.#index ??= ToolSearchIndex.build([], { terms: cache });
     const index = this.#index;
     const next = new Map<string, { key: string; tools: SearchableTool[] }>();
     for (const [server, agentTools] of byServer) {
@@ -214,6 +230,12 @@ export class DeferredTools {
       }
     }
     for (const server of this.#perServer.keys()) if (!byServer.has(server)) index.removeServer(server);
+    const saved = cache?.save();
+    if (saved && !saved.ok)
+      sendWarning(this.#options.onWarning, {
+        code: 'INDEX_CACHE',
+        message: `tool search: the tokens were not kept: ${saved.message}`,
+      });
     this.#perServer = next;
     this.#tools = [...next.values()].flatMap((entry) => entry.tools);
     this.#indexed = catalog;

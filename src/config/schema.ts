@@ -434,6 +434,12 @@ export const AgentSchema = z
       .describe(
         'Deferred tool loading: auto (default) sends search_tools and call_tool instead of every MCP tool when the definitions pass 10 % of the context window or 40 tools; on always; off never.',
       ),
+    codeMode: z
+      .enum(['off', 'auto', 'on'])
+      .optional()
+      .describe(
+        'Code mode: run_code runs a script that calls MCP tools (every call through the same approvals, rules and guard as a direct call); only its output enters the context. off (default) never; auto when there are 10 or more MCP tools or they are deferred; on always.',
+      ),
   })
   .strict()
   .describe('The agent harness: tack run, tack chat.');

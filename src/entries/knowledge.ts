@@ -37,6 +37,7 @@ export {
 } from '../knowledge/attest/run.js';
 export { type SqliteExecutorOptions, sqliteExecutor } from '../knowledge/attest/sqlite.js';
 export {
+  type BundleCacheReport,
   type Edge,
   type EdgeKind,
   KnowledgeBundle,
@@ -81,6 +82,7 @@ export {
   bundleSummary,
   KnowledgeBase,
   type KnowledgeHit,
+  type LoadOptions,
   loadBundleRef,
   type SearchOptions as KnowledgeSearchOptions,
 } from '../knowledge/knowledge.js';

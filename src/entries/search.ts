@@ -17,6 +17,7 @@ export {
 export { configuredSemanticRanker } from '../search/embeddings.js';
 export { CALL_TOOL_DEFINITION, groupByServer, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
 export { hybridSearch } from '../search/semantic.js';
+export { type ServerTerms, ToolTermCache } from '../search/term-cache.js';
 export type { ToolExplanation } from '../search/tool-index.js';
 export {
   BaselineToolIndex,

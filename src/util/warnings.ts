@@ -13,7 +13,9 @@ export type TackWarningCode =
   /** A tool or prompt definition changed since it was pinned, or the scanner flagged it: it is not offered. */
   | 'DEFINITION_HELD'
   /** Tool search's embeddings endpoint cannot be reached: search_tools ranks lexically until it answers. */
-  | 'SEMANTIC_SEARCH_UNAVAILABLE';
+  | 'SEMANTIC_SEARCH_UNAVAILABLE'
+  /** A kept index (knowledge, tool search) could not be used or written: it is rebuilt, which takes longer. */
+  | 'INDEX_CACHE';
 
 export interface TackWarning {
   code: TackWarningCode;

@@ -65,10 +65,13 @@ export function renderEvent(event: AgentEvent, json: boolean): void {
 function describeEvent(event: AgentEvent): string | undefined {
   switch (event.type) {
     case 'tool-call':
-      return `\n→ ${event.name} ${compact(event.arguments)}`;
+      // A script's calls (run_code), indented under it: the model never sees their results, the user does.
+      return event.parentCallId
+        ? `  [script] → ${event.name} ${compact(event.arguments)}`
+        : `\n→ ${event.name} ${compact(event.arguments)}`;
     case 'tool-result': {
       const waited = event.waitMs !== undefined ? `, ${event.waitMs} ms waiting for approval` : '';
-      return `← ${event.isError ? 'error: ' : ''}${firstLine(event.text)} (${event.durationMs} ms${waited}${event.savedTo ? `, full output in ${event.savedTo}` : ''})`;
+      return `${event.parentCallId ? '  [script] ' : ''}← ${event.isError ? 'error: ' : ''}${firstLine(event.text)} (${event.durationMs} ms${waited}${event.savedTo ? `, full output in ${event.savedTo}` : ''})`;
     }
     case 'approval':
       return event.decision === 'deny' ? `✗ ${event.name} not run: ${event.reason}` : undefined;

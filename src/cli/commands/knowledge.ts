@@ -1,6 +1,7 @@
 import { join, relative, resolve, sep } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import type { KnowledgeConfig, TackConfig } from '../../config/load.js';
+import { resolvePaths } from '../../config/paths.js';
 import { TackError } from '../../errors.js';
 import { exampleValue, type ParameterType, parameterType } from '../../knowledge/attest/parameters.js';
 import { type ComputationOutcome, formatOutcome } from '../../knowledge/attest/run.js';
@@ -16,7 +17,7 @@ import {
   planIndexes,
 } from '../../knowledge/index-file.js';
 import { formatKnowledgeIssue } from '../../knowledge/issues.js';
-import { bundleSummary, KnowledgeBase, loadBundleRef } from '../../knowledge/knowledge.js';
+import { bundleSummary, KnowledgeBase, type LoadOptions, loadBundleRef } from '../../knowledge/knowledge.js';
 import { renderConcept } from '../../knowledge/render.js';
 import { openRuntimes, type RuntimeSettings, runNamedComputation } from '../../knowledge/runtimes.js';
 import { formatHits } from '../../knowledge/tools.js';
@@ -59,8 +60,21 @@ export function bundleRoots(options: KnowledgeOptions, config?: TackConfig): Kno
   return configured;
 }
 
+/**
+ * How the knowledge commands load bundles: with each bundle's cache in the state directory (bundle-cache.ts), its
+ * problems on stderr. The paths come from the environment (TACK_HOME, XDG), so a bundle named on the command
+ * line needs no configuration loaded.
+ */
+export function knowledgeLoadOptions(config?: TackConfig): LoadOptions {
+  return {
+    cacheDir: join((config?.paths ?? resolvePaths()).stateDir, 'indexes'),
+    onWarning: (warning) => warn(warning.message),
+  };
+}
+
 async function loadBundles(options: KnowledgeOptions): Promise<KnowledgeBundle[]> {
-  return Promise.all(bundleRoots(options).map(loadBundleRef));
+  const load = knowledgeLoadOptions();
+  return Promise.all(bundleRoots(options).map((ref) => loadBundleRef(ref, load)));
 }
 
 /** `tack knowledge lint [bundle...]`: conformance errors (exit 1) and warnings, per bundle. */
@@ -226,7 +240,9 @@ export async function knowledgeVerifyCommand(
     by: options.by,
     ...(options.at ? { at: options.at } : {}),
   });
-  const after = (await loadBundle(bundle.root, { name: bundle.name })).require(concept.id);
+  const after = (await loadBundle(bundle.root, { ...knowledgeLoadOptions(), name: bundle.name })).require(
+    concept.id,
+  );
   if (options.json) printJson({ id: concept.id, verified, trust: after.trust });
   else print(`${bundle.name}/${concept.id}: verified by ${options.by}; trust now ${after.trust}`);
   return 0;
@@ -245,7 +261,10 @@ export interface KnowledgeRunOptions extends KnowledgeOptions {
  */
 export async function knowledgeRunCommand(id: string, options: KnowledgeRunOptions): Promise<number> {
   const config = loadCliConfig(options);
-  const base = new KnowledgeBase(await Promise.all(bundleRoots(options, config).map(loadBundleRef)));
+  const load = knowledgeLoadOptions(config);
+  const base = new KnowledgeBase(
+    await Promise.all(bundleRoots(options, config).map((ref) => loadBundleRef(ref, load))),
+  );
   const { concept } = base.resolve(id);
   const declared = new Map(concept.computation?.parameters.map((p) => [p.name, parameterType(p)]) ?? []);
   const values: Record<string, unknown> = {};

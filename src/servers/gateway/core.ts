@@ -9,6 +9,7 @@ import type { Catalog } from '../../mcp/catalog.js';
 import { hostDefinitions } from '../../mcp/definitions.js';
 import type { McpHost } from '../../mcp/host.js';
 import type { SemanticRanker } from '../../search/semantic.js';
+import type { ToolTermCache } from '../../search/term-cache.js';
 import type { SearchableTool, ToolSearchIndex } from '../../search/tool-index.js';
 import { HeldOnce, HeldView, heldNotice } from '../../security/held.js';
 import type { DefinitionGuard } from '../../security/pins.js';
@@ -63,6 +64,8 @@ export interface GatewayCoreOptions {
   skills: GatewaySkills | undefined;
   toolSearch: 'auto' | 'on' | 'off';
   semantic: SemanticRanker | undefined;
+  /** Tokens of the catalog kept between runs (search/term-cache.ts), for search_tools over a large catalog. */
+  toolTerms?: ToolTermCache | undefined;
   guard: DefinitionGuard | undefined;
   onWarning: WarningSink | undefined;
 }
@@ -79,6 +82,7 @@ export class GatewayCore {
   readonly answerTimeoutMs: number | undefined;
   readonly skills: GatewaySkills | undefined;
   readonly semantic: SemanticRanker | undefined;
+  readonly toolTerms: ToolTermCache | undefined;
   readonly #audit: AuditSink | undefined;
   readonly #toolSearch: 'auto' | 'on' | 'off';
   readonly #guard: DefinitionGuard | undefined;
@@ -86,6 +90,8 @@ export class GatewayCore {
   /** Held definitions already reported (each catalog rebuild reviews again). */
   readonly #reported = new HeldOnce();
   readonly #onWarning: WarningSink | undefined;
+  /** Other problems already reported (a term cache that cannot be written), once each. */
+  readonly #problems = new Set<string>();
 
   constructor(options: GatewayCoreOptions) {
     this.host = options.host;
@@ -95,10 +101,18 @@ export class GatewayCore {
     this.answerTimeoutMs = options.answerTimeoutMs;
     this.skills = options.skills;
     this.semantic = options.semantic;
+    this.toolTerms = options.toolTerms;
     this.#audit = options.audit;
     this.#toolSearch = options.toolSearch;
     this.#guard = options.guard;
     this.#onWarning = options.onWarning;
+  }
+
+  /** Reports a problem of the gateway's own (not of a request) as a warning, once per distinct message. */
+  warnOnce(code: 'INDEX_CACHE', message: string): void {
+    if (this.#problems.has(message)) return;
+    this.#problems.add(message);
+    sendWarning(this.#onWarning, { code, message });
   }
 
   /** The view of the host's current catalog (cached per catalog). */

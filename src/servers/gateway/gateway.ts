@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/server';
 import type { McpHost } from '../../mcp/host.js';
 import type { SemanticRanker } from '../../search/semantic.js';
+import type { ToolTermCache } from '../../search/term-cache.js';
 import { DefinitionGuard, guardOptions } from '../../security/pins.js';
 import type { AuditSink } from '../../store/audit.js';
 import type { WarningSink } from '../../util/warnings.js';
@@ -35,6 +36,8 @@ export interface GatewayOptions {
   toolSearch?: 'auto' | 'on' | 'off' | undefined;
   /** Semantic ranking fused into search_tools (tack.json `toolSearch.embeddings`); lexical while it is down. */
   semantic?: SemanticRanker | undefined;
+  /** Tokens of the catalog kept between runs (search/term-cache.ts), for search_tools over a large catalog. */
+  toolTerms?: ToolTermCache | undefined;
   /**
    * Pin upstream definitions on first sight and hold back changed or flagged ones (security/pins.ts), so a rug
    * pull upstream does not reach the gateway's clients. Default: on when the host has a store.
@@ -75,6 +78,7 @@ export class Gateway {
       skills: options.skills,
       toolSearch: options.toolSearch ?? 'off',
       semantic: options.semantic,
+      toolTerms: options.toolTerms,
       guard:
         options.pinning !== false && store
           ? new DefinitionGuard(

@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import type { TackConfig } from '../../config/load.js';
 import { type HostOptions, McpHost } from '../../mcp/host.js';
 import { configuredSemanticRanker } from '../../search/embeddings.js';
+import { ToolTermCache } from '../../search/term-cache.js';
 import type { SkillLibrary } from '../../skills/library.js';
 import { openStore } from '../../store/open.js';
 import type { WarningSink } from '../../util/warnings.js';
@@ -85,6 +87,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
         host.store?.toolEmbeddings,
         onWarning,
       ),
+      toolTerms: new ToolTermCache(join(options.config.paths.stateDir, 'indexes', 'tool-terms.idx')),
       scanBytes: options.config.limits.scanBytes,
       scanJudge: options.config.scan.judge,
       onWarning,

@@ -16,10 +16,14 @@ export async function searchTools(
     const tools = [...view.names.tools].map(([name, tool]) =>
       searchableTool(name, tool.server, tool.definition),
     );
+    const cache = core.toolTerms;
     view.search = {
       tools,
-      index: ToolSearchIndex.build(tools, { servers: serverProfiles(core.host.servers()) }),
+      index: ToolSearchIndex.build(tools, { servers: serverProfiles(core.host.servers()), terms: cache }),
     };
+    const saved = cache?.save();
+    const problem = saved && !saved.ok ? saved.message : cache?.problem;
+    if (problem) core.warnOnce('INDEX_CACHE', `tool search terms: ${problem}`);
   }
   const answer = await answerSearchTools(view.search.index, view.search.tools, args, {
     semantic: core.semantic,
