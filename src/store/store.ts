@@ -1,6 +1,7 @@
 import { AuditLog } from './audit.js';
 import { type Db, openDatabase } from './database.js';
 import { EraCache } from './era-cache.js';
+import { InputHistory } from './input-history.js';
 import { OAuthCredentials } from './oauth-credentials.js';
 import { PinRecords } from './pins.js';
 import { SessionIndex } from './sessions.js';
@@ -21,6 +22,7 @@ export class TackStore {
   readonly trustedProjects: TrustedProjects;
   readonly pins: PinRecords;
   readonly tokenCounts: TokenCounts;
+  readonly inputHistory: InputHistory;
 
   constructor(db: Db) {
     this.db = db;
@@ -33,6 +35,7 @@ export class TackStore {
     this.trustedProjects = new TrustedProjects(db);
     this.pins = new PinRecords(db);
     this.tokenCounts = new TokenCounts(db);
+    this.inputHistory = new InputHistory(db);
   }
 
   /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */
