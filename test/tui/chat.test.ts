@@ -204,6 +204,35 @@ describe('tack chat, full screen, against a real session', () => {
     expect(c.agent.session.held.map((held) => held.name)).toContain('add');
   });
 
+  it('nests a sub-agent’s tool calls under the task call that started it', async () => {
+    const p = scope.project('tack-tui-');
+    const c = await chat(p, [
+      {
+        toolCalls: [
+          {
+            id: 't1',
+            name: 'task',
+            input: { description: 'check the weather', prompt: 'Forecast for Lisbon?' },
+          },
+        ],
+      },
+      // The sub-agent's own steps, on the same model server.
+      { toolCalls: [{ id: 's1', name: 'mcp__weather__get_forecast', input: { city: 'Lisbon' } }] },
+      { text: 'Lisbon is sunny.' },
+      { text: 'The sub-agent says: sunny.' },
+    ]);
+    await send(c, 'delegate');
+    await c.waitFor('The sub-agent says: sunny.');
+    const lines = c.screen().split('\n');
+    const task = lines.findIndex((l) => l.includes('✓ task'));
+    const sub = lines.findIndex((l) => l.includes('sub-agent: check the weather'));
+    const inner = lines.findIndex((l) => /│ ✓ weather › get_forecast city: "Lisbon"/.test(l));
+    expect(task).toBeGreaterThanOrEqual(0);
+    expect(sub).toBeGreaterThan(task);
+    expect(inner).toBeGreaterThan(sub);
+    expect(c.screen()).toMatch(/│ completed: answered after 2 steps/);
+  });
+
   it('recalls earlier messages with the up arrow, from the store, across sessions', async () => {
     const p = scope.project('tack-tui-');
     const first = await chat(p, [{ text: 'One.' }, { text: 'Two.' }], {});
