@@ -189,13 +189,17 @@ export function StatusLine({
     extra.servers,
     figures.activeSkills.length > 0 ? `skills: ${figures.activeSkills.join(', ')}` : '',
   ].filter((p) => p !== '');
+  // Parts wrap whole onto a second line in a narrow terminal rather than being cut.
+  const color = t.color(running ? 'blue' : 'gray');
   return h(
     Box,
-    null,
-    h(
-      Text,
-      { color: t.color(running ? 'blue' : 'gray'), wrap: 'truncate-end' },
-      `${running ? '● ' : ''}${parts.join(' │ ')}`,
+    { flexWrap: 'wrap' },
+    ...parts.map((part, i) =>
+      h(
+        Text,
+        { key: i, color },
+        `${i === 0 && running ? '● ' : ''}${part}${i < parts.length - 1 ? ' │ ' : ''}`,
+      ),
     ),
   );
 }
