@@ -11,6 +11,7 @@ import {
   headLines,
   maskText,
   prettyArguments,
+  printable,
   shortToolName,
 } from './format.js';
 import { renderMarkdown } from './markdown.js';
@@ -41,20 +42,20 @@ export function ItemView({ item, width, expanded, masker, theme: t }: ItemProps)
         Box,
         { marginTop: 1 },
         h(Text, { color: t.color('cyan'), bold: true }, '› '),
-        h(Text, { color: t.color('cyan') }, item.text),
+        h(Text, { color: t.color('cyan') }, printable(item.text)),
       );
     case 'answer':
-      return h(Box, { marginTop: 1 }, h(Text, null, renderMarkdown(item.text, width - 1)));
+      return h(Box, { marginTop: 1 }, h(Text, null, renderMarkdown(printable(item.text), width - 1)));
     case 'tool':
       return h(ToolBlock, { call: item.call, width, expanded, masker, theme: t, depth: 0 });
     case 'notice':
       return h(
         Text,
         { color: t.color(item.tone === 'held' ? 'yellow' : 'gray'), wrap: 'wrap' },
-        `${item.tone === 'held' ? '⚠ ' : item.tone === 'compaction' ? '⇣ ' : 'ℹ '}${item.text}`,
+        `${item.tone === 'held' ? '⚠ ' : item.tone === 'compaction' ? '⇣ ' : 'ℹ '}${printable(item.text)}`,
       );
     case 'error':
-      return h(Text, { color: t.color('red'), wrap: 'wrap' }, `✗ error: ${item.text}`);
+      return h(Text, { color: t.color('red'), wrap: 'wrap' }, `✗ error: ${printable(item.text)}`);
     case 'end':
       return h(Text, { color: t.color('yellow') }, `■ ${item.reason}: ${item.detail}`);
     case 'output':
@@ -62,7 +63,7 @@ export function ItemView({ item, width, expanded, masker, theme: t }: ItemProps)
         Box,
         { flexDirection: 'column', marginTop: 1 },
         h(Text, { color: t.color('magenta'), bold: true }, item.title),
-        h(Text, { wrap: 'wrap' }, item.text),
+        h(Text, { wrap: 'wrap' }, printable(item.text)),
       );
   }
 }
@@ -131,7 +132,7 @@ export function ToolBlock({ call, width, expanded, masker, theme: t, depth }: To
           borderBottom: false,
           paddingLeft: 1,
         },
-        h(Text, { color: t.color('magenta') }, `sub-agent: ${sub.description}`),
+        h(Text, { color: t.color('magenta') }, `sub-agent: ${printable(sub.description)}`),
         ...sub.items.map((item) =>
           item.kind === 'tool'
             ? h(ToolBlock, {
@@ -158,7 +159,7 @@ export function ToolBlock({ call, width, expanded, masker, theme: t, depth }: To
         h(Text, { wrap: 'wrap' }, prettyArguments(call.arguments, masker)),
         call.result !== undefined ? h(Text, { color: t.color('gray') }, 'result:') : null,
         call.result !== undefined
-          ? h(Text, { wrap: 'wrap' }, headLines(maskText(call.result, masker), RESULT_LINES))
+          ? h(Text, { wrap: 'wrap' }, headLines(printable(maskText(call.result, masker)), RESULT_LINES))
           : null,
         call.savedTo ? h(Text, { color: t.color('gray') }, `full output: ${call.savedTo}`) : null,
       ),
@@ -289,7 +290,7 @@ export function DialogView({
           `description sha256:${r.descriptionSha256.slice(0, 12)}  (${r.tool})`,
         ),
         h(Text, { color: t.color('gray') }, 'arguments:'),
-        h(Text, { wrap: 'wrap' }, headLines(prettyArguments(r.arguments, masker), 30)),
+        h(Text, { wrap: 'wrap' }, headLines(printable(prettyArguments(r.arguments, masker)), 30)),
         h(
           Text,
           { bold: true },
@@ -302,7 +303,7 @@ export function DialogView({
       const high = held.findings.filter((f) => f.severity === 'high');
       return frame(
         'red',
-        h(Text, { bold: true }, `${held.server}: ${held.reason}`),
+        h(Text, { bold: true, wrap: 'wrap' }, printable(`${held.server}: ${held.reason}`)),
         h(DiffView, { diff: dialog.diff, theme: t }),
         ...high.map((f, i) =>
           h(Text, { key: i, color: t.color('red'), wrap: 'wrap' }, `${f.code}: ${f.message}`),
@@ -313,14 +314,14 @@ export function DialogView({
     case 'confirm':
       return frame(
         'yellow',
-        h(Text, { bold: true }, dialog.title),
-        h(Text, { wrap: 'wrap' }, headLines(dialog.body, 30)),
+        h(Text, { bold: true, wrap: 'wrap' }, printable(dialog.title)),
+        h(Text, { wrap: 'wrap' }, headLines(printable(dialog.body), 30)),
         h(Text, { bold: true }, '[y] yes  [n] no'),
       );
     case 'question':
       return frame(
         'yellow',
-        h(Text, { bold: true, wrap: 'wrap' }, dialog.title),
+        h(Text, { bold: true, wrap: 'wrap' }, printable(dialog.title)),
         h(Text, null, `${dialog.prompt}: `, answerText.text, h(Text, { inverse: true }, ' ')),
         h(Text, { color: t.color('gray') }, 'Enter to answer, Esc to cancel'),
       );
@@ -329,7 +330,7 @@ export function DialogView({
 
 /** A unified diff with + and - lines colored. */
 function DiffView({ diff, theme: t }: { diff: string; theme: Theme }): ReactNode {
-  const lines = headLines(diff, 40).split('\n');
+  const lines = headLines(printable(diff), 40).split('\n');
   return h(
     Box,
     { flexDirection: 'column' },

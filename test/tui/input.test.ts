@@ -8,6 +8,7 @@ import {
 } from '../../src/store/input-history.js';
 import { TackStore } from '../../src/store/store.js';
 import * as ed from '../../src/tui/editor.js';
+import { printable } from '../../src/tui/format.js';
 import { attachMentions, completeMention, MAX_MENTION_CHARS, MAX_MENTIONS } from '../../src/tui/mentions.js';
 import { testScope } from '../helpers/scope.js';
 
@@ -88,5 +89,12 @@ describe('@file mentions', () => {
     expect(attachMentions(many.join(' '), p.dir).notes.at(-1)).toBe(
       `@f${MAX_MENTIONS} not attached: at most ${MAX_MENTIONS} files per message`,
     );
+  });
+});
+
+describe('text drawn from outside', () => {
+  it('loses the control characters that would move the cursor, clear the screen or retitle the terminal', () => {
+    const hostile = 'ok\u001b[2J\u001b]0;pwned\u0007\tdone\u009b31m\r\nnext';
+    expect(printable(hostile)).toBe('ok[2J]0;pwned  done31m\nnext');
   });
 });
