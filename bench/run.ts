@@ -13,10 +13,11 @@ import { runScan } from './scan.js';
 import { runSkills } from './skills.js';
 import { runStartup } from './startup.js';
 import { runToolSearch } from './tool-search.js';
+import { runTui } from './tui.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan] [sandbox] [startup]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan] [sandbox] [startup] [tui]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time.
  */
@@ -33,6 +34,7 @@ const BENCHMARKS = {
   scan: () => runScan(),
   sandbox: () => runSandbox(),
   startup: () => runStartup(),
+  tui: () => runTui(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

@@ -39,6 +39,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   const app = useApp();
   const { stdout } = useStdout();
   const [width, setWidth] = useState(stdout.columns || 80);
+  const [rows, setRows] = useState(stdout.rows || 24);
   const [, setFrame] = useState(0);
   // The key handler reads these through refs: it may run before React has handed it the latest render's values.
   const [editor, setEditorState] = useState<ed.EditorState>(ed.EMPTY_EDITOR);
@@ -89,7 +90,10 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   }, [view, dialogs]);
 
   useEffect(() => {
-    const onResize = () => setWidth(stdout.columns || 80);
+    const onResize = () => {
+      setWidth(stdout.columns || 80);
+      setRows(stdout.rows || 24);
+    };
     stdout.on('resize', onResize);
     return () => {
       stdout.off('resize', onResize);
@@ -364,7 +368,9 @@ export function ChatApp(props: ChatAppProps): ReactNode {
       children: (item: ViewItem) =>
         h(ItemView, { key: item.id, item, width, expanded: false, masker, theme }),
     }),
-    ...view.items.map((item) => h(ItemView, { key: item.id, item, width, expanded, masker, theme })),
+    ...view.items.map((item) =>
+      h(ItemView, { key: item.id, item, width, expanded, masker, theme, liveLines: Math.max(5, rows - 12) }),
+    ),
     h(Box, { marginTop: 1 }),
     dialog
       ? h(DialogView, { dialog, masker, answerText: answer, theme })

@@ -14,7 +14,7 @@ import {
   printable,
   shortToolName,
 } from './format.js';
-import { renderMarkdown } from './markdown.js';
+import { renderStreamingMarkdown } from './markdown.js';
 import type { StatusFigures, ToolCallView, ViewItem } from './transcript-view.js';
 
 /** Colors, or none under NO_COLOR (https://no-color.org). */
@@ -29,13 +29,15 @@ const RESULT_LINES = 40;
 
 interface ItemProps {
   item: ViewItem;
+  /** How many lines of a streaming answer stay on screen (the terminal's rows less the input and status). */
+  liveLines?: number;
   width: number;
   expanded: boolean;
   masker: SecretMasker | undefined;
   theme: Theme;
 }
 
-export function ItemView({ item, width, expanded, masker, theme: t }: ItemProps): ReactNode {
+export function ItemView({ item, width, expanded, masker, theme: t, liveLines = 20 }: ItemProps): ReactNode {
   switch (item.kind) {
     case 'user':
       return h(
@@ -44,8 +46,17 @@ export function ItemView({ item, width, expanded, masker, theme: t }: ItemProps)
         h(Text, { color: t.color('cyan'), bold: true }, '› '),
         h(Text, { color: t.color('cyan') }, printable(item.text)),
       );
-    case 'answer':
-      return h(Box, { marginTop: 1 }, h(Text, null, renderMarkdown(printable(item.text), width - 1)));
+    case 'answer': {
+      const rendered = renderStreamingMarkdown(printable(item.text), width - 1);
+      // While it streams, only its last lines are live: a region taller than the screen would make every frame
+      // a full repaint. The whole answer is drawn once it is complete.
+      const lines = rendered.split('\n');
+      const shown =
+        !item.done && lines.length > liveLines
+          ? `… ${lines.length - liveLines} lines above (shown when the answer is complete)\n${lines.slice(-liveLines).join('\n')}`
+          : rendered;
+      return h(Box, { marginTop: 1 }, h(Text, null, shown));
+    }
     case 'tool':
       return h(ToolBlock, { call: item.call, width, expanded, masker, theme: t, depth: 0 });
     case 'notice':

@@ -9,6 +9,7 @@ import {
 import { TackStore } from '../../src/store/store.js';
 import * as ed from '../../src/tui/editor.js';
 import { printable } from '../../src/tui/format.js';
+import { renderMarkdown, renderStreamingMarkdown, splitBlocks } from '../../src/tui/markdown.js';
 import { attachMentions, completeMention, MAX_MENTION_CHARS, MAX_MENTIONS } from '../../src/tui/mentions.js';
 import { testScope } from '../helpers/scope.js';
 
@@ -96,5 +97,16 @@ describe('text drawn from outside', () => {
   it('loses the control characters that would move the cursor, clear the screen or retitle the terminal', () => {
     const hostile = 'ok\u001b[2J\u001b]0;pwned\u0007\tdone\u009b31m\r\nnext';
     expect(printable(hostile)).toBe('ok[2J]0;pwned  done31m\nnext');
+  });
+});
+
+describe('streamed Markdown', () => {
+  it('is cut into blocks at blank lines outside code fences, and renders as the whole text would', () => {
+    expect(splitBlocks('a\n\nb\n\n```\nx\n\ny\n```\n\nc')).toEqual(['a\n', 'b\n', '```\nx\n\ny\n```\n', 'c']);
+    const doc = '# T\n\npara one\n\n- x\n- y\n\n```js\nconst a = 1;\n```\n\n| h |\n|---|\n| v |\n\nend';
+    for (let cut = 1; cut <= doc.length; cut += 7)
+      expect(renderStreamingMarkdown(doc.slice(0, cut), 60).replace(/\s+/g, ' ')).toBe(
+        renderMarkdown(doc.slice(0, cut), 60).replace(/\s+/g, ' '),
+      );
   });
 });
