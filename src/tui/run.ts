@@ -69,6 +69,10 @@ export async function runChatTui(
     {
       exitOnCtrlC: false,
       patchConsole: true,
+      // A keystroke is drawn within a frame of 16 ms rather than Ink's default 33; only changed lines are
+      // rewritten, so a streaming answer costs the lines it adds (bench/tui.ts).
+      maxFps: 60,
+      incrementalRendering: true,
       ...(options.stdin ? { stdin: options.stdin } : {}),
       ...(options.stdout ? { stdout: options.stdout } : {}),
     },
