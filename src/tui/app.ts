@@ -1,5 +1,5 @@
 import { Box, Static, Text, useApp, useInput, useStdout } from 'ink';
-import { createElement as h, type ReactNode, useEffect, useRef, useState } from 'react';
+import { createElement as h, type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
 import type { RunningAgent } from '../agent/agent.js';
 import type { InputHistory } from '../store/input-history.js';
 import type { SecretMasker } from '../util/secrets.js';
@@ -344,18 +344,22 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     dialogs.settle();
   }
 
-  const host = agent.host;
-  const servers = host?.servers() ?? [];
-  const up = servers.filter((s) => s.status === 'connected').length;
-  const down = servers.filter((s) => s.status === 'failed').length;
-  const tools = agent.session.tools();
-  const mcpTools = tools.filter((t) => t.server).length;
-  const extra = {
-    servers: servers.length > 0 ? `servers ${up} up${down > 0 ? ` ${down} down` : ''}` : '',
-    tools: agent.session.deferringTools
-      ? `tools ${mcpTools}/${host?.catalog.tools.length ?? 0} loaded`
-      : `${tools.length} tools`,
-  };
+  // The status figures that ask the session and the host: once per change of the view, not per keystroke.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: view.version and running are what say they changed.
+  const extra = useMemo(() => {
+    const host = agent.host;
+    const servers = host?.servers() ?? [];
+    const up = servers.filter((s) => s.status === 'connected').length;
+    const down = servers.filter((s) => s.status === 'failed').length;
+    const tools = agent.session.tools();
+    const mcpTools = tools.filter((t) => t.server).length;
+    return {
+      servers: servers.length > 0 ? `servers ${up} up${down > 0 ? ` ${down} down` : ''}` : '',
+      tools: agent.session.deferringTools
+        ? `tools ${mcpTools}/${host?.catalog.tools.length ?? 0} loaded`
+        : `${tools.length} tools`,
+    };
+  }, [agent, view.version, running]);
 
   return h(
     Box,

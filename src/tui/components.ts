@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { createElement as h, type ReactNode } from 'react';
+import { createElement as h, type ReactNode, useMemo } from 'react';
 import type { ApprovalRequest } from '../agent/approval.js';
 import type { SecretMasker } from '../util/secrets.js';
 import type { Dialog } from './dialogs.js';
@@ -46,17 +46,8 @@ export function ItemView({ item, width, expanded, masker, theme: t, liveLines = 
         h(Text, { color: t.color('cyan'), bold: true }, '› '),
         h(Text, { color: t.color('cyan') }, printable(item.text)),
       );
-    case 'answer': {
-      const rendered = renderStreamingMarkdown(printable(item.text), width - 1);
-      // While it streams, only its last lines are live: a region taller than the screen would make every frame
-      // a full repaint. The whole answer is drawn once it is complete.
-      const lines = rendered.split('\n');
-      const shown =
-        !item.done && lines.length > liveLines
-          ? `… ${lines.length - liveLines} lines above (shown when the answer is complete)\n${lines.slice(-liveLines).join('\n')}`
-          : rendered;
-      return h(Box, { marginTop: 1 }, h(Text, null, shown));
-    }
+    case 'answer':
+      return h(AnswerView, { text: item.text, done: item.done, width, liveLines });
     case 'tool':
       return h(ToolBlock, { call: item.call, width, expanded, masker, theme: t, depth: 0 });
     case 'notice':
@@ -77,6 +68,32 @@ export function ItemView({ item, width, expanded, masker, theme: t, liveLines = 
         h(Text, { wrap: 'wrap' }, printable(item.text)),
       );
   }
+}
+
+/**
+ * An answer as terminal Markdown, rendered again only when its text, the width or its state changes (not on every
+ * keystroke). While it streams only its last lines are live: a region taller than the screen would make every
+ * frame a full repaint. The whole answer is drawn once it is complete.
+ */
+function AnswerView({
+  text,
+  done,
+  width,
+  liveLines,
+}: {
+  text: string;
+  done: boolean;
+  width: number;
+  liveLines: number;
+}): ReactNode {
+  const shown = useMemo(() => {
+    const rendered = renderStreamingMarkdown(printable(text), width - 1);
+    const lines = rendered.split('\n');
+    return !done && lines.length > liveLines
+      ? `… ${lines.length - liveLines} lines above (shown when the answer is complete)\n${lines.slice(-liveLines).join('\n')}`
+      : rendered;
+  }, [text, done, width, liveLines]);
+  return h(Box, { marginTop: 1 }, h(Text, null, shown));
 }
 
 const STATUS_ICON: Record<ToolCallView['status'], string> = {
