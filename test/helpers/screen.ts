@@ -12,6 +12,8 @@ export interface ScreenSession {
   /** The visible screen, one string per row, trailing blanks trimmed. */
   rows(): string[];
   screen(): string;
+  /** Every byte tack wrote, escape sequences included. */
+  raw(): string;
   waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>;
   /** Sends raw keys (`\r` is Enter, `\u001b` Esc, `\u000f` Ctrl-O). */
   keys(data: string): void;
@@ -39,7 +41,11 @@ export function screenTack(
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   options.onStart?.(() => child.kill('SIGKILL'));
   const term = new xterm.Terminal({ cols: options.cols, rows: options.rows, allowProposedApi: true });
-  child.stdout?.on('data', (chunk: Buffer) => term.write(chunk));
+  let raw = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    raw += chunk.toString();
+    term.write(chunk);
+  });
   const rows = () => {
     const buffer = term.buffer.active;
     const out: string[] = [];
@@ -52,6 +58,7 @@ export function screenTack(
     child,
     rows,
     screen,
+    raw: () => raw,
     async waitFor(text, timeoutMs = 20_000) {
       const seen = () => (typeof text === 'string' ? screen().includes(text) : text.test(screen()));
       const deadline = Date.now() + timeoutMs;

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ptyTack } from '../helpers/cli.js';
 import { providerEnv } from '../helpers/fake-provider.js';
 import { fixtureEntry, REPO, type TempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
@@ -116,5 +117,41 @@ describe('tack chat in a pseudo-terminal, read off an emulated screen', () => {
     await s.waitFor('After the interruption.');
     s.keys('\u0004');
     expect(await s.exited()).toBe(0);
+  }, 60_000);
+
+  it('honours NO_COLOR, and falls back to the line mode for TERM=dumb', async () => {
+    const p = project();
+    const provider = await fake([{ text: 'Plain **answer**.' }, { text: 'Line mode.' }]);
+    const env = { ...p.env, ...providerEnv(provider) };
+    const s = screenTack(['chat', ...MODEL], {
+      cwd: p.dir,
+      env: { ...env, NO_COLOR: '1' },
+      cols: 100,
+      rows: 30,
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await s.waitFor('servers 3 up');
+    s.keys('hi');
+    await s.waitFor('hi');
+    s.keys('\r');
+    await s.waitFor('Plain answer.');
+    // No color at all: no SGR sequence setting a foreground or background color.
+    const sgrColor = new RegExp(
+      `${String.fromCharCode(27)}\\[(?:[0-9;]*;)?(?:3[0-9]|4[0-9]|9[0-7])(?:;[0-9;]*)?m`,
+    );
+    expect(s.raw()).not.toMatch(sgrColor);
+    s.keys('\u0004');
+    expect(await s.exited()).toBe(0);
+
+    const dumb = ptyTack(['chat', ...MODEL], {
+      cwd: p.dir,
+      env: { ...env, TERM: 'dumb' },
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await dumb.waitFor('/tools /skills /cost /compact /exit');
+    dumb.type('hello');
+    await dumb.waitFor('Line mode.');
+    dumb.type('/exit');
+    expect(await dumb.exited()).toBe(0);
   }, 60_000);
 });
