@@ -32,6 +32,7 @@ export const ENTRIES: Record<string, string> = {
   'tack/security': 'src/entries/security.ts',
   'tack/search': 'src/entries/search.ts',
   'tack/console': 'src/entries/console.ts',
+  'tack/tui': 'src/entries/tui.ts',
 };
 
 export function apiFileOf(entry: string): string {

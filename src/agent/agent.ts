@@ -12,6 +12,7 @@ import { DefinitionGuard, guardOptions } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
 import { openStore } from '../store/open.js';
+import type { TackStore } from '../store/store.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { ApproveMode, Approver } from './approval.js';
@@ -59,6 +60,10 @@ export interface RunningAgent {
   session: AgentSession;
   host: McpHost | undefined;
   transcript: Transcript | undefined;
+  /** The store the session uses (closed with the agent); undefined when it would not open. */
+  store: TackStore | undefined;
+  /** The skills offered (after pinning): what a UI lists. */
+  skills: SkillLibrary;
   /** Set when the session was resumed: what was found and repaired in its transcript. */
   resumed?: ResumeState;
   close(): Promise<void>;
@@ -256,7 +261,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         : {}),
     };
     const session = await AgentSession.create(withSessionOptions(base, options.session));
-    return { session, host, transcript, ...(resumed ? { resumed } : {}), close: cleanup };
+    return { session, host, transcript, store, skills, ...(resumed ? { resumed } : {}), close: cleanup };
   } catch (error) {
     await cleanup();
     throw error;

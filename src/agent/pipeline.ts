@@ -111,7 +111,16 @@ export class ToolPipeline {
   readonly run: RunToolCall = async (call, { signal, step }) => {
     const tool = this.#options.tools.find(call.name);
     this.#started(call, step, tool);
-    return this.#finish(call, await this.#through(call, tool, signal, step));
+    let outcome: Outcome;
+    try {
+      outcome = await this.#through(call, tool, signal, step);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      // Interrupted (Esc, Ctrl-C) while it ran: the call still gets its result and its event, so the history
+      // stays valid for the next run (every tool call answered) and a UI can close the call's block.
+      outcome = { text: 'Interrupted by the user before it finished.', isError: true, durationMs: 0 };
+    }
+    return this.#finish(call, outcome);
   };
 
   /** Answers a call without running it (loop detection's warning), with the same events as a run. */

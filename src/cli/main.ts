@@ -540,6 +540,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       ...(steps ? { maxSteps: steps } : {}),
       ...(cost ? { maxCost: cost } : {}),
       ...(text(raw.resume) ? { resume: text(raw.resume) } : {}),
+      ...(raw.plain === true ? { plain: true } : {}),
     };
   };
   const withAgentOptions = (cmd: Command) =>
@@ -565,8 +566,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   withAgentOptions(
     program
       .command('chat')
-      .description('talk with the agent in the terminal: /tools /skills /cost /compact /exit')
-      .option('--resume <session>', 'continue a session'),
+      .description(
+        'talk with the agent in a full-screen terminal interface (/help for commands and keys); line mode when stdout is not a terminal, TERM=dumb or --plain',
+      )
+      .option('--resume <session>', 'continue a session')
+      .option('--plain', 'the line-based chat instead of the full-screen one'),
   ).action(async (_opts: unknown, cmd: Command) => setExitCode(await chatCommand(agentOptions(cmd))));
   withAgentOptions(
     program.command('context').description('what the next turn would send, part by part, with token counts'),

@@ -117,6 +117,14 @@ const MIGRATIONS: readonly string[] = [
      at TEXT NOT NULL,
      PRIMARY KEY (model, digest)
    )`,
+  // What was typed at tack chat's prompt, per project folder, for recall with the up arrow (InputHistory).
+  `CREATE TABLE input_history (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     project TEXT NOT NULL,
+     text TEXT NOT NULL,
+     at TEXT NOT NULL
+   );
+   CREATE INDEX input_history_project ON input_history (project, id)`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

@@ -1,6 +1,7 @@
 import { AuditLog } from './audit.js';
 import { type Db, openDatabase } from './database.js';
 import { EraCache } from './era-cache.js';
+import { InputHistory } from './input-history.js';
 import { OAuthCredentials } from './oauth-credentials.js';
 import { PinRecords } from './pins.js';
 import { ScanJudgements } from './scan-judgements.js';
@@ -23,6 +24,7 @@ export class TackStore {
   readonly pins: PinRecords;
   readonly scanJudgements: ScanJudgements;
   readonly tokenCounts: TokenCounts;
+  readonly inputHistory: InputHistory;
 
   constructor(db: Db) {
     this.db = db;
@@ -36,6 +38,7 @@ export class TackStore {
     this.pins = new PinRecords(db);
     this.scanJudgements = new ScanJudgements(db);
     this.tokenCounts = new TokenCounts(db);
+    this.inputHistory = new InputHistory(db);
   }
 
   /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */

@@ -190,7 +190,12 @@ describe('tack chat', () => {
     const provider = await fake([{ text: 'Hello there.' }, { text: 'Second answer.' }]);
     const env = { ...p.env, ...providerEnv(provider) };
     // `script` gives tack a real pseudo-terminal, as a person's shell would.
-    const chat = ptyTack(['chat', ...MODEL], { cwd: p.dir, env, onStart: (kill) => cleanups.push(kill) });
+    // --plain: the line mode this test is about (the full-screen chat has its own tests, test/tui/).
+    const chat = ptyTack(['chat', '--plain', ...MODEL], {
+      cwd: p.dir,
+      env,
+      onStart: (kill) => cleanups.push(kill),
+    });
     await chat.waitFor('> ');
     chat.type('hello');
     await chat.waitFor('Hello there.');

@@ -50,6 +50,11 @@ describe('start-up', () => {
       expect(run.loaded.filter((url) => url.includes('/dist/src/console/'))).toEqual([]);
     }
     expect(help.stdout).toContain('console');
+    // The full-screen chat (Ink, React, marked) is loaded by `tack chat` in a terminal only.
+    for (const run of [version, help])
+      expect(
+        run.loaded.filter((url) => /\/node_modules\/(ink|react|marked)\/|\/dist\/src\/tui\//.test(url)),
+      ).toEqual([]);
 
     const servers = await traced(['servers', '--config', EXAMPLES], project.env, file);
     expect(servers.code).toBe(0);

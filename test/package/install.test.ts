@@ -18,6 +18,7 @@ const ENTRY_NAMES = {
   'tack/security': 'scanTool',
   'tack/search': 'hybridSearch',
   'tack/console': 'startConsole',
+  'tack/tui': 'createChatTui',
 };
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   version: string;
