@@ -3,4 +3,10 @@
  * that Ink, React and marked load only for a program (or the CLI, lazily) that draws it.
  */
 
-export { type ChatTui, createChatTui, type RunChatOptions, runChatTui } from '../tui/run.js';
+export {
+  type ChatTui,
+  createChatTui,
+  type RunChatOptions,
+  runChatTui,
+  type SessionSwitch,
+} from '../tui/run.js';

@@ -1,22 +1,47 @@
 import { Box, Static, Text, useApp, useInput, useStdout } from 'ink';
 import { createElement as h, type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
 import type { RunningAgent } from '../agent/agent.js';
+import type { ResolvedModel } from '../agent/model.js';
 import type { InputHistory } from '../store/input-history.js';
+import type { SessionRow } from '../store/sessions.js';
 import type { SecretMasker } from '../util/secrets.js';
 import { completeCommand, costText, helpText, serversText, skillsText, toolsText } from './commands.js';
-import { DialogView, InputBox, ItemView, StatusLine, type Theme } from './components.js';
+import { DialogView, InputBox, ItemView, SessionPicker, StatusLine, type Theme } from './components.js';
 import type { DialogQueue } from './dialogs.js';
 import * as ed from './editor.js';
 import { attachMentions, commonPrefix, completeMention } from './mentions.js';
 import type { TranscriptView, ViewItem } from './transcript-view.js';
 
+/**
+ * How the chat moves to another session (/resume) or model (/model): the running session is closed and the target
+ * one started the way `tack chat --resume <id>` starts it (its transcript reopened, its history and usage carried
+ * on), with the same event and dialog routing. A session's model is fixed when it starts, so a new model is the
+ * current session resumed under it.
+ */
+export interface SessionSwitch {
+  /** The model the first session runs on (a failed switch comes back to the session on it). */
+  model: ResolvedModel;
+  /** `provider:id` to a model, throwing a clear error for one tack cannot reach; called before anything closes. */
+  resolveModel(spec: string): ResolvedModel;
+  /** Starts session `resume` (an id or prefix) on `model`. */
+  start(target: { resume: string; model: ResolvedModel }): Promise<RunningAgent>;
+  /** Told each time the chat runs on another agent (whoever started the first one closes the last one). */
+  onAgent?(agent: RunningAgent): void;
+}
+
+/** The /resume picker lists at most this many of the folder's newest sessions. */
+export const PICKER_SESSIONS = 50;
+
 export interface ChatAppProps {
   agent: RunningAgent;
+  /** Without it, /resume and /model can only say that they are not available. */
+  switcher?: SessionSwitch | undefined;
   view: TranscriptView;
   dialogs: DialogQueue;
   /** The model's context window, for the status line's percentage. */
   window: number;
   cwd: string;
+  /** Input history; by default the store's, of the session running at the time. */
   history?: InputHistory | undefined;
   masker?: SecretMasker | undefined;
   theme: Theme;
@@ -35,7 +60,12 @@ const DOUBLE_PRESS_MS = 2000;
  * session only through its public API (run, compact, tools) and draws only from its events (TranscriptView).
  */
 export function ChatApp(props: ChatAppProps): ReactNode {
-  const { agent, view, dialogs, cwd, history, masker, theme } = props;
+  const { view, dialogs, cwd, masker, theme, switcher } = props;
+  // The session can change (/resume, /model): everything that acts on it reads the ref.
+  const [agent, setAgentState] = useState(props.agent);
+  const agentRef = useRef(props.agent);
+  const modelRef = useRef(switcher?.model);
+  const history = () => props.history ?? agentRef.current.store?.inputHistory;
   const app = useApp();
   const { stdout } = useStdout();
   const [width, setWidth] = useState(stdout.columns || 80);
@@ -67,7 +97,22 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   const controller = useRef<AbortController | undefined>(undefined);
   const lastCtrlC = useRef(0);
   const recalled = useRef<{ entries: string[]; index: number; draft: string } | undefined>(undefined);
-  const entries = useRef<string[]>(history?.list(cwd) ?? []);
+  // Read once: useRef's argument is evaluated on every render, and the store it came from may be closed by then.
+  const entries = useRef<string[] | undefined>(undefined);
+  if (entries.current === undefined) entries.current = history()?.list(cwd) ?? [];
+  /** The /resume picker: the folder's earlier sessions, newest first, and the one under the cursor. */
+  const [picker, setPickerState] = useState<{ rows: SessionRow[]; index: number } | undefined>(undefined);
+  const pickerRef = useRef(picker);
+  const setPicker = (next: { rows: SessionRow[]; index: number } | undefined) => {
+    pickerRef.current = next;
+    setPickerState(next);
+  };
+
+  // A session resumed at start (`tack chat --resume`) shows its earlier turns, as one picked with /resume does.
+  useEffect(() => {
+    const first = agentRef.current;
+    if (first.resumed) view.history(first.session.messages, first.session.usage);
+  }, [view]);
   const exiting = useRef(false);
 
   // Events arrive per token; the screen follows at most once a frame.
@@ -121,7 +166,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     controller.current = abort;
     setRunning(true);
     try {
-      await agent.session.run(message, { signal: abort.signal });
+      await agentRef.current.session.run(message, { signal: abort.signal });
     } catch (error) {
       view.apply({ type: 'error', message: error instanceof Error ? error.message : String(error) });
     } finally {
@@ -130,8 +175,81 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     }
   };
 
+  /**
+   * Continues session `resume` (possibly the current one) on `modelSpec` (default: the current model). An unknown
+   * model changes nothing; a session that cannot be opened brings the chat back to the one it was on.
+   */
+  const switchSession = async (resume: string, modelSpec?: string) => {
+    if (!switcher || !modelRef.current) {
+      view.output(modelSpec ? '/model' : '/resume', 'not available here: this chat cannot start sessions');
+      return;
+    }
+    const old = agentRef.current;
+    const oldModel = modelRef.current;
+    let model = oldModel;
+    try {
+      if (modelSpec) model = switcher.resolveModel(modelSpec);
+    } catch (error) {
+      view.apply({ type: 'error', message: `/model ${modelSpec}: ${errorText(error)}` });
+      return;
+    }
+    const sameSession = resume === old.session.id;
+    setRunning(true);
+    let next: RunningAgent | undefined;
+    try {
+      // The same transcript must not have two writers: the running session closes before it is reopened.
+      await old.close();
+      try {
+        next = await switcher.start({ resume, model });
+      } catch (error) {
+        view.apply({ type: 'error', message: `cannot open session ${resume}: ${errorText(error)}` });
+        next = await switcher.start({ resume: old.session.id, model: oldModel });
+        model = oldModel;
+        view.notice(`back in session ${old.session.id}`);
+      }
+    } catch (error) {
+      view.apply({ type: 'error', message: `cannot reopen session ${old.session.id}: ${errorText(error)}` });
+      setRunning(false);
+      exit();
+      return;
+    }
+    agentRef.current = next;
+    modelRef.current = model;
+    setAgentState(next);
+    switcher.onAgent?.(next);
+    if (next.session.id !== old.session.id || !sameSession) {
+      // The turns on screen belong to the other session: they go to the scrollback, this one's are shown.
+      const done = view.takeItems();
+      if (done.length > 0) setCommitted((c) => ({ batch: c.batch + 1, items: done }));
+      view.notice(`resumed session ${next.session.id}`);
+      view.history(next.session.messages, next.session.usage);
+    } else if (modelSpec)
+      view.notice(`model ${model.spec} from the next turn; session ${next.session.id} continues`);
+    for (const note of next.resumed?.notes ?? []) view.notice(`resume: ${note}`);
+    setRunning(false);
+  };
+
+  const openPicker = () => {
+    const current = agentRef.current;
+    const sessions = current.store?.sessions;
+    if (!sessions) {
+      view.output('/resume', 'no session index: the tack store is not open (use tack chat --resume <id>)');
+      return;
+    }
+    const rows = sessions
+      .list({ cwd, limit: PICKER_SESSIONS + 1 })
+      .filter((row) => !row.parentId && row.id !== current.session.id)
+      .slice(0, PICKER_SESSIONS);
+    if (rows.length === 0) {
+      view.output('/resume', 'no earlier sessions in this folder');
+      return;
+    }
+    setPicker({ rows, index: 0 });
+  };
+
   const command = async (line: string) => {
-    const [name] = line.split(/\s+/);
+    const [name, ...args] = line.split(/\s+/);
+    const arg = args.join(' ').trim();
     switch (name) {
       case '/exit':
       case '/quit':
@@ -157,10 +275,22 @@ export function ChatApp(props: ChatAppProps): ReactNode {
         view.clear();
         stdout.write('\u001b[2J\u001b[3J\u001b[H');
         return;
+      case '/resume':
+        if (arg !== '') await switchSession(arg);
+        else openPicker();
+        return;
+      case '/model':
+        if (arg === '')
+          view.output(
+            '/model',
+            `${modelRef.current?.spec ?? view.status.model} (switch with /model <provider:id>, e.g. /model openai:gpt-5)`,
+          );
+        else await switchSession(agentRef.current.session.id, arg);
+        return;
       case '/compact': {
         setRunning(true);
         try {
-          const done = await agent.session.compact();
+          const done = await agentRef.current.session.compact();
           if (!done) view.notice('nothing to compact');
         } catch (error) {
           view.apply({ type: 'error', message: `compaction failed: ${(error as Error).message}` });
@@ -177,9 +307,9 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   const submit = (text: string) => {
     const trimmed = text.trim();
     if (trimmed === '') return;
-    entries.current.push(trimmed);
+    entries.current?.push(trimmed);
     try {
-      history?.add(cwd, trimmed);
+      history()?.add(cwd, trimmed);
     } catch {
       // The history is a convenience: a store that cannot write must not stop the chat.
     }
@@ -214,6 +344,17 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     }
     if (dialog) {
       answerDialog(input, key);
+      return;
+    }
+    const open = pickerRef.current;
+    if (open) {
+      if (key.escape) setPicker(undefined);
+      else if (key.upArrow) setPicker({ ...open, index: Math.max(0, open.index - 1) });
+      else if (key.downArrow) setPicker({ ...open, index: Math.min(open.rows.length - 1, open.index + 1) });
+      else if (key.return) {
+        setPicker(undefined);
+        void switchSession(open.rows[open.index]!.id);
+      }
       return;
     }
     if (key.escape) {
@@ -275,7 +416,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   /** History: -1 older, +1 newer; the draft being typed comes back past the newest. */
   function recall(direction: -1 | 1): ed.EditorState {
     const editor = editorRef.current;
-    const list = entries.current;
+    const list = entries.current ?? [];
     const state = recalled.current ?? { entries: list, index: list.length, draft: editor.text };
     const index = Math.max(0, Math.min(list.length, state.index + direction));
     recalled.current = { ...state, index };
@@ -378,14 +519,22 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     h(Box, { marginTop: 1 }),
     dialog
       ? h(DialogView, { dialog, masker, answerText: answer, theme })
-      : h(InputBox, {
-          editor,
-          active: true,
-          hint: running ? 'working… (Esc interrupts)' : 'message, /help, @file',
-          completions,
-          theme,
-        }),
+      : picker
+        ? h(SessionPicker, { rows: picker.rows, index: picker.index, theme, lines: Math.max(3, rows - 10) })
+        : h(InputBox, {
+            editor,
+            active: true,
+            hint: running ? 'working… (Esc interrupts)' : 'message, /help, @file',
+            completions,
+            theme,
+          }),
     h(StatusLine, { figures: view.status, window: props.window, extra, running, theme }),
     h(Text, null, ''),
   );
+}
+
+function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const hint = (error as { hint?: unknown }).hint;
+  return typeof hint === 'string' ? `${error.message} (${hint})` : error.message;
 }

@@ -9,6 +9,8 @@ export const COMMANDS: ReadonlyArray<{ name: string; help: string }> = [
   { name: '/servers', help: 'each MCP server: up or down, and its tool count' },
   { name: '/cost', help: 'tokens and cost of this session' },
   { name: '/compact', help: 'compact the history now' },
+  { name: '/resume', help: 'pick an earlier session of this folder and continue it (or /resume <id>)' },
+  { name: '/model', help: 'show the model; /model <provider:id> switches it from the next turn' },
   { name: '/clear', help: 'clear the screen (the session and its history stay)' },
   { name: '/exit', help: 'leave (also /quit, Ctrl-D on an empty prompt)' },
 ];

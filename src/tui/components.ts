@@ -1,6 +1,7 @@
 import { Box, Text } from 'ink';
 import { createElement as h, type ReactNode, useMemo } from 'react';
 import type { ApprovalRequest } from '../agent/approval.js';
+import type { SessionRow } from '../store/sessions.js';
 import type { SecretMasker } from '../util/secrets.js';
 import type { Dialog } from './dialogs.js';
 import type { EditorState } from './editor.js';
@@ -273,6 +274,41 @@ export function InputBox({
     completions.length > 0
       ? h(Text, { color: t.color('gray'), wrap: 'truncate-end' }, completions.slice(0, 12).join('  '))
       : null,
+  );
+}
+
+/**
+ * The /resume picker: the folder's earlier sessions, newest first (when, status, steps, cost, first message), the
+ * one under the cursor marked; a window of `lines` rows follows the cursor through a longer list.
+ */
+export function SessionPicker({
+  rows,
+  index,
+  lines,
+  theme: t,
+}: {
+  rows: readonly SessionRow[];
+  index: number;
+  lines: number;
+  theme: Theme;
+}): ReactNode {
+  const start = Math.max(0, Math.min(index - Math.floor(lines / 2), rows.length - lines));
+  const shown = rows.slice(start, start + lines);
+  return h(
+    Box,
+    { flexDirection: 'column', borderStyle: 'double', borderColor: t.color('cyan'), paddingX: 1 },
+    h(Text, { bold: true }, `Resume a session (${rows.length} in this folder)`),
+    ...shown.map((row, i) => {
+      const at = start + i === index;
+      const when = row.updatedAt.slice(0, 16).replace('T', ' ');
+      const line = `${at ? '›' : ' '} ${row.id.slice(row.id.lastIndexOf('-') + 1)}  ${when}  ${row.status.padEnd(9)} ${row.steps} steps  $${row.costUsd.toFixed(4)}  ${printable(row.title ?? '(no message)')}`;
+      return h(
+        Text,
+        { key: row.id, wrap: 'truncate-end', inverse: at, color: at ? undefined : t.color('white') },
+        line,
+      );
+    }),
+    h(Text, { color: t.color('gray') }, '↑/↓ choose  Enter resume  Esc cancel'),
   );
 }
 

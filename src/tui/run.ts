@@ -6,7 +6,7 @@ import type { AgentEvent } from '../agent/events.js';
 import type { DefinitionReviewer } from '../agent/held.js';
 import type { AgentInteraction } from '../agent/interaction.js';
 import type { SecretMasker } from '../util/secrets.js';
-import { ChatApp } from './app.js';
+import { ChatApp, type SessionSwitch } from './app.js';
 import { theme } from './components.js';
 import { DialogQueue } from './dialogs.js';
 import { TranscriptView } from './transcript-view.js';
@@ -43,7 +43,11 @@ export interface RunChatOptions {
   noColor?: boolean;
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
+  /** How /resume and /model start another session; without it they say they are not available. */
+  switcher?: SessionSwitch;
 }
+
+export type { SessionSwitch };
 
 /** Runs the full-screen chat until the user leaves; resolves with the exit code. */
 export async function runChatTui(
@@ -59,7 +63,7 @@ export async function runChatTui(
       dialogs: tui.dialogs,
       window: options.window,
       cwd: options.cwd,
-      history: agent.store?.inputHistory,
+      switcher: options.switcher,
       masker: options.masker,
       theme: theme(options.noColor === true),
       onExit: () => {

@@ -1,4 +1,5 @@
-import type { AgentEvent, EndReason, SubagentEvent } from '../agent/events.js';
+import type { ModelMessage } from 'ai';
+import type { AgentEvent, EndReason, SubagentEvent, Usage } from '../agent/events.js';
 import { ACTIVATE_SKILL } from '../skills/tools.js';
 
 /** What a tool call block shows: folded, one line; expanded, its arguments and result too. */
@@ -163,6 +164,8 @@ export class TranscriptView {
   readonly #root: ItemList;
   readonly #subagents = new Map<string, ItemList>();
   readonly #skillCalls = new Map<string, string>();
+  /** Tool calls of a history being replayed, until their results are found. */
+  readonly #historyCalls = new Map<string, ToolCallView>();
   readonly status: StatusFigures;
   /** Bumped on every change, so a renderer can tell a new state from the one it drew. */
   version = 0;
@@ -237,6 +240,70 @@ export class TranscriptView {
     this.changed();
   }
 
+  /**
+   * A resumed session's earlier turns, from its history (what the model will see): each user message, answer and
+   * tool call (folded, with its result) in order. Only the last MAX_ITEMS are kept, as for a live session.
+   */
+  history(messages: readonly ModelMessage[], usage?: Usage): void {
+    const root = this.#root;
+    for (const message of messages) {
+      if (message.role === 'user') {
+        const text = messageText(message.content);
+        if (text !== '') root.add({ kind: 'user', id: ++this.#id, text });
+      } else if (message.role === 'assistant') {
+        const parts =
+          typeof message.content === 'string'
+            ? [{ type: 'text' as const, text: message.content }]
+            : message.content;
+        for (const part of parts) {
+          if (part.type === 'text' && part.text.trim() !== '')
+            root.add({ kind: 'answer', id: ++this.#id, text: part.text, done: true });
+          else if (part.type === 'tool-call') {
+            const call: ToolCallView = {
+              callId: part.toolCallId,
+              name: part.toolName,
+              ...serverOf(part.toolName),
+              arguments: part.input,
+              status: 'ok',
+            };
+            this.#historyCalls.set(part.toolCallId, call);
+            root.add({ kind: 'tool', id: ++this.#id, call });
+          }
+        }
+      } else if (message.role === 'tool') {
+        for (const part of message.content) {
+          if (part.type !== 'tool-result') continue;
+          const call = this.#historyCalls.get(part.toolCallId);
+          if (!call) continue;
+          const output = part.output;
+          const text =
+            output.type === 'text' || output.type === 'error-text'
+              ? output.value
+              : output.type === 'json' || output.type === 'error-json'
+                ? JSON.stringify(output.value)
+                : output.type === 'execution-denied'
+                  ? (output.reason ?? 'denied')
+                  : '';
+          if (output.type === 'error-text' || output.type === 'error-json') call.status = 'error';
+          if (output.type === 'execution-denied') call.status = 'denied';
+          const result = unwrapResult(text);
+          call.result =
+            result.length > MAX_RESULT_CHARS
+              ? `${result.slice(0, MAX_RESULT_CHARS)}\n… (cut in this view)`
+              : result;
+        }
+      }
+    }
+    this.#historyCalls.clear();
+    if (usage)
+      Object.assign(this.status, {
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        costUsd: usage.costUsd,
+      });
+    this.changed();
+  }
+
   apply(event: AgentEvent): void {
     const root = this.#root;
     switch (event.type) {
@@ -307,4 +374,19 @@ export class TranscriptView {
     }
     this.changed();
   }
+}
+
+/** The text a person typed in a user message (attached files and images are not shown). */
+function messageText(content: Extract<ModelMessage, { role: 'user' }>['content']): string {
+  if (typeof content === 'string') return content.trim();
+  return content
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .join('')
+    .trim();
+}
+
+/** `mcp__server__tool` names carry their server; tack's own tools have none. */
+function serverOf(name: string): { server?: string } {
+  const match = /^mcp__(.+?)__./.exec(name);
+  return match ? { server: match[1]! } : {};
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
@@ -5,12 +6,12 @@ import { createElement as h } from 'react';
 import { describe, expect, it } from 'vitest';
 import { type RunningAgent, secretMaskerFor, startAgent } from '../../src/agent/agent.js';
 import type { AgentEvent } from '../../src/agent/events.js';
-import { resolveModel } from '../../src/agent/model.js';
+import { type ResolvedModel, resolveModel } from '../../src/agent/model.js';
 import { ChatApp } from '../../src/tui/app.js';
 import { theme } from '../../src/tui/components.js';
 import { type ChatTui, createChatTui } from '../../src/tui/run.js';
 import { unwrapResult } from '../../src/tui/transcript-view.js';
-import { type FakeScript, providerEnv } from '../helpers/fake-provider.js';
+import { type FakeProvider, type FakeScript, providerEnv } from '../helpers/fake-provider.js';
 import { fixtureEntry, REPO, type TempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
@@ -24,7 +25,9 @@ const SERVERS = {
 };
 
 interface Chat {
-  agent: RunningAgent;
+  /** The agent the chat runs on now (/resume and /model start another). */
+  readonly agent: RunningAgent;
+  provider: FakeProvider;
   tui: ChatTui;
   events: AgentEvent[];
   /** The live screen (the last frame), without colors. */
@@ -47,29 +50,42 @@ async function chat(
   const config = p.config(servers);
   const tui = createChatTui();
   const events: AgentEvent[] = [];
-  const agent = await startAgent({
-    config,
-    model: resolveModel('anthropic:claude-sonnet-4-5', providerEnv(provider)),
-    cwd: p.dir,
-    env: p.env,
-    approver: tui.approver,
-    interaction: tui.interaction,
-    session: { pins: { reviewer: tui.reviewer }, maxRetries: 0 },
-    onEvent: (event) => {
-      events.push(event);
-      tui.onEvent(event);
-    },
-  });
+  // The model's key and address come from the fake server; everything else as `tack chat` has it.
+  const env = { ...p.env, ...providerEnv(provider) };
+  const model = resolveModel('anthropic:claude-sonnet-4-5', env);
+  const start = (target: { resume?: string; model: ResolvedModel }) =>
+    startAgent({
+      config,
+      model: target.model,
+      cwd: p.dir,
+      env: p.env,
+      approver: tui.approver,
+      interaction: tui.interaction,
+      session: { pins: { reviewer: tui.reviewer }, maxRetries: 0 },
+      ...(target.resume ? { resume: target.resume } : {}),
+      onEvent: (event) => {
+        events.push(event);
+        tui.onEvent(event);
+      },
+    });
+  let agent = await start({ model });
   cleanups.push(() => agent.close());
   let left = false;
   const ui = render(
     h(ChatApp, {
       agent,
+      switcher: {
+        model,
+        resolveModel: (spec) => resolveModel(spec, env),
+        start,
+        onAgent: (next) => {
+          agent = next;
+        },
+      },
       view: tui.view,
       dialogs: tui.dialogs,
       window: 200_000,
       cwd: p.dir,
-      history: agent.store?.inputHistory,
       masker: secretMaskerFor(config),
       theme: theme(true),
       onExit: () => {
@@ -81,7 +97,10 @@ async function chat(
   const screen = () => stripVTControlCharacters(ui.lastFrame() ?? '');
   const all = () => stripVTControlCharacters(ui.frames.join('\n'));
   return {
-    agent,
+    get agent() {
+      return agent;
+    },
+    provider,
     tui,
     events,
     screen,
@@ -266,5 +285,109 @@ describe('tack chat, full screen, against a real session', () => {
     expect(c.screen()).toContain('Ctrl-O');
     await send(c, '/exit');
     await expect.poll(() => c.exited()).toBe(true);
+  });
+
+  it('/resume picks an earlier session with the arrows and Enter, shows its turns and continues it', async () => {
+    const p = scope.project('tack-tui-');
+    const older = await chat(p, [{ text: 'Alpha is the first letter.' }], {});
+    await send(older, 'remember alpha');
+    await older.waitFor('Alpha is the first letter.');
+    const olderId = older.agent.session.id;
+    await older.agent.close();
+    // Another session between, so the picker has two and Down has somewhere to go.
+    const middle = await chat(p, [{ text: 'Beta noted.' }], {});
+    await send(middle, 'remember beta');
+    await middle.waitFor('Beta noted.');
+    await middle.agent.close();
+
+    const c = await chat(p, [{ text: 'Gamma here.' }, { text: 'You asked me to remember alpha.' }], {});
+    await send(c, 'remember gamma');
+    await c.waitFor('Gamma here.');
+    const gammaId = c.agent.session.id;
+    await send(c, '/resume');
+    await c.waitFor('Resume a session (2 in this folder)');
+    // Newest first: beta under the cursor, alpha below; the session running now is not offered.
+    const picker = c.screen().slice(c.screen().indexOf('Resume a session'));
+    expect(picker).toMatch(/› \w+ .*remember beta/);
+    expect(picker).toContain('remember alpha');
+    expect(picker).not.toContain('remember gamma');
+    c.key('\u001b[B');
+    await c.waitFor(/› \w+ .*remember alpha/);
+    c.key('\r');
+    await c.waitFor(`resumed session ${olderId}`);
+    // The resumed session's turns are shown after the notice; the other session's turn went to the scrollback.
+    await c.waitFor(/resumed session [^\n]+\n[\s\S]*› remember alpha[\s\S]*Alpha is the first letter\./);
+    const shown = c.screen();
+    expect(shown.lastIndexOf('Gamma here.')).toBeLessThan(shown.indexOf(`resumed session ${olderId}`));
+    expect(c.agent.session.id).toBe(olderId);
+    await send(c, 'what did I ask?');
+    await c.waitFor('You asked me to remember alpha.');
+    // The model got the resumed session's history, and the new turn went to that session's transcript.
+    const last = c.provider.requests.at(-1)!;
+    expect(JSON.stringify(last.messages)).toContain('remember alpha');
+    expect(JSON.stringify(last.messages)).not.toContain('remember gamma');
+    const row = c.agent.store?.sessions.get(olderId);
+    expect(row).toBeDefined();
+    const transcript = readFileSync(row!.file, 'utf8');
+    expect(transcript).toContain('what did I ask?');
+    expect(transcript).toContain('You asked me to remember alpha.');
+    expect(readFileSync(c.agent.store!.sessions.get(gammaId)!.file, 'utf8')).not.toContain('what did I ask?');
+  });
+
+  it('/resume: Esc cancels the picker and the session stays', async () => {
+    const p = scope.project('tack-tui-');
+    const older = await chat(p, [{ text: 'Old.' }], {});
+    await send(older, 'old one');
+    await older.waitFor('Old.');
+    await older.agent.close();
+    const c = await chat(p, [{ text: 'Still here.' }], {});
+    const id = c.agent.session.id;
+    await send(c, '/resume');
+    await c.waitFor('Resume a session (1 in this folder)');
+    c.key(ESC);
+    await expect.poll(() => c.screen().includes('Resume a session')).toBe(false);
+    await send(c, 'hello');
+    await c.waitFor('Still here.');
+    expect(c.agent.session.id).toBe(id);
+  });
+
+  it('/model shows the model and switches it for the next turns; an unknown one is an error in place', async () => {
+    const p = scope.project('tack-tui-');
+    const c = await chat(p, [{ text: 'First answer.' }, { text: 'Second answer.' }], {});
+    await send(c, 'one');
+    await c.waitFor('First answer.');
+    const id = c.agent.session.id;
+    await send(c, '/model');
+    await c.waitFor('anthropic:claude-sonnet-4-5 (switch with /model <provider:id>');
+    await send(c, '/model nowhere:thing');
+    await c.waitFor('/model nowhere:thing: "nowhere:thing" is not a model tack knows how to reach');
+    expect(c.agent.session.id).toBe(id);
+    await send(c, '/model anthropic:claude-haiku-4-5');
+    await c.waitFor('model anthropic:claude-haiku-4-5 from the next turn');
+    // The same session, now on the other model: the status line says so, its turns are still on screen.
+    await c.waitFor(/anthropic:claude-haiku-4-5 │ ctx/);
+    expect(c.screen()).toContain('First answer.');
+    expect(c.agent.session.id).toBe(id);
+    await send(c, 'two');
+    await c.waitFor('Second answer.');
+    expect(c.provider.requests.map((r) => r.model)).toEqual(['claude-sonnet-4-5', 'claude-haiku-4-5']);
+    expect(JSON.stringify(c.provider.requests[1]!.messages)).toContain('First answer.');
+  });
+
+  it('/help lists /resume and /model, and Tab completes them', async () => {
+    const p = scope.project('tack-tui-');
+    const c = await chat(p, [], {});
+    await send(c, '/help');
+    await c.waitFor('/resume');
+    expect(c.screen()).toMatch(/\/model +show the model/);
+    c.type('/mo');
+    await c.waitFor('/mo');
+    c.key('\t');
+    await c.waitFor('› /model ');
+    c.key('\u0015');
+    c.type('/re');
+    await c.waitFor('› /re');
+    c.key('\t');
+    await c.waitFor('› /resume ');
   });
 });

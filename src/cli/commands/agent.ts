@@ -9,6 +9,7 @@ import { systemPrompt } from '../../agent/context.js';
 import type { AgentEvent, EndReason } from '../../agent/events.js';
 import type { DefinitionReviewer } from '../../agent/held.js';
 import type { AgentInteraction } from '../../agent/interaction.js';
+import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, TackError } from '../../errors.js';
@@ -244,6 +245,8 @@ async function open(
     onEvent?: (event: AgentEvent) => void;
     frontend?: Frontend;
     config?: TackConfig;
+    /** The model already resolved (the full-screen chat resolves it to switch back to it). */
+    model?: ResolvedModel;
   } = {},
 ): Promise<RunningAgent> {
   const config = extra.config ?? loadCliConfig(options);
@@ -256,7 +259,7 @@ async function open(
   const mode = approveMode(options.approve);
   return startAgent({
     config,
-    ...(options.model ? { model: options.model } : {}),
+    ...(extra.model ? { model: extra.model } : options.model ? { model: options.model } : {}),
     ...(mode ? { approve: mode } : {}),
     ...(frontend
       ? {
@@ -375,7 +378,8 @@ async function fullScreenChat(options: AgentCliOptions): Promise<number> {
   const { createChatTui, runChatTui } = await import('../../entries/tui.js');
   const config = loadCliConfig(options);
   const tui = createChatTui();
-  const agent = await open(options, { frontend: tui, config });
+  const model = resolveModel(options.model ?? config.agent.model);
+  let agent = await open(options, { frontend: tui, config, model });
   try {
     if (agent.resumed) for (const note of agent.resumed.notes) tui.view.notice(`resume: ${note}`);
     return await runChatTui(agent, tui, {
@@ -383,6 +387,15 @@ async function fullScreenChat(options: AgentCliOptions): Promise<number> {
       window: config.agent.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
       masker: secretMaskerFor(config),
       noColor,
+      // /resume and /model: the session started as `tack chat --resume <id>` starts it, into the same screen.
+      switcher: {
+        model,
+        resolveModel: (spec) => resolveModel(spec),
+        start: ({ resume, model }) => open({ ...options, resume }, { frontend: tui, config, model }),
+        onAgent: (next) => {
+          agent = next;
+        },
+      },
     });
   } finally {
     await agent.close();
