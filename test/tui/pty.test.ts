@@ -154,4 +154,46 @@ describe('tack chat in a pseudo-terminal, read off an emulated screen', () => {
     dumb.type('/exit');
     expect(await dumb.exited()).toBe(0);
   }, 60_000);
+
+  it('/resume in the real tack chat: picks the earlier session, shows it, and the next turn continues it', async () => {
+    const p = project();
+    const provider = await fake([{ text: 'Alpha noted.' }, { text: 'You said alpha.' }]);
+    const options = {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+      cols: 100,
+      rows: 30,
+      onStart: (kill: () => void) => cleanups.push(kill),
+    };
+    const first = screenTack(['chat', ...MODEL], options);
+    await first.waitFor('servers 3 up');
+    first.keys('remember alpha');
+    await first.waitFor('remember alpha');
+    first.keys('\r');
+    await first.waitFor('Alpha noted.');
+    first.keys('\u0004');
+    expect(await first.exited()).toBe(0);
+    const id = /session (\S+) \(tack chat --resume/.exec(first.raw())?.[1];
+    expect(id).toBeDefined();
+
+    const s = screenTack(['chat', ...MODEL], options);
+    await s.waitFor('servers 3 up');
+    s.keys('/resume');
+    await s.waitFor('/resume');
+    s.keys('\r');
+    await s.waitFor('Resume a session (1 in this folder)');
+    expect(s.screen()).toMatch(/› \w+ .*remember alpha/);
+    s.keys('\r');
+    await s.waitFor(`resumed session ${id}`);
+    await s.waitFor('Alpha noted.');
+    s.keys('what did I say?');
+    await s.waitFor('what did I say?');
+    s.keys('\r');
+    await s.waitFor('You said alpha.');
+    expect(JSON.stringify(provider.requests[1]!.messages)).toContain('remember alpha');
+    s.keys('\u0004');
+    expect(await s.exited()).toBe(0);
+    // It leaves naming the session it was on at the end: the resumed one.
+    expect(s.raw()).toContain(`session ${id} (tack chat --resume`);
+  }, 60_000);
 });
