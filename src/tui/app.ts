@@ -193,6 +193,14 @@ export function ChatApp(props: ChatAppProps): ReactNode {
       view.apply({ type: 'error', message: `/model ${modelSpec}: ${errorText(error)}` });
       return;
     }
+    try {
+      // An ambiguous prefix is told before anything closes (an unknown one is found out by opening it: the index
+      // is a cache, the transcript files decide).
+      old.store?.sessions.findByPrefix(resume);
+    } catch (error) {
+      view.apply({ type: 'error', message: `/resume ${resume}: ${errorText(error)}` });
+      return;
+    }
     const sameSession = resume === old.session.id;
     setRunning(true);
     let next: RunningAgent | undefined;
@@ -211,6 +219,11 @@ export function ChatApp(props: ChatAppProps): ReactNode {
       view.apply({ type: 'error', message: `cannot reopen session ${old.session.id}: ${errorText(error)}` });
       setRunning(false);
       exit();
+      return;
+    }
+    if (exiting.current) {
+      // The user left while it opened: nobody would close it.
+      await next.close();
       return;
     }
     agentRef.current = next;

@@ -334,6 +334,23 @@ describe('tack chat, full screen, against a real session', () => {
     expect(readFileSync(c.agent.store!.sessions.get(gammaId)!.file, 'utf8')).not.toContain('what did I ask?');
   });
 
+  it('/resume <id> of no session is an error in place; the chat goes on in its own session', async () => {
+    const p = scope.project('tack-tui-');
+    const c = await chat(p, [{ text: 'Before.' }, { text: 'After.' }], {});
+    await send(c, 'before');
+    await c.waitFor('Before.');
+    const id = c.agent.session.id;
+    await send(c, '/resume nosuchsession');
+    await c.waitFor("cannot open session nosuchsession: no session matches 'nosuchsession'");
+    await c.waitFor(`back in session ${id}`);
+    await send(c, 'after');
+    await c.waitFor('After.');
+    expect(c.agent.session.id).toBe(id);
+    expect(JSON.stringify(c.provider.requests[1]!.messages)).toContain('Before.');
+    const transcript = readFileSync(c.agent.store!.sessions.get(id)!.file, 'utf8');
+    expect(transcript).toContain('After.');
+  });
+
   it('/resume: Esc cancels the picker and the session stays', async () => {
     const p = scope.project('tack-tui-');
     const older = await chat(p, [{ text: 'Old.' }], {});
