@@ -111,7 +111,10 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   // A session resumed at start (`tack chat --resume`) shows its earlier turns, as one picked with /resume does.
   useEffect(() => {
     const first = agentRef.current;
-    if (first.resumed) view.history(first.session.messages, first.session.usage);
+    if (!first.resumed) return;
+    view.history(first.session.messages, first.session.usage);
+    // This runs before the view's subscription below: draw it now.
+    setFrame((n) => n + 1);
   }, [view]);
   const exiting = useRef(false);
 

@@ -45,6 +45,8 @@ async function chat(
   p: TempProject,
   script: FakeScript,
   servers: Record<string, unknown> = SERVERS,
+  /** A session to start in, as `tack chat --resume <id>` does. */
+  resume?: string,
 ): Promise<Chat> {
   const provider = await fake(script);
   const config = p.config(servers);
@@ -68,7 +70,7 @@ async function chat(
         tui.onEvent(event);
       },
     });
-  let agent = await start({ model });
+  let agent = await start({ model, ...(resume ? { resume } : {}) });
   cleanups.push(() => agent.close());
   let left = false;
   const ui = render(
@@ -349,6 +351,30 @@ describe('tack chat, full screen, against a real session', () => {
     expect(JSON.stringify(c.provider.requests[1]!.messages)).toContain('Before.');
     const transcript = readFileSync(c.agent.store!.sessions.get(id)!.file, 'utf8');
     expect(transcript).toContain('After.');
+  });
+
+  it('a session resumed at start (tack chat --resume) shows its earlier turns, tool calls folded', async () => {
+    const p = scope.project('tack-tui-');
+    const older = await chat(p, [
+      { toolCalls: [{ id: 'w1', name: 'mcp__weather__get_forecast', input: { city: 'Lisbon' } }] },
+      { text: 'Lisbon is sunny.' },
+    ]);
+    await send(older, 'weather in Lisbon?');
+    await older.waitFor('Lisbon is sunny.');
+    const id = older.agent.session.id;
+    await older.agent.close();
+    const c = await chat(p, [{ text: 'Still sunny there.' }], SERVERS, id);
+    await c.waitFor('Lisbon is sunny.');
+    expect(c.screen()).toContain('› weather in Lisbon?');
+    expect(c.screen()).toMatch(/✓ weather › get_forecast city: "Lisbon"/);
+    // Its result came back from the history too, unwrapped, for Ctrl-O.
+    c.key(CTRL_O);
+    await c.waitFor('Lisbon: 16');
+    expect(c.screen()).not.toContain('<tool_result');
+    c.key(CTRL_O);
+    await send(c, 'and now?');
+    await c.waitFor('Still sunny there.');
+    expect(c.agent.session.id).toBe(id);
   });
 
   it('/resume: Esc cancels the picker and the session stays', async () => {
