@@ -257,6 +257,7 @@ export class AgentSession {
       options.guidelines ?? (await loadGuidelines({ cwd, ...(options.env ? { env: options.env } : {}) }));
     const scriptSandbox = await expectedGuarantees(options.config?.sandbox?.skillScripts);
     const session = new AgentSession({ ...options, cwd }, guidelines, scriptSandbox);
+    await session.#refreshMcp();
     await session.#assemble();
     session.#emit({
       type: 'session-start',
@@ -347,28 +348,46 @@ export class AgentSession {
       : all;
   }
 
-  /** Every MCP tool the session may use (after the filter), loaded or not. */
+  /**
+   * Every MCP tool the session may use (after the filter), loaded or not: those of the catalog the guard last
+   * reviewed (#refreshMcp, before every step). A catalog that changed since is offered from the next step on.
+   */
   #mcpTools(): AgentTool[] {
     const host = this.#options.host;
     if (!host) return [];
-    // The host rebuilds its catalog on every change: review, map (and mend schemas) once per catalog, not per call.
-    // A held definition accepted meanwhile (`tack pins accept` in another terminal) is seen at the next step.
-    if (this.#mcp?.catalog !== host.catalog) {
-      const catalog = host.catalog;
-      this.#held = this.#review(host, catalog);
-      const heldTools = new Set(this.#held.filter((h) => h.kind === 'tool').map((h) => h.modelName));
-      const entries = catalog.tools.filter((t) => !heldTools.has(t.name));
-      this.#mcp = { catalog, tools: mcpAgentTools(host, this.#settings, entries) };
-    }
-    const mcp = this.#mcp.tools;
+    // Without pinning nothing needs a review: the catalog is mapped as it is.
+    if (!this.#guard && this.#mcp?.catalog !== host.catalog) this.#map(host, host.catalog, []);
+    const mcp = this.#mcp?.tools ?? [];
     const filter = this.#options.toolFilter;
     return filter ? mcp.filter((t) => filter(t.name)) : mcp;
   }
 
+  /**
+   * The host rebuilds its catalog on every change: review, map (and mend schemas) once per catalog, not per call.
+   * A held definition accepted meanwhile (`tack pins accept` in another terminal) is seen at the next step.
+   */
+  async #refreshMcp(force = false): Promise<void> {
+    const host = this.#options.host;
+    if (!host || (!force && this.#mcp?.catalog === host.catalog)) return;
+    const catalog = host.catalog;
+    const before = this.#mcp;
+    const held = await this.#review(host, catalog);
+    // Another refresh may have finished first with a newer catalog: the newest review stands.
+    if (this.#mcp !== before && this.#mcp?.catalog === host.catalog) return;
+    this.#map(host, catalog, held);
+  }
+
+  #map(host: McpHost, catalog: Catalog, held: Array<HeldDefinition & { modelName?: string }>): void {
+    this.#held = held;
+    const heldTools = new Set(held.filter((h) => h.kind === 'tool').map((h) => h.modelName));
+    const entries = catalog.tools.filter((t) => !heldTools.has(t.name));
+    this.#mcp = { catalog, tools: mcpAgentTools(host, this.#settings, entries) };
+  }
+
   /** Pins what is new, holds what changed or is flagged, and announces each held definition once. */
-  #review(host: McpHost, catalog: Catalog): Array<HeldDefinition & { modelName?: string }> {
+  async #review(host: McpHost, catalog: Catalog): Promise<Array<HeldDefinition & { modelName?: string }>> {
     if (!this.#guard) return [];
-    const review = this.#guard.reviewAll(hostDefinitions(host, catalog));
+    const review = await this.#guard.reviewAll(hostDefinitions(host, catalog));
     return review.held.map((h) => {
       const modelName = catalog.tools.find(
         (t) => h.kind === 'tool' && t.server === h.server && t.definition.name === h.name,
@@ -416,19 +435,18 @@ export class AgentSession {
    */
   async #reviewHeld(): Promise<void> {
     if (!this.#guard) return;
-    this.#mcpTools();
-    // One store read per held definition per step, not per tools() call.
-    if (this.#held.length > 0 && this.#guard.released(this.#held)) this.#mcp = undefined;
+    await this.#refreshMcp();
+    // One store read per server with held definitions per step, not per tools() call.
+    if (this.#held.length > 0 && (await this.#guard.released(this.#held))) await this.#refreshMcp(true);
     const reviewer = this.#options.reviewer;
     if (!reviewer) return;
-    this.#mcpTools();
-    for (const h of this.#held) {
+    for (const h of [...this.#held]) {
       const key = heldKey(h);
       if (this.#reviewed.has(key)) continue;
       this.#reviewed.add(key);
-      if (!(await reviewer(h, this.#guard.diff(h)))) continue;
-      this.#guard.accept(h);
-      this.#mcp = undefined;
+      if (!(await reviewer(h, await this.#guard.diff(h)))) continue;
+      await this.#guard.accept(h);
+      await this.#refreshMcp(true);
       this.#emit({
         type: 'notice',
         text: `accepted: ${h.kind} ${h.name || '(instructions)'} of ${h.server}`,

@@ -59,7 +59,7 @@ export interface HttpOptions {
    * it did not build (the gateway): 2026-07-28 `tools/call` requests get their SEP-2243 `Mcp-Param-*` headers
    * checked against it (serving/mcp-param-headers.ts). The SDK checks `McpServer` tools itself.
    */
-  toolInputSchema?: ((tool: string) => unknown) | undefined;
+  toolInputSchema?: ((tool: string) => unknown | Promise<unknown>) | undefined;
   /** The deepest JSON a request may carry (limits.jsonDepth, default 64); deeper gets a JSON-RPC error. */
   jsonDepth?: number | undefined;
 }

@@ -21,59 +21,80 @@ export interface AuditEntry {
 }
 
 /** The audit log of calls tack served (the gateway), in the store. */
-export class AuditLog {
+export interface AuditLog {
+  /** Known secret values (the servers' env and header values) to mask in `detail`, besides key shapes. */
+  addSecrets(values: Iterable<string>): void;
+  /**
+   * Records one call. Resolves once the row is written: the gateway answers the call after that, so an
+   * instance killed outright loses no row of a call it answered.
+   */
+  record(entry: AuditEntry): Promise<void>;
+  /** The newest entries first. */
+  recent(limit?: number): Promise<AuditEntry[]>;
+}
+
+/** The row both engines store: the fields in column order, `detail` masked, the duration whole. */
+export type AuditRow = [string, string, string, string, string, number, string, string | null];
+
+export function auditRow(entry: AuditEntry, secrets: SecretMasker): AuditRow {
+  return [
+    entry.at,
+    entry.client,
+    entry.server,
+    entry.tool,
+    entry.argsSha256,
+    Math.round(entry.durationMs),
+    entry.outcome,
+    entry.detail === undefined ? null : secrets.maskText(entry.detail),
+  ];
+}
+
+export interface AuditColumns {
+  at: string;
+  client: string;
+  server: string;
+  tool: string;
+  args_sha256: string;
+  duration_ms: number;
+  outcome: AuditOutcome;
+  detail: string | null;
+}
+
+export function auditEntry(row: AuditColumns): AuditEntry {
+  return {
+    at: row.at,
+    client: row.client,
+    server: row.server,
+    tool: row.tool,
+    argsSha256: row.args_sha256,
+    durationMs: Number(row.duration_ms),
+    outcome: row.outcome,
+    detail: row.detail ?? undefined,
+  };
+}
+
+/** The audit log in the SQLite store: one row per call, written before the call is answered. */
+export class SqliteAuditLog implements AuditLog {
   readonly #insert;
   readonly #recent;
   #secrets: SecretMasker = SHAPE_MASKER;
 
   constructor(db: Db) {
-    this.#insert = db.prepare<[string, string, string, string, string, number, string, string | null]>(
+    this.#insert = db.prepare<AuditRow>(
       'INSERT INTO audit (at, client, server, tool, args_sha256, duration_ms, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    this.#recent = db.prepare<
-      [number],
-      {
-        at: string;
-        client: string;
-        server: string;
-        tool: string;
-        args_sha256: string;
-        duration_ms: number;
-        outcome: AuditOutcome;
-        detail: string | null;
-      }
-    >('SELECT * FROM audit ORDER BY id DESC LIMIT ?');
+    this.#recent = db.prepare<[number], AuditColumns>('SELECT * FROM audit ORDER BY id DESC LIMIT ?');
   }
 
-  /** Known secret values (the servers' env and header values) to mask in `detail`, besides key shapes. */
   addSecrets(values: Iterable<string>): void {
     this.#secrets = this.#secrets.with(values);
   }
 
-  record(entry: AuditEntry): void {
-    this.#insert.run(
-      entry.at,
-      entry.client,
-      entry.server,
-      entry.tool,
-      entry.argsSha256,
-      Math.round(entry.durationMs),
-      entry.outcome,
-      entry.detail === undefined ? null : this.#secrets.maskText(entry.detail),
-    );
+  async record(entry: AuditEntry): Promise<void> {
+    this.#insert.run(...auditRow(entry, this.#secrets));
   }
 
-  /** The newest entries first. */
-  recent(limit = 50): AuditEntry[] {
-    return this.#recent.all(limit).map((row) => ({
-      at: row.at,
-      client: row.client,
-      server: row.server,
-      tool: row.tool,
-      argsSha256: row.args_sha256,
-      durationMs: row.duration_ms,
-      outcome: row.outcome,
-      detail: row.detail ?? undefined,
-    }));
+  async recent(limit = 50): Promise<AuditEntry[]> {
+    return this.#recent.all(limit).map(auditEntry);
   }
 }

@@ -128,7 +128,9 @@ export class Gateway {
   readonly #host: McpHost;
   readonly #audit: AuditLog | undefined;
   readonly #transport: 'stdio' | 'http';
-  readonly #views = new WeakMap<Catalog, CatalogView>();
+  /** Built once per catalog (the guard's review is a store round trip); the latest, for the synchronous readers. */
+  readonly #views = new WeakMap<Catalog, Promise<CatalogView>>();
+  #latest: CatalogView | undefined;
   readonly #namespaced: boolean;
   readonly #exchanges: Exchanges;
   readonly #answerTimeoutMs: number | undefined;
@@ -173,9 +175,14 @@ export class Gateway {
     });
   }
 
-  /** The names of the current catalog (cached per catalog: one build per change, not per request). */
+  /**
+   * The names of the current catalog (cached per catalog: one build per change, not per request). Before the
+   * guard has reviewed a new catalog, its names without held definitions marked: enough for URIs and clashes.
+   */
   names(): GatewayNames {
-    return this.#view().names;
+    const catalog = this.#host.catalog;
+    if (this.#latest?.catalog === catalog) return this.#latest.names;
+    return new GatewayNames(catalog, this.#namespaced, () => false);
   }
 
   /**
@@ -184,8 +191,8 @@ export class Gateway {
    * then holds only the meta-tools, which declare no header parameters, and a client calling an upstream tool
    * by name never saw its schema.
    */
-  toolInputSchema(name: string): unknown {
-    const view = this.#view();
+  async toolInputSchema(name: string): Promise<unknown> {
+    const view = await this.#view();
     if (this.#searching(view)) return undefined;
     return view.names.tools.get(name)?.definition.inputSchema;
   }
@@ -202,7 +209,7 @@ export class Gateway {
   ): Promise<CallToolResult> {
     const args = searchToolsInput(input);
     if ('error' in args) return { isError: true, content: [{ type: 'text', text: args.error }] };
-    const view = this.#view();
+    const view = await this.#view();
     if (!view.search) {
       const tools = [...view.names.tools].map(([name, tool]) =>
         searchableTool(name, tool.server, tool.definition),
@@ -243,29 +250,61 @@ export class Gateway {
     };
   }
 
-  #view(): CatalogView {
+  /**
+   * What is served for the current catalog, reviewed by the guard first: nothing of a new catalog is served before
+   * its definitions are checked against the pins (a store that cannot be read fails the request, not open).
+   */
+  async #view(): Promise<CatalogView> {
     const catalog = this.#host.catalog;
-    let view = this.#views.get(catalog);
-    // A held definition accepted with `tack pins accept` while the gateway runs is served from the next request.
-    if (view && view.held.size > 0 && this.#guard?.released([...view.held.values()])) view = undefined;
-    if (!view) {
-      const held = new Map<string, HeldDefinition>();
-      for (const h of this.#guard?.reviewAll(hostDefinitions(this.#host, catalog)).held ?? []) {
-        held.set(`${h.server} ${h.kind} ${h.name}`, h);
-        if (this.#reported.has(`${h.identity} ${h.kind} ${h.name} ${h.sha256}`)) continue;
-        this.#reported.add(`${h.identity} ${h.kind} ${h.name} ${h.sha256}`);
-        sendWarning(this.#onWarning, {
-          code: 'DEFINITION_HELD',
-          message: `held back: ${h.reason} (server ${h.server}); review with \`tack pins diff ${h.server}\``,
-          server: h.server,
-        });
-      }
-      const names = new GatewayNames(catalog, this.#namespaced, (kind, server, name) =>
-        held.has(`${server} ${kind} ${name}`),
-      );
-      view = { catalog, names, held };
-      this.#views.set(catalog, view);
+    const pending = this.#views.get(catalog);
+    if (pending) {
+      const view = await pending;
+      // A held definition accepted with `tack pins accept` (or through another instance sharing the store) is
+      // served from the next request: one store read per server with held definitions, only while any is held.
+      if (view.held.size === 0 || !(await this.#releasedSafely(view))) return view;
+      if (this.#views.get(catalog) !== pending) return this.#view();
     }
+    const building = this.#build(catalog);
+    this.#views.set(catalog, building);
+    building.then(
+      (view) => {
+        if (this.#views.get(catalog) === building) this.#latest = view;
+      },
+      () => {
+        // Not kept: the next request reviews again (the store may be back).
+        if (this.#views.get(catalog) === building) this.#views.delete(catalog);
+      },
+    );
+    return building;
+  }
+
+  /** Whether something held was released; a store that cannot say keeps it held. */
+  async #releasedSafely(view: CatalogView): Promise<boolean> {
+    try {
+      return (await this.#guard?.released([...view.held.values()])) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  async #build(catalog: Catalog): Promise<CatalogView> {
+    const held = new Map<string, HeldDefinition>();
+    const review = await this.#guard?.reviewAll(hostDefinitions(this.#host, catalog));
+    for (const h of review?.held ?? []) {
+      held.set(`${h.server} ${h.kind} ${h.name}`, h);
+      if (this.#reported.has(`${h.identity} ${h.kind} ${h.name} ${h.sha256}`)) continue;
+      this.#reported.add(`${h.identity} ${h.kind} ${h.name} ${h.sha256}`);
+      sendWarning(this.#onWarning, {
+        code: 'DEFINITION_HELD',
+        message: `held back: ${h.reason} (server ${h.server}); review with \`tack pins diff ${h.server}\``,
+        server: h.server,
+      });
+    }
+    const names = new GatewayNames(catalog, this.#namespaced, (kind, server, name) =>
+      held.has(`${server} ${kind} ${name}`),
+    );
+    const view: CatalogView = { catalog, names, held };
+    view.instructions = this.#describe(view);
     return view;
   }
 

@@ -200,7 +200,7 @@ function valueAt(root: unknown, path: readonly string[]): unknown {
  * with declarations, within the SDK's own size limit (a larger body is left to the SDK to refuse).
  */
 export function paramHeaderCheck(
-  inputSchema: (tool: string) => unknown,
+  inputSchema: (tool: string) => unknown | Promise<unknown>,
 ): (request: Request) => Promise<Response | undefined> {
   return async (request) => {
     if (request.method.toUpperCase() !== 'POST') return undefined;
@@ -208,7 +208,7 @@ export function paramHeaderCheck(
     const nameHeader = request.headers.get('mcp-name');
     const tool = nameHeader === null ? undefined : decodeParamValue(nameHeader.trim());
     if (tool === undefined) return undefined;
-    const declarations = paramHeaderDeclarations(inputSchema(tool));
+    const declarations = paramHeaderDeclarations(await inputSchema(tool));
     if (!declarations) return undefined;
     let message: unknown;
     try {
