@@ -15,8 +15,9 @@ export {
   type GatedTool,
 } from './agent/approval.js';
 export { HARNESS_RULES } from './agent/context.js';
-export type { AgentEvent, EndReason, Usage } from './agent/events.js';
+export type { AgentEvent, DefinitionNotice, EndReason, SubagentEvent, Usage } from './agent/events.js';
 export { type Guidelines, type GuidelinesLayer, loadGuidelines } from './agent/guidelines.js';
+export type { DefinitionReviewer } from './agent/held.js';
 export { type HookResult, type HooksConfig, runHooks } from './agent/hooks.js';
 export {
   type AgentInteraction,
@@ -27,6 +28,18 @@ export {
   type SamplingRequest,
 } from './agent/interaction.js';
 export { type ResolvedModel, resolveModel } from './agent/model.js';
+export {
+  type AgentOptions,
+  type ApprovalOptions,
+  type ContextOptions,
+  DEFAULT_LIMITS,
+  type Limits,
+  type ParentSession,
+  type PinOptions,
+  type ResumeOptions,
+  type RunResult,
+} from './agent/options.js';
+export type { RunToolCall, ToolCallContext, ToolCallRequest, ToolCallResult } from './agent/pipeline.js';
 export { costOf, DEFAULT_PRICES, type Price, priceOf } from './agent/prices.js';
 export {
   type ProjectReview,
@@ -38,19 +51,13 @@ export {
   trustReviewedProject,
 } from './agent/project-review.js';
 export { type SanitizedSchema, sanitizeSchema } from './agent/schema.js';
-export {
-  type AgentOptions,
-  AgentSession,
-  DEFAULT_LIMITS,
-  type DefinitionReviewer,
-  type Limits,
-  type RunResult,
-} from './agent/session.js';
+export { AgentSession } from './agent/session.js';
 export { DeferredTools, type ToolSearchMode, type ToolSearchOptions } from './agent/tool-search.js';
 export {
   type AgentTool,
   mcpAgentTools,
   mcpToolSecurity,
+  type NativeSandboxes,
   nativeAgentTools,
   type ToolServerSettings,
   withSandboxFacts,
@@ -351,17 +358,14 @@ export {
   validatePaths,
   validateSkill,
 } from './skills/validate.js';
-export { type AuditEntry, AuditLog, type AuditOutcome } from './store/audit.js';
+export type { AuditEntry, AuditLog, AuditOutcome } from './store/audit.js';
 export { openDatabase } from './store/database.js';
-export { EraCache, type EraVerdict } from './store/era-cache.js';
-export {
-  type OAuthClientRecord,
-  OAuthCredentials,
-  type OAuthTokenRecord,
-} from './store/oauth-credentials.js';
-export { type PinRecord, PinRecords } from './store/pins.js';
-export { TackStore } from './store/store.js';
-export { type TrustedProject, TrustedProjects } from './store/trusted-projects.js';
+export type { EraCache, EraVerdict } from './store/era-cache.js';
+export type { OAuthClientRecord, OAuthCredentials, OAuthTokenRecord } from './store/oauth-credentials.js';
+export { openConfiguredStore, openStore, type StoreLocation } from './store/open.js';
+export type { PinRecord, PinRecords, PinWrite } from './store/pins.js';
+export { SqliteStore, type StoreEngine, TackStore } from './store/store.js';
+export type { TrustedProject, TrustedProjects } from './store/trusted-projects.js';
 export {
   countTokens,
   type ModelToolDefinition,
@@ -370,7 +374,14 @@ export {
   toolDefinitionText,
   toolDefinitionTokens,
 } from './tokens/count.js';
-export type { NativeTool, NativeToolResult } from './tools/native.js';
+export type {
+  NativeTool,
+  NativeToolContext,
+  NativeToolResult,
+  NativeToolTraits,
+  ToolCapability,
+  ToolCapabilityLabel,
+} from './tools/native.js';
 export {
   isSecretKey,
   MASK,

@@ -18,7 +18,8 @@ import type { ApproveMode, Approver } from './approval.js';
 import type { AgentEvent } from './events.js';
 import { type AgentInteraction, INTERACTIVE_CAPABILITIES, interactionHandlers } from './interaction.js';
 import { type ResolvedModel, resolveModel } from './model.js';
-import { type AgentOptions, AgentSession, type Limits } from './session.js';
+import type { AgentOptions, Limits } from './options.js';
+import { AgentSession } from './session.js';
 import { openForResume, type ResumeState, Transcript } from './transcript.js';
 
 export interface StartAgentOptions {
@@ -50,7 +51,7 @@ export interface StartAgentOptions {
    * default nowhere. What happens during the session arrives as `notice` events instead.
    */
   onWarning?: WarningSink;
-  /** More options for the session (tools, filters, hooks...). */
+  /** More options for the session (tools, filters, hooks...); its groups (approvals, pins, context) add to these. */
   session?: Partial<AgentOptions>;
 }
 
@@ -190,7 +191,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(agent.wallTimeSeconds ? { wallTimeMs: agent.wallTimeSeconds * 1000 } : {}),
       ...options.limits,
     };
-    const session = await AgentSession.create({
+    const base: AgentOptions = {
       model,
       cwd: options.cwd ?? process.cwd(),
       env,
@@ -200,13 +201,17 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(knowledge ? { knowledge } : {}),
       ...(runtimes ? { computations: runtimes } : {}),
       limits,
-      approve: options.approve ?? agent.approve ?? 'ask',
-      ...(options.approver ? { approver: options.approver } : {}),
+      approvals: {
+        mode: options.approve ?? agent.approve ?? 'ask',
+        ...(options.approver ? { approver: options.approver } : {}),
+        permissions: config.permissions,
+      },
       ...(agent.hooks ? { hooks: agent.hooks } : {}),
-      ...(agent.contextWindow ? { contextWindow: agent.contextWindow } : {}),
-      ...(agent.outputCapTokens ? { outputCapTokens: agent.outputCapTokens } : {}),
+      context: {
+        ...(agent.contextWindow ? { window: agent.contextWindow } : {}),
+        ...(agent.outputCapTokens ? { outputCapTokens: agent.outputCapTokens } : {}),
+      },
       ...(agent.prices ? { prices: agent.prices } : {}),
-      permissions: config.permissions,
       toolSearch: {
         ...(agent.toolSearch ? { mode: agent.toolSearch } : {}),
         ...(store ? { examples: store.toolExamples } : {}),
@@ -225,10 +230,10 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       sessionsDir,
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
       ...(resumed
-        ? { history: resumed.messages, resumedFrom: resumed.sessionId, initialUsage: resumed.usage }
+        ? { resume: { history: resumed.messages, from: resumed.sessionId, usage: resumed.usage } }
         : {}),
-      ...options.session,
-    });
+    };
+    const session = await AgentSession.create(withSessionOptions(base, options.session));
     return { session, host, transcript, ...(resumed ? { resumed } : {}), close: cleanup };
   } catch (error) {
     await cleanup();
@@ -268,6 +273,18 @@ async function openRecords(options: StartAgentOptions, store: TackStore | undefi
     });
   }
   return { config, secrets, sessionsDir, transcript, resumed };
+}
+
+/** The caller's session options over startAgent's: a group (approvals, pins, context) is merged field by field. */
+function withSessionOptions(base: AgentOptions, extra: Partial<AgentOptions> | undefined): AgentOptions {
+  if (!extra) return base;
+  return {
+    ...base,
+    ...extra,
+    approvals: { ...base.approvals, ...extra.approvals },
+    pins: { ...base.pins, ...extra.pins },
+    context: { ...base.context, ...extra.context },
+  };
 }
 
 /** `toolSearch.embeddings` as DeferredTools' semantic ranker, when configured. */

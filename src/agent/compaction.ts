@@ -1,4 +1,7 @@
 import { generateText, type LanguageModel, type ModelMessage } from 'ai';
+import type { SkillLibrary } from '../skills/library.js';
+import type { AgentEvent } from './events.js';
+import type { History } from './history.js';
 
 /**
  * Keeping a long session under the context window. Two moves, cheapest first: elide the output of old tool
@@ -86,4 +89,86 @@ export async function summarizeOlder(
       (options.reattach ? `\n\n${options.reattach}` : ''),
   };
   return { messages: [summary, ...messages.slice(cut)], summarized: cut };
+}
+
+export type CompactionEvent = Extract<AgentEvent, { type: 'compaction' }>;
+
+export interface CompactorOptions {
+  model: LanguageModel;
+  history: History;
+  /** The context window, in tokens. */
+  window: number;
+  /** Compact when a step's prompt passes this share of the window. */
+  compactAt: number;
+  /** The skills library and the session's active skills, attached again after a summary. */
+  skills?: SkillLibrary | undefined;
+  activeSkills: ReadonlySet<string>;
+  emit: (event: AgentEvent) => void;
+}
+
+/**
+ * A session's compaction: before each step, past `compactAt` of the window (the last prompt as the provider
+ * counted it, or the history's estimate), old tool outputs are elided; when that is not enough (under 60 % of
+ * the threshold) or on demand (`/compact`), the older turns are summarised and the active skills re-attached.
+ */
+export class Compactor {
+  readonly #options: CompactorOptions;
+
+  constructor(options: CompactorOptions) {
+    this.#options = options;
+  }
+
+  /** Compacts when the history has grown past the threshold. */
+  async maybeCompact(signal: AbortSignal): Promise<void> {
+    const { history, window, compactAt } = this.#options;
+    const size = Math.max(history.lastPromptTokens, estimateTokens(history.messages));
+    if (size >= compactAt * window) await this.compact(false, signal);
+  }
+
+  /** Elides, then summarises if still large (always when `force`); undefined when there was nothing to do. */
+  async compact(force: boolean, signal: AbortSignal): Promise<CompactionEvent | undefined> {
+    const { history, window, compactAt } = this.#options;
+    const target = compactAt * window * 0.6;
+    const before = estimateTokens(history.messages);
+    const elided = elideToolResults(history.messages);
+    let messages = elided.messages;
+    let summarized = 0;
+    if (force || estimateTokens(messages) > target) {
+      const reattach = await this.#activeSkillsText();
+      const summary = await summarizeOlder(messages, {
+        model: this.#options.model,
+        keep: 4,
+        ...(reattach ? { reattach } : {}),
+        abortSignal: signal,
+      });
+      messages = summary.messages;
+      summarized = summary.summarized;
+    }
+    if (elided.elided === 0 && summarized === 0) return undefined;
+    history.replace(messages);
+    const event: CompactionEvent = {
+      type: 'compaction',
+      tokensBefore: before,
+      tokensAfter: estimateTokens(messages),
+      elidedToolResults: elided.elided,
+      summarizedMessages: summarized,
+      messages,
+    };
+    this.#options.emit(event);
+    return event;
+  }
+
+  /** The bodies of the skills this session activated, for after a summary removed the turns that loaded them. */
+  async #activeSkillsText(): Promise<string | undefined> {
+    const { skills, activeSkills } = this.#options;
+    if (!skills || activeSkills.size === 0) return undefined;
+    const bodies: string[] = [];
+    for (const name of activeSkills) {
+      const { text } = await skills.activate(name).catch(() => ({ text: '' }));
+      if (text) bodies.push(text);
+    }
+    return bodies.length > 0
+      ? `Skills active in this session, attached again after compaction:\n${bodies.join('\n\n')}`
+      : undefined;
+  }
 }

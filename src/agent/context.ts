@@ -1,4 +1,8 @@
+import type { KnowledgeBase } from '../knowledge/knowledge.js';
 import type { McpHost } from '../mcp/host.js';
+import type { SkillLibrary } from '../skills/library.js';
+import type { Guidelines } from './guidelines.js';
+import { skillsLeftOutNote } from './skill-search.js';
 
 /**
  * tack's own rules, first in every system prompt. They say how tool output and knowledge are to be read, which
@@ -55,4 +59,48 @@ export function systemPrompt(parts: readonly ContextPart[]): string {
     .map((p) => p.text.trim())
     .filter(Boolean)
     .join('\n\n');
+}
+
+/**
+ * The stable parts of the system prompt, assembled once per session: tack's rules, the guidelines, the skills
+ * index (when the session offers activate_skill) within its budget, and one line per knowledge bundle.
+ * `skillsLeftOut`: skills past the budget, which a search tool must reach.
+ */
+export async function stableParts(options: {
+  guidelines: Guidelines;
+  skills?: SkillLibrary | undefined;
+  /** Whether the session offers activate_skill (a sub-agent's filter may leave it out). */
+  offersSkills: boolean;
+  knowledge?: KnowledgeBase | undefined;
+  contextWindow: number;
+}): Promise<{ parts: ContextPart[]; skillsLeftOut: number }> {
+  const { guidelines, skills, knowledge } = options;
+  const parts: ContextPart[] = [{ name: 'harness rules', text: HARNESS_RULES }];
+  // One part: the text carries its own per-layer markers (guidelines.ts).
+  if (guidelines.text)
+    parts.push({
+      name: 'guidelines',
+      source: guidelines.layers.map((l) => l.source).join(', '),
+      text: guidelines.text,
+    });
+  let skillsLeftOut = 0;
+  if (skills && skills.skills.length > 0 && options.offersSkills) {
+    const { countTokens } = await import('../tokens/count.js');
+    const index = await skills.renderIndex({ countTokens, contextWindow: options.contextWindow });
+    // Skills past the budget stay reachable: a search over all of them, and a line saying so.
+    skillsLeftOut = index.dropped.length;
+    parts.push({
+      name: 'skills index',
+      text:
+        skillsLeftOut > 0
+          ? `${index.text}\n${skillsLeftOutNote(skillsLeftOut, skills.skills.length)}`
+          : index.text,
+    });
+  }
+  if (knowledge && knowledge.size > 0)
+    parts.push({
+      name: 'knowledge',
+      text: `<knowledge_bundles>\n${knowledge.summary()}\n</knowledge_bundles>\nSearch them with search_knowledge; read a concept with read_concept.`,
+    });
+  return { parts, skillsLeftOut };
 }

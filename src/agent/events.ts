@@ -1,4 +1,5 @@
 import type { ModelMessage } from 'ai';
+import type { PinKind } from '../security/pins.js';
 
 /** Why a run ended. `completed`: the model answered without calling a tool. */
 export type EndReason =
@@ -20,12 +21,26 @@ export interface Usage {
   costUsd: number;
 }
 
+/** A held-back server definition a notice is about (security/pins.ts): what it is, and what became of it. */
+export interface DefinitionNotice {
+  server: string;
+  kind: PinKind;
+  /** The server's own name for it; empty for instructions. */
+  name: string;
+  /** `held`: left out of the session until reviewed; `accepted`: the reviewer took it, offered from now on. */
+  status: 'held' | 'accepted';
+  /** Why it was held: it `changed` since it was approved, or the scan `flagged` it. */
+  why: 'changed' | 'flagged';
+}
+
 /**
- * Everything a session does, in order. The transcript is these events as JSON lines, one write per event, so a
- * crash loses nothing written before it; `message` events hold the exact history, so a session can be resumed
- * from its transcript alone. The CLI renders the same events live.
+ * Everything a session does, in order: the one interface the CLI (`tack run`, `tack chat`, `--json`), a UI and
+ * the transcript consume. The transcript is these events as JSON lines, one write per event, so a crash loses
+ * nothing written before it; `message` events hold the exact history, so a session can be resumed from its
+ * transcript alone. Each member says when it fires and what it carries.
  */
 export type AgentEvent =
+  /** Once, when the session is created (and again on resume): what it runs with. */
   | {
       type: 'session-start';
       sessionId: string;
@@ -38,11 +53,13 @@ export type AgentEvent =
       /** Set on a sub-agent's session: the parent's id and the tool call that started it. */
       parent?: { sessionId: string; callId: string };
     }
-  /** A message appended to the history, exactly as sent to the model on later turns. */
+  /** A message appended to the history (the user's, the model's, the tool results), exactly as sent later. */
   | { type: 'message'; message: ModelMessage }
   /** Streamed answer text (UI only: the full text arrives in the next `message`; not written to transcripts). */
   | { type: 'text-delta'; text: string }
+  /** Before each model call: its number in the run, and how many tools it offers. */
   | { type: 'step-start'; step: number; tools: number }
+  /** A tool call starts, before hooks and approval: the call as the model asked for it. */
   | {
       type: 'tool-call';
       step: number;
@@ -52,6 +69,16 @@ export type AgentEvent =
       arguments: unknown;
       server?: string;
     }
+  /** A person is about to be asked to approve a call (the prompt opens); `approval` follows with the answer. */
+  | {
+      type: 'approval-request';
+      callId: string;
+      name: string;
+      server?: string;
+      /** Why it asks, in words (the same words the prompt shows). */
+      why: string;
+    }
+  /** A call was allowed or denied, by whom and why: after a hook, a rule, the policy or a person decided. */
   | {
       type: 'approval';
       callId: string;
@@ -62,7 +89,10 @@ export type AgentEvent =
       reason: string;
       /** A person would have been asked, and none could be: headless, or --approve never / auto-read-only. */
       unasked?: true;
+      /** A person was asked: how long they took to answer, in milliseconds. */
+      waitMs?: number;
     }
+  /** A tool call ended (run, refused or failed): what the model gets. */
   | {
       type: 'tool-result';
       callId: string;
@@ -72,9 +102,14 @@ export type AgentEvent =
       text: string;
       /** The full output, when it was cut for the model. */
       savedTo?: string;
+      /** The tool's own run, without hooks and without the wait for a person; 0 when it did not run. */
       durationMs: number;
+      /** How long a person took to approve it, when one was asked. */
+      waitMs?: number;
     }
+  /** After each model call: that step's tokens and cost, and the session's running totals. */
   | { type: 'usage'; step: number; stepUsage: Usage; total: Usage }
+  /** The history was compacted (near the context limit, or `/compact`). */
   | {
       type: 'compaction';
       tokensBefore: number;
@@ -84,10 +119,59 @@ export type AgentEvent =
       /** The whole history after compaction: resume starts from the last one of these. */
       messages: ModelMessage[];
     }
-  | { type: 'notice'; text: string }
+  /**
+   * The `task` tool started a sub-agent: its session id, and the call of this session it answers. Its own
+   * events follow as `subagent` events, then `subagent-end`.
+   */
+  | {
+      type: 'subagent-start';
+      callId: string;
+      sessionId: string;
+      /** A few words for the user: what it does (the model's `description`, else the prompt's first line). */
+      description: string;
+      /** The tool patterns it may use; absent: every tool but `task`. */
+      tools?: string[];
+      maxSteps: number;
+    }
+  /**
+   * One event of a running sub-agent, nested under the call that started it (its steps, tool calls, approvals,
+   * results, usage, notices and errors; its messages and streamed text stay in the sub-agent).
+   */
+  | { type: 'subagent'; callId: string; sessionId: string; event: SubagentEvent }
+  /** The sub-agent ended: why, after how many steps, and what it used (counted in this session's totals too). */
+  | {
+      type: 'subagent-end';
+      callId: string;
+      sessionId: string;
+      reason: EndReason;
+      detail: string;
+      steps: number;
+      usage: Usage;
+    }
+  /**
+   * Something the user should know, in words: set-up warnings, the trifecta flag, taint, hook warnings, an
+   * unknown price. `definition` is set when it is about a held-back server definition (held, or accepted).
+   */
+  | { type: 'notice'; text: string; definition?: DefinitionNotice }
+  /** Something failed that the run survives (compaction) or ends with (the model call: `MODEL_FAILED`). */
   | { type: 'error'; message: string; code?: string }
+  /** A run ended: why, the answer when there is one, the steps of this run and the session's totals. */
   | { type: 'session-end'; reason: EndReason; detail: string; answer?: string; total: Usage; steps: number };
 
 export type AgentEventType = AgentEvent['type'];
+
+/** The events of a sub-agent passed up nested in `subagent` events. */
+export const SUBAGENT_EVENT_TYPES = [
+  'step-start',
+  'tool-call',
+  'approval-request',
+  'approval',
+  'tool-result',
+  'usage',
+  'notice',
+  'error',
+] as const satisfies readonly AgentEventType[];
+
+export type SubagentEvent = Extract<AgentEvent, { type: (typeof SUBAGENT_EVENT_TYPES)[number] }>;
 
 export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsd: 0 };

@@ -63,6 +63,11 @@ export interface RunHooksOptions {
   signal?: AbortSignal;
 }
 
+/** A hook's warnings, as the notices a session says them with (for the user, never the model). */
+export function hookNotices(warnings: readonly string[]): Array<{ type: 'notice'; text: string }> {
+  return warnings.map((warning) => ({ type: 'notice', text: `hook: ${warning}` }));
+}
+
 const RANK: Record<HookDecision, number> = { allow: 1, ask: 2, deny: 3 };
 
 /**

@@ -26,6 +26,8 @@ export function skillSearchTool(library: SkillLibrary, left: number): NativeTool
       },
       additionalProperties: false,
     },
+    // It reads the installed skills' names and descriptions: nothing of the user's, nothing sent out.
+    capabilities: [],
     async execute(input) {
       const args = searchToolsInput(input);
       if ('error' in args) return { text: args.error.replace('search_tools', SEARCH_SKILLS), isError: true };

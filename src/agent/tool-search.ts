@@ -173,7 +173,9 @@ export class DeferredTools {
   }
 
   /** The index over the MCP tools, following the catalog: only servers whose tools changed are re-indexed. */
-  async #ensureIndex(mcp: readonly AgentTool[]): Promise<{ index: ToolSearchIndex; tools: SearchableTool[] }> {
+  async #ensureIndex(
+    mcp: readonly AgentTool[],
+  ): Promise<{ index: ToolSearchIndex; tools: SearchableTool[] }> {
     const catalog = this.#host?.catalog;
     if (this.#index && catalog === this.#indexed) return { index: this.#index, tools: this.#tools };
     let learned = new Map<string, Map<string, string[]>>();

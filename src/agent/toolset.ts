@@ -21,7 +21,12 @@ export interface AgentTool extends GatedTool {
   inputSchema: Record<string, unknown>;
   /** How the schema was mended for providers (see schema.ts); empty when taken as it was. */
   schemaChanges: string[];
-  run(input: Record<string, unknown>, signal: AbortSignal): Promise<{ text: string; isError: boolean }>;
+  /** Runs the call; `callId` is the model's id for it (a sub-agent names the call that started it). */
+  run(
+    input: Record<string, unknown>,
+    signal: AbortSignal,
+    callId?: string,
+  ): Promise<{ text: string; isError: boolean }>;
 }
 
 /** What the tool mapping needs from a server's configuration, and what its enforced sandbox guarantees. */
@@ -101,27 +106,40 @@ export function mcpToolSecurity(
   return applySandbox(labels, server?.sandboxFacts);
 }
 
-/** tack's own tools (skills, knowledge, sub-agents). */
-export function nativeAgentTools(
-  tools: readonly NativeTool[],
-  alwaysAsk: ReadonlySet<string> = new Set(),
-  labels: ReadonlyMap<string, readonly CapabilityLabel[]> = new Map(),
-): AgentTool[] {
-  return tools.map((tool) => ({
-    capabilities: labels.get(tool.name) ?? [],
-    name: tool.name,
-    description: tool.description,
-    readOnlyHint: !alwaysAsk.has(tool.name),
-    trustedServer: true,
-    native: true,
-    alwaysAsk: alwaysAsk.has(tool.name),
-    inputSchema: tool.inputSchema,
-    schemaChanges: [],
-    async run(input, signal) {
-      const result = await tool.execute(input, { signal });
-      return { text: result.text, isError: result.isError === true };
-    },
-  }));
+/** What each enforced sandbox guarantees, by its tack.json `sandbox` key, for the native tools run inside one. */
+export interface NativeSandboxes {
+  skillScripts?: SandboxFacts | undefined;
+}
+
+/**
+ * tack's own tools (skills, knowledge, search, sub-agents), with the labels, the asking and the sandbox each
+ * declares where it is defined (NativeToolTraits): a declared label is a `default` one, and the legs an enforced
+ * sandbox rules out come off it as they do for an MCP server's tools.
+ */
+export function nativeAgentTools(tools: readonly NativeTool[], sandboxes: NativeSandboxes = {}): AgentTool[] {
+  return tools.map((tool) => {
+    const declared = (tool.capabilities ?? []).map(
+      (label): CapabilityLabel => ({ capability: label.capability, source: 'default', why: label.why }),
+    );
+    const { labels, ruledOut } = applySandbox(declared, tool.sandbox ? sandboxes[tool.sandbox] : undefined);
+    const alwaysAsk = tool.alwaysAsk === true;
+    return {
+      capabilities: labels,
+      ...(ruledOut.length > 0 ? { ruledOut } : {}),
+      name: tool.name,
+      description: tool.description,
+      readOnlyHint: !alwaysAsk,
+      trustedServer: true,
+      native: true,
+      alwaysAsk,
+      inputSchema: tool.inputSchema,
+      schemaChanges: [],
+      async run(input, signal, callId) {
+        const result = await tool.execute(input, { signal, ...(callId !== undefined ? { callId } : {}) });
+        return { text: result.text, isError: result.isError === true };
+      },
+    };
+  });
 }
 
 /**
@@ -132,9 +150,10 @@ export async function runTool(
   tool: AgentTool,
   input: Record<string, unknown>,
   signal: AbortSignal,
+  callId?: string,
 ): Promise<{ text: string; isError: boolean }> {
   try {
-    return await tool.run(input, signal);
+    return await tool.run(input, signal, callId);
   } catch (error) {
     if (signal.aborted) throw error;
     const hint = TackError.isInstance(error) && error.hint ? ` ${error.hint}` : '';

@@ -136,10 +136,7 @@ export class Transcript {
   readonly #secrets: SecretMasker;
   #row: SessionRow | undefined;
   #title: string | undefined;
-  /**
-   * Index writes, one after the other: a row is written whole each time, and with a PostgreSQL store two writes in
-   * flight at once could land in either order, leaving an older row in place of the newer.
-   */
+  /** Settles when every index write started so far has (indexWritten). */
   #indexed: Promise<void> = Promise.resolve();
 
   private constructor(init: {
@@ -455,8 +452,11 @@ export class Transcript {
     const index = this.#index;
     const update = this.#row;
     if (!index || !update) return;
-    this.#indexed = this.#indexed
-      .then(() => index.upsert(update))
+    // Started at once (the SQLite store writes before append() returns); a store whose writes can overtake one
+    // another (PostgreSQL) keeps one session's upserts in order itself.
+    const write = index.upsert(update);
+    this.#indexed = Promise.all([this.#indexed, write])
+      .then(() => {})
       .catch((error: unknown) =>
         this.#report({
           kind: 'index',

@@ -33,9 +33,9 @@ import {
   type SandboxSettings,
   SandboxSettingsSchema,
   ServeSchema,
-  StoreSchema,
   type SseServerEntry,
   type StdioServerEntry,
+  StoreSchema,
   TackConfigFileSchema,
 } from './schema.js';
 import { type ToolSearchConfig, ToolSearchSchema } from './tool-search.js';

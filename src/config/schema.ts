@@ -275,7 +275,7 @@ export const StoreSchema = z
       .min(1)
       .optional()
       .describe(
-        'postgres://user:password@host:5432/database: keep tack\'s state (pins, audit log, trust, OAuth tokens, sessions, caches) on a PostgreSQL server several tack instances share, instead of SQLite in the state directory. `${VAR}` expands; TACK_STORE_URL wins over it. Read from the user file or a --config file only, never from a project file.',
+        "postgres://user:password@host:5432/database: keep tack's state (pins, audit log, trust, OAuth tokens, sessions, caches) on a PostgreSQL server several tack instances share, instead of SQLite in the state directory. `${VAR}` expands; TACK_STORE_URL wins over it. Read from the user file or a --config file only, never from a project file.",
       ),
     poolSize: z
       .number()

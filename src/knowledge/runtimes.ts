@@ -5,7 +5,7 @@ import { type ComputationExecutor, ReceiptLog } from './attest/executors.js';
 import { type ComputationOutcome, formatOutcome, runComputation } from './attest/run.js';
 import { sqliteExecutor } from './attest/sqlite.js';
 import type { KnowledgeBase } from './knowledge.js';
-import { RUN_COMPUTATION } from './tools.js';
+import { KNOWLEDGE_TRAITS, RUN_COMPUTATION } from './tools.js';
 
 export { RUN_COMPUTATION } from './tools.js';
 
@@ -86,6 +86,7 @@ export function computationTool(
       options.onOutcome?.(outcome);
       return { text: formatOutcome(outcome), ...(outcome.status === 'refused' ? { isError: true } : {}) };
     },
+    KNOWLEDGE_TRAITS,
   );
 }
 

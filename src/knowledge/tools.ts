@@ -1,4 +1,4 @@
-import { type NativeTool, nativeTool, ToolInputError } from '../tools/native.js';
+import { type NativeTool, type NativeToolTraits, nativeTool, ToolInputError } from '../tools/native.js';
 import type { KnowledgeBase, KnowledgeHit } from './knowledge.js';
 import { renderConcept } from './render.js';
 import { isTrustTier, TRUST_TIERS } from './trust.js';
@@ -6,6 +6,11 @@ import { isTrustTier, TRUST_TIERS } from './trust.js';
 export const SEARCH_KNOWLEDGE = 'search_knowledge';
 export const READ_CONCEPT = 'read_concept';
 export const RUN_COMPUTATION = 'run_computation';
+
+/** Bundles hold the organisation's own data (metrics, tables, policies): a leg of the trifecta. */
+export const KNOWLEDGE_TRAITS: NativeToolTraits = {
+  capabilities: [{ capability: 'private-data', why: 'reads knowledge bundles' }],
+};
 
 export interface KnowledgeToolsOptions {
   /** The clock staleness is judged by (default Date.now). */
@@ -55,6 +60,7 @@ export function knowledgeTools(base: KnowledgeBase, options: KnowledgeToolsOptio
         });
         return formatHits(query, hits);
       },
+      KNOWLEDGE_TRAITS,
     ),
     nativeTool(
       READ_CONCEPT,
@@ -70,6 +76,7 @@ export function knowledgeTools(base: KnowledgeBase, options: KnowledgeToolsOptio
         const { bundle, concept } = base.resolve(arg('id'));
         return renderConcept(bundle, concept, now());
       },
+      KNOWLEDGE_TRAITS,
     ),
   ];
 }

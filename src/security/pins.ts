@@ -151,14 +151,21 @@ export class DefinitionGuard {
     }
     if (plans.length === 0) return { held, pinned };
     // One query per server, not one per definition.
-    const records = await Promise.all(plans.map(({ definitions }) => this.#records.list(definitions.identity)));
+    const records = await Promise.all(
+      plans.map(({ definitions }) => this.#records.list(definitions.identity)),
+    );
     const writes: PinWrite[] = [];
     const decided: Array<{ plan: number; check: Check; decision: Decision; write: number }> = [];
     plans.forEach((plan, p) => {
       const byKey = new Map(records[p]!.map((r) => [`${r.kind}\0${r.name}`, r]));
       for (const check of plan.checks) {
         const decision = decide(plan.definitions, check, byKey.get(`${check.kind}\0${check.name}`));
-        decided.push({ plan: p, check, decision, write: decision.write ? writes.push(decision.write) - 1 : -1 });
+        decided.push({
+          plan: p,
+          check,
+          decision,
+          write: decision.write ? writes.push(decision.write) - 1 : -1,
+        });
       }
     });
     const standing = await this.#records.write(writes);
@@ -326,12 +333,12 @@ export async function acceptPins(
   sha256?: string,
 ): Promise<PinRecord[]> {
   const pending = (await records.list(identity)).filter(
-      (r) =>
-        r.pending &&
-        (kind === undefined || r.kind === kind) &&
-        (name === undefined || r.name === name) &&
-        (sha256 === undefined || r.pending.sha256.startsWith(sha256)),
-    );
+    (r) =>
+      r.pending &&
+      (kind === undefined || r.kind === kind) &&
+      (name === undefined || r.name === name) &&
+      (sha256 === undefined || r.pending.sha256.startsWith(sha256)),
+  );
   await records.write(
     pending.map((record) => ({
       op: 'approve',

@@ -317,7 +317,10 @@ export function recordProjectTrust(records: TrustRecords, scope: ProjectTrustSco
  * Records `files` as they were hashed, not as they are by now: what a person reviewed (a summary made from the
  * same snapshot) is what gets trusted, and a file that changed in between makes the project ask again.
  */
-export async function recordProjectFiles(records: TrustRecords, current: ProjectFiles): Promise<TrustedProject> {
+export async function recordProjectFiles(
+  records: TrustRecords,
+  current: ProjectFiles,
+): Promise<TrustedProject> {
   if (current.problem)
     throw new TackError(
       'PROJECT_UNTRUSTED',

@@ -1,5 +1,10 @@
 import type { SandboxPolicy } from '../config/sandbox.js';
-import { type NativeTool, ToolInputError, nativeTool as tool } from '../tools/native.js';
+import {
+  type NativeTool,
+  type NativeToolTraits,
+  ToolInputError,
+  nativeTool as tool,
+} from '../tools/native.js';
 import type { SkillLibrary } from './library.js';
 import { type ApproveScript, formatScriptResult, runSkillScript } from './scripts.js';
 
@@ -16,6 +21,19 @@ export interface SkillToolsOptions {
 export const ACTIVATE_SKILL = 'activate_skill';
 export const READ_SKILL_FILE = 'read_skill_file';
 export const RUN_SKILL_SCRIPT = 'run_skill_script';
+
+/**
+ * A script can do anything its user can: send data out, change or delete things. It asks every time, with the
+ * exact command line, and runs in the skill-script sandbox (an enforced one without network rules egress out).
+ */
+const SCRIPT_TRAITS: NativeToolTraits = {
+  capabilities: (['egress', 'destructive'] as const).map((capability) => ({
+    capability,
+    why: 'runs code on this machine',
+  })),
+  alwaysAsk: true,
+  sandbox: 'skillScripts',
+};
 
 // No `enum` of skill names: the index already lists them, and an enum of thousands would cost more tokens every
 // turn than the index's whole budget.
@@ -71,6 +89,7 @@ export function skillTools(library: SkillLibrary, options: SkillToolsOptions = {
         });
         return { text: formatScriptResult(script, result), isError: result.exitCode !== 0 };
       },
+      SCRIPT_TRAITS,
     ),
   ];
 }

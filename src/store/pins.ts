@@ -125,7 +125,11 @@ export class SqlitePinRecords implements PinRecords {
     this.#db = db;
   }
 
-  #sql(text: string): { run(...params: unknown[]): unknown; get(...params: unknown[]): unknown; all(...params: unknown[]): unknown[] } {
+  #sql(text: string): {
+    run(...params: unknown[]): unknown;
+    get(...params: unknown[]): unknown;
+    all(...params: unknown[]): unknown[];
+  } {
     let entry = this.#statements.get(text);
     if (!entry) {
       const { sql, order } = positional(text);
@@ -159,13 +163,16 @@ export class SqlitePinRecords implements PinRecords {
     const now = new Date().toISOString();
     const standing = new Map<number, PinRecord>();
     this.#db.transaction(() => {
-      writes.forEach((write, i) => {
+      for (const [i, write] of writes.entries()) {
         const params = pinParams(write, now);
-        if (write.op !== 'first') return void this.#sql(PIN_SQL[write.op]).run(...params);
-        if (this.#sql(PIN_SQL.first).get(...params) !== undefined) return;
+        if (write.op !== 'first') {
+          this.#sql(PIN_SQL[write.op]).run(...params);
+          continue;
+        }
+        if (this.#sql(PIN_SQL.first).get(...params) !== undefined) continue;
         const row = this.#sql(PIN_SQL.get).get(write.identity, write.kind, write.name) as PinColumns;
         standing.set(i, pinRecordOf(row));
-      });
+      }
     })();
     return standing;
   }

@@ -139,7 +139,9 @@ export async function findSessionByPrefix(
   const exact = await get(wanted);
   if (exact) return exact;
   const like = wanted.replace(/[\\%_]/g, (c) => `\\${c}`);
-  const matches = (await candidates(`${like}%`, `%-${like}%`)).filter((row) => sessionIdMatches(row.id, wanted));
+  const matches = (await candidates(`${like}%`, `%-${like}%`)).filter((row) =>
+    sessionIdMatches(row.id, wanted),
+  );
   if (matches.length > 1) throw ambiguousSessionError(wanted, matches.map(describeSession));
   return matches[0];
 }

@@ -36,6 +36,16 @@ export interface TackStore {
   close(): Promise<void>;
 }
 
+/**
+ * `TackStore.open(file)`: a SQLite store, as before the interface existed (tests, benches and library users open
+ * throwaway stores this way). The composition roots use store/open.ts, which also opens PostgreSQL.
+ */
+export const TackStore = {
+  open(file: string): SqliteStore {
+    return SqliteStore.open(file);
+  },
+};
+
 /** tack's SQLite store and its repositories, opened once per process and shared by whoever needs them. */
 export class SqliteStore implements TackStore {
   readonly engine = 'sqlite';

@@ -56,7 +56,9 @@ export class SqliteTrustedProjects implements TrustedProjects {
 
   async get(root: string): Promise<TrustedProject | undefined> {
     const row = this.#db
-      .prepare<[string], TrustedProjectRow>('SELECT root, files, trusted_at FROM trusted_projects WHERE root = ?')
+      .prepare<[string], TrustedProjectRow>(
+        'SELECT root, files, trusted_at FROM trusted_projects WHERE root = ?',
+      )
       .get(root);
     return row ? trustedProjectOf(row) : undefined;
   }

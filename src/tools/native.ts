@@ -1,10 +1,35 @@
 import { TackError } from '../errors.js';
 
 /**
- * A tool tack itself provides to the model (skills today; knowledge and sub-agents later), next to the tools of
- * MCP servers. Same shape as an MCP tool definition so the harness lists both the same way.
+ * What a tool can do, in the words of the lethal-trifecta guard (security/capabilities.ts, which this layer may
+ * not import: the agent checks the two lists are the same).
  */
-export interface NativeTool {
+export type ToolCapability = 'untrusted-input' | 'private-data' | 'egress' | 'destructive';
+
+/** A capability a native tool declares about itself, and why (shown in the approval prompt). */
+export interface ToolCapabilityLabel {
+  capability: ToolCapability;
+  why: string;
+}
+
+/** What a native tool says about itself to the approval gate, next to its definition. */
+export interface NativeToolTraits {
+  /**
+   * Its capability labels (source `default`); none for a tool that only reads tack's own state. They feed the
+   * trifecta flag and guard as an MCP tool's do.
+   */
+  capabilities?: readonly ToolCapabilityLabel[];
+  /** Asks before every call, whatever the mode and the rules say (a skill script runs code). */
+  alwaysAsk?: boolean;
+  /** Runs in this sandbox (tack.json `sandbox.<name>`): the legs it rules out when enforced come off its labels. */
+  sandbox?: 'skillScripts';
+}
+
+/**
+ * A tool tack itself provides to the model (skills, knowledge, search, sub-agents), next to the tools of MCP
+ * servers. Same shape as an MCP tool definition so the harness lists both the same way, with its labels.
+ */
+export interface NativeTool extends NativeToolTraits {
   name: string;
   description: string;
   inputSchema: {
@@ -14,7 +39,13 @@ export interface NativeTool {
     additionalProperties?: boolean;
   };
   /** Runs the tool. A failure the model can act on comes back as `isError`, not as a throw. */
-  execute(input: Record<string, unknown>, context?: { signal?: AbortSignal }): Promise<NativeToolResult>;
+  execute(input: Record<string, unknown>, context?: NativeToolContext): Promise<NativeToolResult>;
+}
+
+export interface NativeToolContext {
+  signal?: AbortSignal;
+  /** The model's id for this call (a sub-agent names the call that started it). */
+  callId?: string;
 }
 
 export interface NativeToolResult {
@@ -37,9 +68,10 @@ export function stringArg(tool: string, input: Record<string, unknown>, key: str
 }
 
 /**
- * One tool: an object schema without extra properties, and `run` given a reader of its required string
- * arguments. Errors the model caused (an unknown name, a bad path or argument, a refused run: TackError and
- * ToolInputError) go back to it as text it can act on; anything else is a bug and throws.
+ * One tool: an object schema without extra properties, `run` given a reader of its required string arguments,
+ * and what it declares about itself (`traits`: labels, asking, sandbox). Errors the model caused (an unknown
+ * name, a bad path or argument, a refused run: TackError and ToolInputError) go back to it as text it can act
+ * on; anything else is a bug and throws.
  */
 export function nativeTool(
   name: string,
@@ -51,8 +83,10 @@ export function nativeTool(
     input: Record<string, unknown>,
     signal: AbortSignal | undefined,
   ) => Promise<string | NativeToolResult>,
+  traits: NativeToolTraits = {},
 ): NativeTool {
   return {
+    ...traits,
     name,
     description,
     inputSchema: { type: 'object', properties, required, additionalProperties: false },

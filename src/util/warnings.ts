@@ -13,7 +13,9 @@ export type TackWarningCode =
   /** A tool or prompt definition changed since it was pinned, or the scanner flagged it: it is not offered. */
   | 'DEFINITION_HELD'
   /** Tool search's embeddings endpoint cannot be reached: search_tools ranks lexically until it answers. */
-  | 'SEMANTIC_SEARCH_UNAVAILABLE';
+  | 'SEMANTIC_SEARCH_UNAVAILABLE'
+  /** A call's audit row could not be written (disk full, the PostgreSQL store down): the call itself went on. */
+  | 'AUDIT_FAILED';
 
 export interface TackWarning {
   code: TackWarningCode;

@@ -83,9 +83,11 @@ describe('the agent loop, against a local server speaking the providers’ real 
         api,
         host,
         config: p.load(),
-        approver: async (request) => {
-          asked.push(request);
-          return { decision: 'allow' };
+        approvals: {
+          approver: async (request) => {
+            asked.push(request);
+            return { decision: 'allow' };
+          },
         },
       });
       const result = await s.run('What is the weather in Lisbon? Note it.');
@@ -124,7 +126,11 @@ describe('the agent loop, against a local server speaking the providers’ real 
       { toolCalls: [{ name: 'mcp__notes__add_note', input: { title: 'x', body: 'y' } }] },
       { text: 'I could not add it.' },
     ]);
-    const { session: s, events } = await session(provider, p, { host, config: p.load(), approve: 'never' });
+    const { session: s, events } = await session(provider, p, {
+      host,
+      config: p.load(),
+      approvals: { mode: 'never' },
+    });
     const result = await s.run('add a note');
     expect(result.reason).toBe('completed');
     expect(events).toContainEqual(
@@ -154,10 +160,12 @@ describe('the agent loop, against a local server speaking the providers’ real 
     const { session: s } = await session(provider, p, {
       host,
       config: p.load(),
-      permissions: { allow: ['mcp__notes__search_*'], deny: ['mcp__notes__add_note'] },
-      approver: async (r) => {
-        asked.push(r.tool);
-        return { decision: 'allow' };
+      approvals: {
+        permissions: { allow: ['mcp__notes__search_*'], deny: ['mcp__notes__add_note'] },
+        approver: async (r) => {
+          asked.push(r.tool);
+          return { decision: 'allow' };
+        },
       },
     });
     await s.run('note it');
@@ -185,9 +193,11 @@ describe('the agent loop, against a local server speaking the providers’ real 
     const asked: ApprovalRequest[] = [];
     const { session: s } = await session(provider, p, {
       skills,
-      approver: async (r) => {
-        asked.push(r);
-        return { decision: 'allow' };
+      approvals: {
+        approver: async (r) => {
+          asked.push(r);
+          return { decision: 'allow' };
+        },
       },
     });
     expect(provider.requests).toHaveLength(0);
@@ -335,8 +345,7 @@ describe('context', () => {
     const { session: s, events } = await session(provider, p, {
       skills,
       knowledge,
-      contextWindow: 4_000,
-      compactAt: 0.5,
+      context: { window: 4_000, compactAt: 0.5 },
     });
     const result = await s.run('read the metrics');
     expect(result.reason).toBe('completed');
@@ -413,7 +422,7 @@ describe('servers asking the user', () => {
     const asking = await session(provider, p, {
       host,
       config: p.load(),
-      approver: async () => ({ decision: 'allow' }),
+      approvals: { approver: async () => ({ decision: 'allow' }) },
     });
     const result = await asking.session.run('greet me and summarise');
     expect(result.reason).toBe('completed');
@@ -468,7 +477,10 @@ describe('tool calls', () => {
       },
       { text: 'ok' },
     ]);
-    const { session: s, events } = await session(provider, p, { knowledge, outputCapTokens: 100 });
+    const { session: s, events } = await session(provider, p, {
+      knowledge,
+      context: { outputCapTokens: 100 },
+    });
     await s.run('read it');
     const result = events.find(
       (e): e is Extract<AgentEvent, { type: 'tool-result' }> => e.type === 'tool-result',
@@ -525,9 +537,11 @@ describe('tool search', () => {
       host,
       config: p.load(),
       toolSearch: { mode: 'on' },
-      approver: async (r) => {
-        asked.push(r.tool);
-        return { decision: 'allow' };
+      approvals: {
+        approver: async (r) => {
+          asked.push(r.tool);
+          return { decision: 'allow' };
+        },
       },
     });
     const result = await s.run('weather in Tokyo, then note it');
@@ -566,7 +580,7 @@ describe('tool search', () => {
       toolSearch: { mode: 'on' as const, examples: store.toolExamples },
     };
     await (await session(first, p, options)).session.run('will it rain in Tokyo?');
-    expect(store.toolExamples.all().get('weather')?.get('get_forecast')).toEqual([
+    expect((await store.toolExamples.all()).get('weather')?.get('get_forecast')).toEqual([
       'Tokyo precipitation outlook',
     ]);
     // A later session: words that are in no description now find the tool.
@@ -592,7 +606,7 @@ describe('tool search', () => {
       { toolCalls: [{ name: 'search_tools', input: { query: 'echo' } }] },
       { text: 'ok' },
     ]);
-    const { session: s } = await session(provider, p, { host, config: p.load(), contextWindow: 2_000 });
+    const { session: s } = await session(provider, p, { host, config: p.load(), context: { window: 2_000 } });
     expect(s.deferringTools).toBe(true);
     await s.run('find echo');
     const text = toolResults(provider.requests[1]!).at(-1)!.content;

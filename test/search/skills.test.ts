@@ -85,7 +85,7 @@ describe('skills past the tier-1 budget stay reachable', () => {
       cwd: p.dir,
       transcript: false,
       // 1 % of 20,000 tokens: an index of a few dozen skills at most.
-      session: { contextWindow: 20_000 },
+      session: { context: { window: 20_000 } },
     });
     scope.defer(() => agent.close());
     expect((await agent.session.run('Will I see the aurora tonight?')).reason).toBe('completed');

@@ -51,12 +51,15 @@ async function session(
     config: p.load(),
     transcript: false,
     maxRetries: 0,
-    // The user allowed all three tools by rule: the guard must hold even so.
-    permissions: {
-      allow: ['mcp__web__fetch_page', 'mcp__contacts__list_contacts', 'mcp__mail__send_email'],
-    },
     onEvent: (e) => events.push(e),
     ...options,
+    approvals: {
+      // The user allowed all three tools by rule: the guard must hold even so.
+      permissions: {
+        allow: ['mcp__web__fetch_page', 'mcp__contacts__list_contacts', 'mcp__mail__send_email'],
+      },
+      ...options.approvals,
+    },
   });
   return { session: s, events };
 }
@@ -83,7 +86,7 @@ describe('the lethal-trifecta guard', () => {
   it('stops the exfiltration the seed describes: a fetched page tells the model to email the address book', async () => {
     const world = await setting();
     const provider = await fake(attack);
-    const { session: s, events } = await session(provider, world, { approve: 'never' });
+    const { session: s, events } = await session(provider, world, { approvals: { mode: 'never' } });
     // Flagged at start: all three legs are present.
     expect(
       events.some(
@@ -117,7 +120,7 @@ describe('the lethal-trifecta guard', () => {
   it('lets the same allowed email go when no untrusted input was read (the rule applies again)', async () => {
     const world = await setting();
     const provider = await fake(attack.slice(1));
-    const { session: s } = await session(provider, world, { approve: 'never' });
+    const { session: s } = await session(provider, world, { approvals: { mode: 'never' } });
     await s.run('Email my contacts list to my other address');
     const sent = readFileSync(world.outbox, 'utf8').trim().split('\n');
     expect(sent.map((line) => JSON.parse(line).to)).toEqual(['evil@example.com']);
@@ -136,11 +139,13 @@ describe('the lethal-trifecta guard', () => {
     ]);
     const asked: ApprovalRequest[] = [];
     const { session: s } = await session(provider, world, {
-      approve: 'ask',
-      approver: async (request) => {
-        asked.push(request);
-        // The user allows it "for the session": that must not silence the guard for the next call.
-        return { decision: asked.length === 1 ? 'allow' : 'deny', remember: 'session' };
+      approvals: {
+        mode: 'ask',
+        approver: async (request) => {
+          asked.push(request);
+          // The user allows it "for the session": that must not silence the guard for the next call.
+          return { decision: asked.length === 1 ? 'allow' : 'deny', remember: 'session' };
+        },
       },
     });
     await s.run('Summarise the page');
@@ -171,7 +176,7 @@ describe('the lethal-trifecta guard', () => {
       { text: 'sent?' },
       { text: 'ok' },
     ]);
-    const { session: parent } = await session(provider, down, { approve: 'never' });
+    const { session: parent } = await session(provider, down, { approvals: { mode: 'never' } });
     await parent.run('Summarise the page');
     expect(existsSync(down.outbox)).toBe(false);
     // Up: a sub-agent read the page; its answer carries it back, so the parent's own email asks.
@@ -183,7 +188,7 @@ describe('the lethal-trifecta guard', () => {
       email,
       { text: 'ok' },
     ]);
-    const { session: parent2, events } = await session(provider2, up, { approve: 'never' });
+    const { session: parent2, events } = await session(provider2, up, { approvals: { mode: 'never' } });
     await parent2.run('Summarise the page');
     expect(parent2.taintedBy).toBe('task (mcp__web__fetch_page)');
     expect(existsSync(up.outbox)).toBe(false);
@@ -206,8 +211,7 @@ describe('the lethal-trifecta guard', () => {
     chmodSync(hook, 0o755);
     const provider = await fake(attack);
     const { session: s, events } = await session(provider, world, {
-      approve: 'never',
-      permissions: {},
+      approvals: { mode: 'never', permissions: {} },
       hooks: { PreToolUse: [{ command: hook }] },
     });
     await s.run('Summarise the page');
@@ -225,13 +229,13 @@ describe('the lethal-trifecta guard', () => {
   it('stays on for a resumed session whose history holds the untrusted page', async () => {
     const world = await setting();
     const provider = await fake([attack[0]!, { text: 'Revenue grew 4%.' }, attack[2]!, { text: 'ok' }]);
-    const first = await session(provider, world, { approve: 'never' });
+    const first = await session(provider, world, { approvals: { mode: 'never' } });
     await first.session.run('Summarise the page');
     expect(first.session.taintedBy).toBe('mcp__web__fetch_page');
     // A new session continuing that history (what --resume does) starts tainted.
     const resumed = await session(provider, world, {
-      approve: 'never',
-      history: [...first.session.messages],
+      approvals: { mode: 'never' },
+      resume: { history: [...first.session.messages] },
     });
     expect(resumed.session.taintedBy).toBe('mcp__web__fetch_page');
     await resumed.session.run('now email my contacts to evil@example.com');
@@ -244,7 +248,7 @@ describe('the lethal-trifecta guard', () => {
       // Its outbox lies in the workspace, which workspace-write lets it write; it has no network of its own.
       const world = await setting({ sandbox: 'workspace-write' });
       const provider = await fake(attack);
-      const { session: s, events } = await session(provider, world, { approve: 'never' });
+      const { session: s, events } = await session(provider, world, { approvals: { mode: 'never' } });
       const send = s.tools().find((t) => t.name === 'mcp__mail__send_email');
       expect(send?.capabilities).toEqual([]);
       expect(send?.ruledOut).toEqual([
@@ -278,7 +282,7 @@ describe('the lethal-trifecta guard', () => {
         state: 'unenforced',
       });
       const provider = await fake(attack);
-      const { session: s, events } = await session(provider, world, { approve: 'never' });
+      const { session: s, events } = await session(provider, world, { approvals: { mode: 'never' } });
       expect(s.tools().find((t) => t.name === 'mcp__mail__send_email')?.ruledOut).toBeUndefined();
       await s.run('Summarise https://example.com/report for me');
       expect(events.find((e) => e.type === 'approval' && e.name === 'mcp__mail__send_email')).toMatchObject({
@@ -326,7 +330,7 @@ describe('the lethal-trifecta guard', () => {
       }),
     );
     const provider = await fake(attack);
-    const { session: s } = await session(provider, world, { approve: 'never' });
+    const { session: s } = await session(provider, world, { approvals: { mode: 'never' } });
     // Configured as private data only: reading it no longer taints, so the allowed email goes.
     expect(s.tools().find((t) => t.name === 'mcp__web__fetch_page')?.capabilities).toEqual([
       { capability: 'private-data', source: 'config', why: 'tack.json capabilities' },

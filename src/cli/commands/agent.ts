@@ -7,8 +7,9 @@ import { APPROVE_MODES } from '../../agent/approval.js';
 import { estimateTokens } from '../../agent/compaction.js';
 import { systemPrompt } from '../../agent/context.js';
 import type { AgentEvent, EndReason } from '../../agent/events.js';
+import type { DefinitionReviewer } from '../../agent/held.js';
 import type { AgentInteraction } from '../../agent/interaction.js';
-import type { DefinitionReviewer, Limits, RunResult } from '../../agent/session.js';
+import type { Limits, RunResult } from '../../agent/options.js';
 import { errorMessage, TackError } from '../../errors.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
@@ -50,41 +51,45 @@ export function renderEvent(event: AgentEvent, json: boolean): void {
     process.stdout.write(`${JSON.stringify(event)}\n`);
     return;
   }
-  const err = (text: string) => process.stderr.write(`${text}\n`);
+  if (event.type === 'text-delta') {
+    process.stdout.write(event.text);
+    if (event.text !== '') answerLineOpen = !event.text.endsWith('\n');
+    return;
+  }
+  const line = describeEvent(event);
+  if (line !== undefined) process.stderr.write(`${line}\n`);
+}
+
+/** One event as a line for stderr; undefined for those the terminal does not show. */
+function describeEvent(event: AgentEvent): string | undefined {
   switch (event.type) {
-    case 'text-delta':
-      process.stdout.write(event.text);
-      if (event.text !== '') answerLineOpen = !event.text.endsWith('\n');
-      break;
     case 'tool-call':
-      err(`\n→ ${event.name} ${compact(event.arguments)}`);
-      break;
-    case 'tool-result':
-      err(
-        `← ${event.isError ? 'error: ' : ''}${firstLine(event.text)} (${event.durationMs} ms${event.savedTo ? `, full output in ${event.savedTo}` : ''})`,
-      );
-      break;
+      return `\n→ ${event.name} ${compact(event.arguments)}`;
+    case 'tool-result': {
+      const waited = event.waitMs !== undefined ? `, ${event.waitMs} ms waiting for approval` : '';
+      return `← ${event.isError ? 'error: ' : ''}${firstLine(event.text)} (${event.durationMs} ms${waited}${event.savedTo ? `, full output in ${event.savedTo}` : ''})`;
+    }
     case 'approval':
-      if (event.decision === 'deny') err(`✗ ${event.name} not run: ${event.reason}`);
-      break;
+      return event.decision === 'deny' ? `✗ ${event.name} not run: ${event.reason}` : undefined;
     case 'compaction':
-      err(
-        `(compacted: ${event.tokensBefore} → ${event.tokensAfter} tokens; ${event.elidedToolResults} tool outputs elided, ${event.summarizedMessages} messages summarised)`,
-      );
-      break;
+      return `(compacted: ${event.tokensBefore} → ${event.tokensAfter} tokens; ${event.elidedToolResults} tool outputs elided, ${event.summarizedMessages} messages summarised)`;
+    case 'subagent-start':
+      return `[task] started: ${event.description}`;
+    case 'subagent': {
+      // A sub-agent's work, indented under the task call (its steps and usage are not shown).
+      const inner = describeEvent(event.event);
+      return inner === undefined ? undefined : `  [task] ${inner.trim()}`;
+    }
+    case 'subagent-end':
+      return `[task] ${event.reason}: ${event.detail}`;
     case 'notice':
-      err(`note: ${event.text}`);
-      break;
+      return `note: ${event.text}`;
     case 'error':
-      err(`error: ${event.message}`);
-      break;
+      return `error: ${event.message}`;
     case 'session-end':
-      err(
-        `\n[${event.reason}] ${event.detail}; ${event.total.inputTokens} in / ${event.total.outputTokens} out tokens, $${event.total.costUsd.toFixed(4)}`,
-      );
-      break;
+      return `\n[${event.reason}] ${event.detail}; ${event.total.inputTokens} in / ${event.total.outputTokens} out tokens, $${event.total.costUsd.toFixed(4)}`;
     default:
-      break;
+      return undefined;
   }
 }
 
@@ -219,7 +224,7 @@ async function open(
   options: AgentCliOptions,
   extra: { json?: boolean; servers?: boolean; onEvent?: (event: AgentEvent) => void } = {},
 ): Promise<RunningAgent> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const interactive = process.stdin.isTTY === true && !extra.json;
   const limits: Partial<Limits> = {
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
@@ -234,7 +239,7 @@ async function open(
       ? {
           approver: terminalApprover(secretMaskerFor(config)),
           interaction: terminalInteraction(),
-          session: { reviewer: terminalReviewer() },
+          session: { pins: { reviewer: terminalReviewer() } },
         }
       : {}),
     trustProject: options.trustProject === true,
@@ -365,7 +370,7 @@ export async function chatCommand(options: AgentCliOptions): Promise<number> {
 
 /** `tack context`: what the next turn would send, part by part, with token counts. */
 export async function contextCommand(options: AgentCliOptions): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const model = options.model ?? config.agent.model;
   // The context does not depend on the model and none is called: no key is needed to show it.
   const agent = await startAgent({
@@ -470,7 +475,7 @@ export async function evalCommand(file: string, options: AgentCliOptions): Promi
         });
       }
     });
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const outDir = join(config.paths.stateDir, 'evals');
   mkdirSync(outDir, { recursive: true });
   const out = join(outDir, `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);

@@ -12,7 +12,7 @@ export interface ServeOptions extends GlobalOptions {
 
 /** `tack serve [--http [host:]port]`: every configured server behind one MCP endpoint. */
 export async function serveCommand(options: ServeOptions): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const skills = await loadSkills({ config, trustProject: options.trustProject });
   for (const warning of skills.warnings) warn(warning);
   const gateway = await startGateway({

@@ -77,7 +77,7 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
 export async function toolsSecurityCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
     const guard = host.store && new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes });
-    const held = guard ? guard.reviewAll(hostDefinitions(host)).held : [];
+    const held = guard ? (await guard.reviewAll(hostDefinitions(host))).held : [];
     const settings = withSandboxFacts(new Map(config.servers.map((s) => [s.name, s])), host);
     const rows = host.catalog.tools.map((tool) => {
       const hold = held.find(

@@ -303,9 +303,7 @@ export class Gateway {
     const names = new GatewayNames(catalog, this.#namespaced, (kind, server, name) =>
       held.has(`${server} ${kind} ${name}`),
     );
-    const view: CatalogView = { catalog, names, held };
-    view.instructions = this.#describe(view);
-    return view;
+    return { catalog, names, held };
   }
 
   /** One server instance, for one stdio connection, one 2025-era HTTP session, or one 2026-07-28 request. */
@@ -359,15 +357,17 @@ export class Gateway {
     });
 
     server.setRequestHandler('tools/list', async () => {
-      const view = this.#view();
+      const view = await this.#view();
       if (this.#searching(view)) return { tools: META_TOOLS };
       view.tools ??= [...view.names.tools].map(([name, tool]) => ({ ...tool.definition, name }));
       return { tools: view.tools };
     });
 
     server.setRequestHandler('tools/call', async (request, ctx) => {
-      const names = this.names();
-      if (this.#searching(this.#view())) {
+      // The reviewed catalog: a held tool is unknown here, whatever the host's catalog holds.
+      const view = await this.#view();
+      const names = view.names;
+      if (this.#searching(view)) {
         if (request.params.name === SEARCH_TOOLS_DEFINITION.name)
           return this.#searchTools(request.params.arguments, ctx.mcpReq.signal);
         if (request.params.name === CALL_TOOL_DEFINITION.name) {
@@ -393,13 +393,14 @@ export class Gateway {
       const key = `tools/call ${request.params.name}`;
       const entry = names.tools.get(request.params.name);
       if (!entry && !this.#exchanges.isPending(this.#state(ctx, era))) {
-        return this.#unknownTool(request.params.name, names);
+        return this.#unknownTool(request.params.name, view);
       }
       const args = request.params.arguments ?? {};
       const started = Date.now();
-      const audit = (outcome: AuditOutcome, detail?: string) =>
-        entry &&
-        this.#record({
+      // Awaited before the answer goes out: a call answered is a call whose audit row is written.
+      const audit = async (outcome: AuditOutcome, detail?: string) => {
+        if (!entry) return;
+        await this.#record({
           at: new Date(started).toISOString(),
           client: this.#clientLabel(downstream, ctx),
           server: entry.server,
@@ -409,6 +410,7 @@ export class Gateway {
           outcome,
           detail,
         });
+      };
       return (await this.#exchange(
         downstream,
         ctx,
@@ -417,13 +419,13 @@ export class Gateway {
           server: entry.server,
           request: { method: 'tools/call', name: entry.definition.name, arguments: args },
           key,
-          finish: (result) => {
+          finish: async (result) => {
             const done = withoutReservedMeta(result as CallToolResult);
-            audit(done.isError ? 'tool-error' : 'ok');
+            await audit(done.isError ? 'tool-error' : 'ok');
             return { ...done, content: names.content(entry.server, done.content ?? []) };
           },
-          fail: (error, cancelled) => {
-            audit(cancelled ? 'cancelled' : 'failed', errorMessage(error));
+          fail: async (error, cancelled) => {
+            await audit(cancelled ? 'cancelled' : 'failed', errorMessage(error));
             if (answeredWithError(error)) throw wireError(error);
             return upstreamFailure(
               entry.server,
@@ -436,7 +438,7 @@ export class Gateway {
     });
 
     server.setRequestHandler('resources/list', async () => {
-      const view = this.#view();
+      const view = await this.#view();
       view.resources ??= view.catalog.servers.flatMap((s) =>
         s.resources.map((resource) => ({ ...resource, uri: view.names.uri(s.server, resource.uri) })),
       );
@@ -444,7 +446,7 @@ export class Gateway {
     });
 
     server.setRequestHandler('resources/templates/list', async () => {
-      const view = this.#view();
+      const view = await this.#view();
       view.resourceTemplates ??= [
         ...(this.#skills?.templates ?? []),
         ...view.catalog.servers.flatMap((s) =>
@@ -464,7 +466,7 @@ export class Gateway {
           throw wireError(error, request.params.uri);
         });
       }
-      const names = this.names();
+      const names = (await this.#view()).names;
       const key = `resources/read ${request.params.uri}`;
       let target: { server: string; uri: string } | undefined;
       try {
@@ -495,13 +497,13 @@ export class Gateway {
     });
 
     server.setRequestHandler('prompts/list', async () => {
-      const view = this.#view();
+      const view = await this.#view();
       view.prompts ??= [...view.names.prompts].map(([name, { prompt }]) => ({ ...prompt, name }));
       return { prompts: view.prompts };
     });
 
     server.setRequestHandler('prompts/get', async (request, ctx) => {
-      const names = this.names();
+      const names = (await this.#view()).names;
       const key = `prompts/get ${request.params.name}`;
       const target = names.prompts.get(request.params.name);
       if (!target && !this.#exchanges.isPending(this.#state(ctx, era))) {
@@ -533,7 +535,7 @@ export class Gateway {
     });
 
     server.setRequestHandler('completion/complete', async (request, ctx) => {
-      const names = this.names();
+      const names = (await this.#view()).names;
       const { ref } = request.params;
       const prompt = ref.type === 'ref/prompt' ? names.prompts.get(ref.name) : undefined;
       const target = prompt
@@ -638,9 +640,8 @@ export class Gateway {
   }
 
   /** A tool the catalog does not have: an upstream that is down is named; anything else is unknown. */
-  #unknownTool(name: string, names: GatewayNames): CallToolResult {
-    const server = names.serverOf(name);
-    const view = this.#view();
+  #unknownTool(name: string, view: CatalogView): CallToolResult {
+    const server = view.names.serverOf(name);
     const tool = view.names.heldTools.get(name);
     const held = tool && view.held.get(`${tool.server} tool ${tool.definition.name}`);
     if (held)
@@ -659,20 +660,35 @@ export class Gateway {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   }
 
+  /**
+   * The instructions of the reviewed catalog. A catalog the guard has not reviewed yet (it changed between
+   * `ready()` and this instance) is described without any server's instructions, which may be held.
+   */
   #instructions(): string {
-    const view = this.#view();
-    view.instructions ??= this.#describe();
-    return view.instructions;
+    const view = this.#latest;
+    if (view?.catalog === this.#host.catalog) {
+      view.instructions ??= this.#describe(view.held);
+      return view.instructions;
+    }
+    return this.#describe(undefined);
+  }
+
+  /**
+   * Reviews the current catalog if that was not done yet: the HTTP server calls it before every request, so the
+   * instances it makes serve reviewed instructions. A store that cannot be read is left for the request to meet.
+   */
+  async ready(): Promise<void> {
+    await this.#view().catch(() => {});
   }
 
   /** The instructions: the connected servers with theirs, capped; how names are formed; tack's own skills. */
-  #describe(): string {
+  #describe(held: ReadonlyMap<string, HeldDefinition> | undefined): string {
     const servers = this.#host.servers().filter((s) => s.status === 'connected');
-    const held = this.#view().held;
     const lines = servers.map((s) => {
-      const text = held.has(`${s.name} instructions `)
-        ? ''
-        : (s.instructions ?? '').replace(/\s+/g, ' ').trim();
+      const text =
+        !held || held.has(`${s.name} instructions `)
+          ? ''
+          : (s.instructions ?? '').replace(/\s+/g, ' ').trim();
       const capped = text.length > INSTRUCTIONS_CAP ? `${text.slice(0, INSTRUCTIONS_CAP - 3)}...` : text;
       return `- ${s.name}${capped ? `: ${capped}` : ''}`;
     });
@@ -697,11 +713,16 @@ export class Gateway {
     return `${info?.name ?? 'unknown'}${info?.version ? `@${info.version}` : ''} (${this.#transport}, ${downstream.era})`;
   }
 
-  #record(entry: Parameters<AuditLog['record']>[0]): void {
+  async #record(entry: Parameters<AuditLog['record']>[0]): Promise<void> {
     try {
-      this.#audit?.record(entry);
-    } catch {
-      // An audit write that fails (disk full) must not fail the call it describes.
+      await this.#audit?.record(entry);
+    } catch (error) {
+      // An audit write that fails (disk full, the database down) must not fail the call it describes; it is said.
+      sendWarning(this.#onWarning, {
+        code: 'AUDIT_FAILED',
+        message: `audit row not written for ${entry.server}/${entry.tool}: ${errorMessage(error)}`,
+        server: entry.server,
+      });
     }
   }
 }

@@ -36,7 +36,7 @@ export interface RunningGateway extends Served {
 export async function startGateway(options: GatewayServeOptions): Promise<RunningGateway> {
   const { http, answerTimeoutMs, skills: library, knowledge, onWarning, ...hostOptions } = options;
   // The gateway is a composition root: it opens the store unless its caller hands one in, and closes what it opened.
-  const ownStore = hostOptions.store === undefined ? openStore(options.config.paths, onWarning) : undefined;
+  const ownStore = hostOptions.store === undefined ? await openStore(options.config, onWarning) : undefined;
   if (ownStore) hostOptions.store = ownStore;
   const knowledgeEntry = knowledge === false ? undefined : knowledgeServerConfig(options.config);
   if (knowledgeEntry)
@@ -84,7 +84,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
   } catch (error) {
     await skills?.close();
     await host.close();
-    ownStore?.close();
+    await ownStore?.close();
     throw error;
   }
   const stopAnnouncing = gateway.announceTo(served.notifier);
@@ -97,7 +97,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       await served.close();
       await skills?.close();
       await host.close();
-      ownStore?.close();
+      await ownStore?.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { TackError } from '../../errors.js';
+import { maxOf } from '../../util/arrays.js';
 import type { PostgresDatabase } from './database.js';
 
 /**
@@ -126,18 +127,21 @@ export async function migratePostgres(db: PostgresDatabase): Promise<number[]> {
     const rows = await query<{ version: number }>('SELECT version FROM tack_schema');
     const applied = new Set(rows.map((r) => Number(r.version)));
     const known = new Set(POSTGRES_MIGRATIONS.map((m) => m.version));
-    const newest = Math.max(0, ...applied);
+    const newest = maxOf([0, ...applied]);
     if ([...applied].some((v) => !known.has(v)))
       throw new TackError(
         'STORE_FAILED',
-        `${db.location}: the store has schema version ${newest}, newer than this tack understands (${Math.max(...known)})`,
+        `${db.location}: the store has schema version ${newest}, newer than this tack understands (${maxOf([...known])})`,
         { hint: 'Upgrade tack on this machine to the version the other instances run.' },
       );
     const done: number[] = [];
     for (const migration of POSTGRES_MIGRATIONS) {
       if (applied.has(migration.version)) continue;
       await query(migration.sql);
-      await query('INSERT INTO tack_schema (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      await query('INSERT INTO tack_schema (version, name) VALUES ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
       done.push(migration.version);
     }
     return done;

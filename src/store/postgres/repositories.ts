@@ -9,10 +9,10 @@ import {
   type TokenRow,
 } from '../oauth-credentials.js';
 import {
+  findSessionByPrefix,
   type SessionColumns,
   type SessionIndex,
   type SessionRow,
-  findSessionByPrefix,
   sessionRowOf,
   sessionValues,
 } from '../sessions.js';
@@ -329,7 +329,24 @@ export class PostgresSessionIndex implements SessionIndex {
     this.#db = db;
   }
 
-  async upsert(row: SessionRow): Promise<void> {
+  /**
+   * One session's upserts in the order they were made: each writes the whole row, and two in flight at once on
+   * two pool connections could land in either order, leaving the older row in place of the newer.
+   */
+  readonly #writes = new Map<string, Promise<void>>();
+
+  upsert(row: SessionRow): Promise<void> {
+    const previous = this.#writes.get(row.id) ?? Promise.resolve();
+    const write = previous.catch(() => {}).then(() => this.#upsert(row));
+    this.#writes.set(row.id, write);
+    const forget = () => {
+      if (this.#writes.get(row.id) === write) this.#writes.delete(row.id);
+    };
+    write.then(forget, forget);
+    return write;
+  }
+
+  async #upsert(row: SessionRow): Promise<void> {
     await this.#db.query(
       `INSERT INTO sessions (id, parent_id, started_at, updated_at, cwd, model, title, status, file, guidelines_hash,
          steps, input_tokens, output_tokens, cost_usd)
@@ -353,10 +370,10 @@ export class PostgresSessionIndex implements SessionIndex {
     const rows =
       options.cwd === undefined
         ? await this.#db.query<SessionColumns>(`SELECT * FROM sessions ${SESSION_ORDER} LIMIT $1`, [limit])
-        : await this.#db.query<SessionColumns>(`SELECT * FROM sessions WHERE cwd = $1 ${SESSION_ORDER} LIMIT $2`, [
-            options.cwd,
-            limit,
-          ]);
+        : await this.#db.query<SessionColumns>(
+            `SELECT * FROM sessions WHERE cwd = $1 ${SESSION_ORDER} LIMIT $2`,
+            [options.cwd, limit],
+          );
     return rows.map(sessionRowOf);
   }
 

@@ -1,0 +1,192 @@
+import { tool as aiTool, jsonSchema, type ModelMessage, streamText, type ToolSet } from 'ai';
+import { canonicalJson } from '../util/canonical-json.js';
+import type { AgentEvent, EndReason, Usage } from './events.js';
+import type { History } from './history.js';
+import type { ResolvedModel } from './model.js';
+import type { Limits } from './options.js';
+import type { ToolCallRequest, ToolCallResult, ToolPipeline } from './pipeline.js';
+import { costOf, type Price } from './prices.js';
+import { type AgentTool, wrapResult } from './toolset.js';
+
+export interface TurnRunnerOptions {
+  model: ResolvedModel;
+  /** Provider retries per model call. */
+  maxRetries: number;
+  /** The model's price (undefined: unknown, counted as 0). */
+  price: Price | undefined;
+  history: History;
+  pipeline: Pick<ToolPipeline, 'run' | 'refuse'>;
+  /** The tool a call names (its result is wrapped with the tool's name and server). */
+  find: (name: string) => AgentTool | undefined;
+  /** The same call this many times in a row gets a warning instead of a run; once more ends the run. */
+  loopThreshold: number;
+  /** Tool calls of one step run at most this many at a time. */
+  concurrency: number;
+  emit: (event: AgentEvent) => void;
+}
+
+/** What one model call gave: its text, and the tool calls it asked for. */
+export interface ModelStep {
+  text: string;
+  toolCalls: ToolCallRequest[];
+}
+
+/**
+ * One step of a run, in two halves: the model call (the step's tools and system prompt, streamed; text deltas
+ * out as events; the assistant message into the history; usage and cost added), then the tool calls it asked
+ * for (loop detection first, then up to `concurrency` at a time through the tool pipeline, and one `tool`
+ * message with every result wrapped in `<tool_result>`).
+ */
+export class TurnRunner {
+  readonly #options: TurnRunnerOptions;
+  #lastCall: { key: string; count: number } | undefined;
+
+  constructor(options: TurnRunnerOptions) {
+    this.#options = options;
+  }
+
+  /** A new run (a new user message): repetition is counted from zero again. */
+  startRun(): void {
+    this.#lastCall = undefined;
+  }
+
+  async callModel(
+    tools: readonly AgentTool[],
+    system: string,
+    signal: AbortSignal,
+    step: number,
+  ): Promise<ModelStep> {
+    const { model, history, emit } = this.#options;
+    const toolSet: ToolSet = {};
+    for (const t of tools) {
+      toolSet[t.name] = aiTool({
+        description: t.description,
+        inputSchema: jsonSchema(t.inputSchema as never),
+      });
+    }
+    let failure: unknown;
+    const result = streamText({
+      model: model.model,
+      system,
+      messages: history.messages,
+      tools: toolSet,
+      abortSignal: signal,
+      maxRetries: this.#options.maxRetries,
+      // Errors arrive as stream parts below; the default handler would also print them.
+      onError: () => {},
+    });
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta') emit({ type: 'text-delta', text: part.text });
+      else if (part.type === 'error') failure = part.error;
+    }
+    if (failure !== undefined) throw failure;
+    const response = await result.response;
+    for (const message of response.messages) history.push(message);
+    const usage = await result.usage;
+    const stepUsage = {
+      inputTokens: usage.inputTokens ?? 0,
+      outputTokens: usage.outputTokens ?? 0,
+      cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+    };
+    const withCost: Usage = { ...stepUsage, costUsd: costOf(stepUsage, this.#options.price) };
+    const total = history.addUsage(withCost);
+    history.lastPromptTokens = stepUsage.inputTokens;
+    emit({ type: 'usage', step, stepUsage: withCost, total });
+    const toolCalls = (await result.toolCalls).map((c) => ({
+      callId: c.toolCallId,
+      name: c.toolName,
+      input: c.input,
+      invalid: (c as { invalid?: boolean }).invalid === true,
+      error: (c as { error?: unknown }).error,
+    }));
+    return { text: await result.text, toolCalls };
+  }
+
+  /** Runs the step's tool calls; `loop` when the model repeated a call past the warning. */
+  async runCalls(calls: ToolCallRequest[], step: number, signal: AbortSignal): Promise<'loop' | undefined> {
+    const { history, pipeline, loopThreshold: threshold } = this.#options;
+    const tools = calls.map((call) => this.#options.find(call.name));
+    // Repetition is judged in the order the model asked, before anything runs.
+    const verdicts = calls.map((call) => {
+      const key = `${call.name} ${canonicalJson(call.input ?? {})}`;
+      this.#lastCall =
+        this.#lastCall?.key === key ? { key, count: this.#lastCall.count + 1 } : { key, count: 1 };
+      return this.#lastCall.count > threshold ? 'stop' : this.#lastCall.count === threshold ? 'warn' : 'run';
+    });
+    if (verdicts.includes('stop')) {
+      // The history must stay valid: every call the model made gets a result before the run ends.
+      history.push({
+        role: 'tool',
+        content: calls.map((c) =>
+          toolResultPart(c, 'Not run: the run was stopped for repeating this call.', true),
+        ),
+      });
+      return 'loop';
+    }
+    const results = new Array<ToolCallResult>(calls.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < calls.length) {
+        const i = next++;
+        const call = calls[i]!;
+        results[i] =
+          verdicts[i] === 'warn'
+            ? pipeline.refuse(
+                call,
+                { signal, step },
+                `You have called ${call.name} with these same arguments ${threshold} times in a row; the result will not change. Do something different, or give your answer. Calling it again ends the run.`,
+              )
+            : await pipeline.run(call, { signal, step });
+      }
+    };
+    const workers = Math.min(Math.max(1, this.#options.concurrency), calls.length);
+    await Promise.all(Array.from({ length: workers }, worker));
+    history.push({
+      role: 'tool',
+      content: calls.map((call, i) => {
+        const tool = tools[i];
+        const { text, isError } = results[i]!;
+        return toolResultPart(call, tool ? wrapResult(tool, text, isError) : text, isError);
+      }),
+    });
+    return undefined;
+  }
+}
+
+/** The limit a run has reached before its next step, if any. */
+export function limitReached(
+  limits: Limits,
+  total: Usage,
+  steps: number,
+): { reason: EndReason; detail: string } | undefined {
+  const l = limits;
+  const t = total;
+  if (steps >= l.maxSteps)
+    return { reason: 'max-steps', detail: `stopped after ${steps} steps (--max-steps ${l.maxSteps})` };
+  if (l.maxInputTokens !== undefined && t.inputTokens >= l.maxInputTokens)
+    return {
+      reason: 'max-input-tokens',
+      detail: `${t.inputTokens} input tokens used (limit ${l.maxInputTokens})`,
+    };
+  if (l.maxOutputTokens !== undefined && t.outputTokens >= l.maxOutputTokens)
+    return {
+      reason: 'max-output-tokens',
+      detail: `${t.outputTokens} output tokens used (limit ${l.maxOutputTokens})`,
+    };
+  if (l.maxCostUsd !== undefined && t.costUsd >= l.maxCostUsd)
+    return { reason: 'max-cost', detail: `$${t.costUsd.toFixed(4)} spent (limit $${l.maxCostUsd})` };
+  return undefined;
+}
+
+function toolResultPart(
+  call: ToolCallRequest,
+  text: string,
+  isError: boolean,
+): Extract<Extract<ModelMessage, { role: 'tool' }>['content'][number], { type: 'tool-result' }> {
+  return {
+    type: 'tool-result',
+    toolCallId: call.callId,
+    toolName: call.name,
+    output: { type: isError ? 'error-text' : 'text', value: text },
+  };
+}
