@@ -27,6 +27,8 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
 export interface RunningGateway extends Served {
   host: McpHost;
   gateway: Gateway;
+  /** Graceful shutdown: requests in flight finish (up to `timeoutMs`), then upstreams and the store close. */
+  drain(timeoutMs: number): Promise<{ finished: number; cut: number }>;
 }
 
 /**
@@ -79,6 +81,11 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
           allowedHosts: options.config.serve.allowedHosts,
           toolInputSchema: (tool) => gateway.toolInputSchema(tool),
           jsonDepth: options.config.limits.jsonDepth,
+          // Ready when the store answers: an instance that cannot write audit rows or read pins takes no traffic.
+          readiness: async () => {
+            await host.store?.ping();
+          },
+          beforeRequest: () => gateway.ready(),
         })
       : serveOnStdio(({ era }) => gateway.createServer(era));
   } catch (error) {
@@ -88,6 +95,12 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     throw error;
   }
   const stopAnnouncing = gateway.announceTo(served.notifier);
+  const release = async () => {
+    await skills?.close();
+    await host.close();
+    // Last: the audit rows of the calls answered are written before the store closes.
+    await ownStore?.close();
+  };
   return {
     ...served,
     host,
@@ -95,9 +108,15 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     close: async () => {
       stopAnnouncing();
       await served.close();
-      await skills?.close();
-      await host.close();
-      await ownStore?.close();
+      await release();
+    },
+    drain: async (timeoutMs) => {
+      stopAnnouncing();
+      const drained = served.drain
+        ? await served.drain(timeoutMs)
+        : (await served.close(), { finished: 0, cut: 0 });
+      await release();
+      return drained;
     },
   };
 }
