@@ -45,6 +45,7 @@ import { digest } from '../../util/canonical-json.js';
 import { sendWarning, type WarningSink } from '../../util/warnings.js';
 import { VERSION } from '../../version.js';
 import { type Notifier, trackSubscriptions } from '../serve.js';
+import { tracedToolCall } from '../telemetry.js';
 import { type Exchange, Exchanges } from './exchange.js';
 import { GatewayCall, type InteractionRouter } from './interaction.js';
 import { GatewayNames } from './names.js';
@@ -411,30 +412,43 @@ export class Gateway {
           detail,
         });
       };
-      return (await this.#exchange(
-        downstream,
-        ctx,
-        key,
-        entry && {
-          server: entry.server,
-          request: { method: 'tools/call', name: entry.definition.name, arguments: args },
+      const run = async () =>
+        (await this.#exchange(
+          downstream,
+          ctx,
           key,
-          finish: async (result) => {
-            const done = withoutReservedMeta(result as CallToolResult);
-            await audit(done.isError ? 'tool-error' : 'ok');
-            return { ...done, content: names.content(entry.server, done.content ?? []) };
+          entry && {
+            server: entry.server,
+            request: { method: 'tools/call', name: entry.definition.name, arguments: args },
+            key,
+            finish: async (result) => {
+              const done = withoutReservedMeta(result as CallToolResult);
+              await audit(done.isError ? 'tool-error' : 'ok');
+              return { ...done, content: names.content(entry.server, done.content ?? []) };
+            },
+            fail: async (error, cancelled) => {
+              await audit(cancelled ? 'cancelled' : 'failed', errorMessage(error));
+              if (answeredWithError(error)) throw wireError(error);
+              return upstreamFailure(
+                entry.server,
+                errorMessage(error),
+                TackError.isInstance(error) ? error.hint : undefined,
+              );
+            },
           },
-          fail: async (error, cancelled) => {
-            await audit(cancelled ? 'cancelled' : 'failed', errorMessage(error));
-            if (answeredWithError(error)) throw wireError(error);
-            return upstreamFailure(
-              entry.server,
-              errorMessage(error),
-              TackError.isInstance(error) ? error.hint : undefined,
-            );
-          },
+        )) as CallToolResult;
+      if (!entry) return run();
+      return tracedToolCall(
+        {
+          tool: request.params.name,
+          server: entry.server,
+          upstreamTool: entry.definition.name,
+          era,
+          transport: this.#transport,
         },
-      )) as CallToolResult;
+        run,
+        (result) => (result.isError ? 'tool-error' : 'ok'),
+      );
     });
 
     server.setRequestHandler('resources/list', async () => {

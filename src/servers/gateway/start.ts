@@ -6,6 +6,7 @@ import { openStore } from '../../store/open.js';
 import type { WarningSink } from '../../util/warnings.js';
 import { knowledgeServerConfig } from '../knowledge/entry.js';
 import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
+import { startTelemetry } from '../telemetry.js';
 import { Gateway } from './gateway.js';
 import { GATEWAY_CLIENT_CAPABILITIES, InteractionRouter } from './interaction.js';
 import { GatewaySkills } from './skills.js';
@@ -22,6 +23,8 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   skills?: SkillLibrary | undefined;
   /** Serve the configured knowledge bundles as the upstream `knowledge` (default true when there are any). */
   knowledge?: boolean;
+  /** Where OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* variables are read (default process.env). */
+  telemetryEnv?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 export interface RunningGateway extends Served {
@@ -36,8 +39,18 @@ export interface RunningGateway extends Served {
  * them as one MCP server over stdio or HTTP.
  */
 export async function startGateway(options: GatewayServeOptions): Promise<RunningGateway> {
-  const { http, answerTimeoutMs, skills: library, knowledge, onWarning, ...hostOptions } = options;
+  const {
+    http,
+    answerTimeoutMs,
+    skills: library,
+    knowledge,
+    onWarning,
+    telemetryEnv: _,
+    ...hostOptions
+  } = options;
   // The gateway is a composition root: it opens the store unless its caller hands one in, and closes what it opened.
+  // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing loaded otherwise.
+  const telemetry = await startTelemetry(options.telemetryEnv ?? process.env);
   const ownStore = hostOptions.store === undefined ? await openStore(options.config, onWarning) : undefined;
   if (ownStore) hostOptions.store = ownStore;
   const knowledgeEntry = knowledge === false ? undefined : knowledgeServerConfig(options.config);
@@ -92,14 +105,16 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     await skills?.close();
     await host.close();
     await ownStore?.close();
+    await telemetry.shutdown();
     throw error;
   }
   const stopAnnouncing = gateway.announceTo(served.notifier);
   const release = async () => {
     await skills?.close();
     await host.close();
-    // Last: the audit rows of the calls answered are written before the store closes.
+    // Last: the audit rows of the calls answered are written before the store closes; spans are flushed.
     await ownStore?.close();
+    await telemetry.shutdown();
   };
   return {
     ...served,
@@ -112,9 +127,9 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     },
     drain: async (timeoutMs) => {
       stopAnnouncing();
-      const drained = served.drain
-        ? await served.drain(timeoutMs)
-        : (await served.close(), { finished: 0, cut: 0 });
+      let drained = { finished: 0, cut: 0 };
+      if (served.drain) drained = await served.drain(timeoutMs);
+      else await served.close();
       await release();
       return drained;
     },
