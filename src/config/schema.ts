@@ -255,6 +255,13 @@ export const ServeSchema = z
       .describe(
         'tack serve: offer search_tools + call_tool instead of every upstream tool (on; auto past 40 tools; default off), for hosts that load all definitions eagerly.',
       ),
+    instance: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,32}$/)
+      .optional()
+      .describe(
+        "tack serve --http behind a load balancer: this instance's name (letters, digits, -), put before its 2025-era session ids as `<instance>.<id>` so the balancer can route a session to the instance that holds it (docs/team.md).",
+      ),
     drainTimeoutMs: z
       .number()
       .int()

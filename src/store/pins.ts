@@ -113,7 +113,11 @@ export function pinParams(write: PinWrite, now: string): unknown[] {
  */
 function positional(sql: string): { sql: string; order: number[] } {
   const order: number[] = [];
-  return { sql: sql.replace(/\$(\d+)/g, (_, n: string) => (order.push(Number(n) - 1), '?')), order };
+  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
+    order.push(Number(n) - 1);
+    return '?';
+  });
+  return { sql: text, order };
 }
 
 export class SqlitePinRecords implements PinRecords {

@@ -99,6 +99,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
             await host.store?.ping();
           },
           beforeRequest: () => gateway.ready(),
+          legacySessions: { idPrefix: options.config.serve.instance ?? instanceFromEnv() },
         })
       : serveOnStdio(({ era }) => gateway.createServer(era));
   } catch (error) {
@@ -134,4 +135,10 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       return drained;
     },
   };
+}
+
+/** TACK_SERVE_INSTANCE: the instance name when one configuration file serves every instance. */
+function instanceFromEnv(): string | undefined {
+  const name = process.env.TACK_SERVE_INSTANCE;
+  return name && /^[A-Za-z0-9-]{1,32}$/.test(name) ? name : undefined;
 }

@@ -16,6 +16,11 @@ export interface LegacySessionOptions {
   idleMs?: number | undefined;
   /** How often idle sessions are looked for (default every minute). */
   sweepIntervalMs?: number | undefined;
+  /**
+   * Put before every session id with a dot (`serve.instance`): a load balancer routes a session's requests to the
+   * instance that holds it by this prefix (docs/team.md), since the session's first request carries no id.
+   */
+  idPrefix?: string | undefined;
 }
 
 interface Session {
@@ -38,12 +43,14 @@ export class LegacySessions {
   readonly #live: LiveInstances;
   readonly #sessions = new Map<string, Session>();
   readonly #idleMs: number;
+  readonly #idPrefix: string | undefined;
   readonly #sweeper: NodeJS.Timeout;
 
   constructor(factory: ServerFactory, live: LiveInstances, options: LegacySessionOptions = {}) {
     this.#factory = factory;
     this.#live = live;
     this.#idleMs = options.idleMs ?? IDLE_MS;
+    this.#idPrefix = options.idPrefix;
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
   }
@@ -60,7 +67,7 @@ export class LegacySessions {
       return jsonError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     if (this.#sessions.size >= MAX_SESSIONS) this.#sweep(true);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => (this.#idPrefix ? `${this.#idPrefix}.${randomUUID()}` : randomUUID()),
       eventStore: boundedEventStore(EVENTS_PER_SESSION),
       retryInterval: 1000,
       onsessioninitialized: (id) => {
