@@ -1,70 +1,153 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DocsLibrary } from '../src/servers/docs/library.js';
 import { mulberry32 } from './random.js';
-import { collectGarbage, isMain, log, p50p99, round, tempDir } from './util.js';
+import { isMain, log, median, p50p99, repoRoot, round, tempDir } from './util.js';
+
+/** One process's figures (bench/fixtures/docs-process.ts). */
+interface ProcessResult {
+  documents: number;
+  openMs: number;
+  openCpuMs: number;
+  firstSearchMs: number;
+  searchMs: number[];
+  withResults: number;
+  rssStartMB: number;
+  rssAfterOpenMB: number;
+  heapAfterOpenMB: number;
+  rssAfterSearchMB: number;
+  cache?: { loaded: number; indexed: number; saved: boolean; problem?: string };
+}
+
+type Variant = 'minisearch' | 'no cache' | 'cold' | 'warm' | 'warm, 1 changed' | 'warm, 100 changed';
+const VARIANTS: readonly Variant[] = [
+  'minisearch',
+  'no cache',
+  'cold',
+  'warm',
+  'warm, 1 changed',
+  'warm, 100 changed',
+];
 
 /**
- * The docs server's index at scale: generate `documents` Markdown files (front matter, headings, prose drawn
- * from a fixed vocabulary with a Zipf-like skew, a code fence), index them with DocsLibrary.open, then run
- * `queries` searches of two or three words. Deterministic: the same seed gives the same corpus.
+ * The docs server's index at scale: `documents` generated Markdown files (front matter, headings, prose drawn
+ * from a fixed vocabulary with a Zipf-like skew, a code fence; the same seed gives the same corpus), opened in a
+ * fresh process per run (bench/fixtures/docs-process.ts; the page cache is warm, the process cold) and searched
+ * `queries` times (2-3 words, k = 3). Variants, in turn in every round: the anchor (plain MiniSearch over the
+ * same files, as the library was before), DocsLibrary without an index cache, with an empty cache (cold: it
+ * indexes and writes the cache), with the cache of that cold run (warm), and warm after 1 and after 100 files
+ * changed. Medians of `rounds`; search percentiles pool every round's searches.
  */
-export async function runDocs(options: { documents?: number; queries?: number } = {}) {
+export async function runDocs(options: { documents?: number; queries?: number; rounds?: number } = {}) {
   const documents = options.documents ?? 10_000;
   const queries = options.queries ?? 1000;
+  const rounds = options.rounds ?? 3;
   const tmp = tempDir('docs');
   try {
-    const random = mulberry32(42);
-    const vocabulary = Array.from({ length: 5000 }, (_, i) => word(i));
-    const pick = () => vocabulary[Math.floor(vocabulary.length * random() ** 3)]!;
-    const sentence = (n: number) => Array.from({ length: n }, pick).join(' ');
     log(`docs: writing ${documents} documents`);
-    for (let i = 0; i < documents; i++) {
-      const dir = join(tmp.dir, `section-${i % 50}`);
-      if (i < 50) mkdirSync(dir, { recursive: true });
-      const body = Array.from({ length: 6 }, () => sentence(40 + Math.floor(random() * 40))).join('\n\n');
-      writeFileSync(
-        join(dir, `doc-${i}.md`),
-        `---\ntitle: "${sentence(4)}"\ndescription: ${sentence(12)}\n---\n# ${sentence(3)}\n\n${body}\n\n\`\`\`ts\nconst x = ${i};\n\`\`\`\n`,
-      );
+    const folder = join(tmp.dir, 'docs');
+    const sentence = writeCorpus(folder, documents);
+    const queriesFile = join(tmp.dir, 'queries.json');
+    writeFileSync(
+      queriesFile,
+      JSON.stringify(Array.from({ length: queries }, (_, i) => sentence(2 + (i % 2)))),
+    );
+    const run = (mode: 'tack' | 'minisearch', cacheDir?: string): ProcessResult =>
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          [
+            join(repoRoot, 'dist/bench/fixtures/docs-process.js'),
+            mode,
+            folder,
+            queriesFile,
+            ...(cacheDir ? [cacheDir] : []),
+          ],
+          { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 },
+        ),
+      ) as ProcessResult;
+    const changeFiles = (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const n = (i * 97) % documents;
+        appendFileSync(join(folder, `section-${n % 50}`, `doc-${n}.md`), `\nEdited ${i}.\n`);
+      }
+    };
+    const results = new Map<Variant, ProcessResult[]>(VARIANTS.map((v) => [v, []]));
+    let cacheBytes = 0;
+    for (let round = 0; round < rounds; round++) {
+      const cacheDir = join(tmp.dir, `state-${round}`);
+      for (const variant of VARIANTS) {
+        log(`docs: round ${round + 1}/${rounds}, ${variant}`);
+        if (variant === 'warm, 1 changed') changeFiles(1);
+        if (variant === 'warm, 100 changed') changeFiles(100);
+        results
+          .get(variant)!
+          .push(
+            variant === 'minisearch'
+              ? run('minisearch')
+              : run('tack', variant === 'no cache' ? undefined : cacheDir),
+          );
+        if (variant === 'cold')
+          cacheBytes = readdirSync(cacheDir).reduce((n, f) => n + statSync(join(cacheDir, f)).size, 0);
+      }
+      rmSync(cacheDir, { recursive: true, force: true });
     }
-
-    collectGarbage();
-    const heapBefore = process.memoryUsage().heapUsed;
-    const rssBefore = process.memoryUsage().rss;
-    const started = performance.now();
-    const library = await DocsLibrary.open(tmp.dir);
-    const indexMs = performance.now() - started;
-    collectGarbage();
-    const heapAfter = process.memoryUsage().heapUsed;
-    const rssAfter = process.memoryUsage().rss;
-
-    const latencies: number[] = [];
-    let hits = 0;
-    for (let i = 0; i < queries; i++) {
-      const query = sentence(2 + (i % 2));
-      const t = performance.now();
-      const results = library.search(query, 3);
-      latencies.push(performance.now() - t);
-      if (results.length > 0) hits++;
-    }
-    latencies.sort((a, b) => a - b);
-    await library.close();
+    const summary = (rows: ProcessResult[]) => {
+      const med = (key: keyof ProcessResult) => round(median(rows.map((r) => r[key] as number)));
+      const latencies = rows.flatMap((r) => r.searchMs).sort((a, b) => a - b);
+      return {
+        documents: rows[0]!.documents,
+        openMs: med('openMs'),
+        openMsRuns: rows.map((r) => round(r.openMs)),
+        openCpuMs: med('openCpuMs'),
+        firstSearchMs: med('firstSearchMs'),
+        search: { queries: latencies.length, withResults: rows[0]!.withResults, ...p50p99(latencies, 3) },
+        rssStartMB: med('rssStartMB'),
+        rssAfterOpenMB: med('rssAfterOpenMB'),
+        heapAfterOpenMB: med('heapAfterOpenMB'),
+        rssAfterSearchMB: med('rssAfterSearchMB'),
+        ...(rows[0]!.cache ? { cache: rows[0]!.cache } : {}),
+      };
+    };
     return {
-      description: `${documents} generated Markdown documents indexed with DocsLibrary.open (read, parse, BM25 index), then ${queries} searches of 2-3 words (k = 3), in process`,
-      documents: library.size,
-      indexMs: round(indexMs),
-      heapMB: round((heapAfter - heapBefore) / 2 ** 20),
-      rssGrowthMB: round((rssAfter - rssBefore) / 2 ** 20),
-      search: {
-        queries,
-        withResults: hits,
-        ...p50p99(latencies, 3),
-      },
+      description: `${documents} generated Markdown documents (${round(folderBytes(folder) / 2 ** 20)} MB), each variant in a fresh process per run (page cache warm), ${rounds} rounds of every variant in turn, medians; open = walk, read, parse and index (or load the index); then ${queries} searches of 2-3 words (k = 3); RSS and heap after a forced GC. The anchor is plain MiniSearch over the same files, read and parsed the same way`,
+      cacheFileMB: round(cacheBytes / 2 ** 20),
+      variants: Object.fromEntries(VARIANTS.map((v) => [v, summary(results.get(v)!)])),
     };
   } finally {
     tmp.remove();
   }
+}
+
+function folderBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? folderBytes(path) : statSync(path).size;
+  }
+  return total;
+}
+
+/**
+ * Writes `documents` generated Markdown files into `dir` (50 sections); returns the sentence generator that
+ * continues the same seeded stream, for queries drawn from the same vocabulary.
+ */
+export function writeCorpus(dir: string, documents: number): (n: number) => string {
+  const random = mulberry32(42);
+  const vocabulary = Array.from({ length: 5000 }, (_, i) => word(i));
+  const pick = () => vocabulary[Math.floor(vocabulary.length * random() ** 3)]!;
+  const sentence = (n: number) => Array.from({ length: n }, pick).join(' ');
+  for (let i = 0; i < documents; i++) {
+    const section = join(dir, `section-${i % 50}`);
+    if (i < 50) mkdirSync(section, { recursive: true });
+    const body = Array.from({ length: 6 }, () => sentence(40 + Math.floor(random() * 40))).join('\n\n');
+    writeFileSync(
+      join(section, `doc-${i}.md`),
+      `---\ntitle: "${sentence(4)}"\ndescription: ${sentence(12)}\n---\n# ${sentence(3)}\n\n${body}\n\n\`\`\`ts\nconst x = ${i};\n\`\`\`\n`,
+    );
+  }
+
+  return sentence;
 }
 
 /** Pronounceable made-up words: w0 = "ba", w1 = "be", ... */

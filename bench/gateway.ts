@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import autocannon from 'autocannon';
 import { freePort, type Service, startService } from '../test/helpers/processes.js';
+import { type PeerOptions, runGatewayPeers } from './gateway-peers.js';
 import { fixtures, isMain, log, p50p99, repoRoot, round, sdkClient, tempDir } from './util.js';
 
 const BIN = join(repoRoot, 'bin/tack.js');
@@ -12,24 +12,13 @@ const HTTP_FIXTURE = join(repoRoot, 'dist/test/fixtures/servers/http-main.js');
 export interface GatewayOptions {
   /** Sequential calls per side (default 2000). */
   calls?: number;
-  /** Seconds of load on the HTTP gateway (default 30). */
-  loadSeconds?: number;
-  /** Concurrent connections of the load (default 16). */
-  connections?: number;
+  /** The load against mcp-proxy and supergateway (gateway-peers.ts). */
+  peers?: PeerOptions;
 }
 
 /** A Node process started and awaited until `ready` shows in its output, however long that takes. */
 function startProcess(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env): Promise<Service> {
   return startService(process.execPath, args, { env, ready, timeoutMs: 24 * 60 * 60 * 1000 });
-}
-
-function rssMB(pid: number | undefined): number | undefined {
-  try {
-    const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? round(Number(kb) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -40,7 +29,9 @@ async function compare(
   sides: Record<'direct' | 'gateway', { client: Client; prefix: string }>,
   calls: number,
   work: 'echo' | 'tool-10ms' = 'echo',
+  gatewayPid?: number,
 ) {
+  let gatewayCpuMs = 0;
   const call = (side: 'direct' | 'gateway') =>
     work === 'echo'
       ? sides[side].client.callTool({ name: `${sides[side].prefix}echo`, arguments: { text: 'hello' } })
@@ -56,11 +47,13 @@ async function compare(
   for (let block = 0; block < blocks; block++) {
     const order = block % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const);
     for (const side of order) {
+      const cpuBefore = side === 'gateway' && gatewayPid ? processCpuMs(gatewayPid) : 0;
       for (let i = 0; i < calls / blocks; i++) {
         const started = performance.now();
         await call(side);
         latencies[side]!.push(performance.now() - started);
       }
+      if (side === 'gateway' && gatewayPid) gatewayCpuMs += processCpuMs(gatewayPid) - cpuBefore;
     }
   }
   const stats = (values: number[]) => {
@@ -76,16 +69,37 @@ async function compare(
   return {
     direct,
     gateway,
+    // The gateway process's own CPU (user + system, from /proc) per call: what tack adds besides waiting.
+    ...(gatewayPid ? { gatewayCpuMsPerCall: round(gatewayCpuMs / gateway.calls, 3) } : {}),
     ratioP50: round(gateway.p50Ms / direct.p50Ms, 2),
     ratioP99: round(gateway.p99Ms / direct.p99Ms, 2),
   };
 }
 
 /** One transport's comparison: `calls` echo calls per side, then a quarter as many of the 10 ms tool. */
-async function compareBoth(label: string, direct: Client, gateway: Client, calls: number) {
+async function compareBoth(
+  label: string,
+  direct: Client,
+  gateway: Client,
+  calls: number,
+  gatewayPid?: number,
+) {
   log(`gateway ${label}: ${calls} calls per side`);
   const sides = { direct: { client: direct, prefix: '' }, gateway: { client: gateway, prefix: 'fx__' } };
-  return { echo: await compare(sides, calls), tenMsTool: await compare(sides, calls / 4, 'tool-10ms') };
+  return {
+    echo: await compare(sides, calls, 'echo', gatewayPid),
+    tenMsTool: await compare(sides, calls / 4, 'tool-10ms', gatewayPid),
+  };
+}
+
+/** utime + stime of a process, in ms (/proc counts clock ticks of 10 ms). */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 export async function runGateway(options: GatewayOptions = {}) {
@@ -104,16 +118,21 @@ export async function runGateway(options: GatewayOptions = {}) {
     const directStdio = await sdkClient(
       new StdioClientTransport({ command: process.execPath, args: [fixtures.dual], stderr: 'ignore' }),
     );
-    const gatewayStdio = await sdkClient(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [BIN, 'serve', '--config', stdioConfig],
-        env: env as Record<string, string>,
-        stderr: 'ignore',
-      }),
-    );
+    const gatewayStdioTransport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'serve', '--config', stdioConfig],
+      env: env as Record<string, string>,
+      stderr: 'ignore',
+    });
+    const gatewayStdio = await sdkClient(gatewayStdioTransport);
     clients.push(directStdio, gatewayStdio);
-    const stdio = await compareBoth('stdio', directStdio, gatewayStdio, calls);
+    const stdio = await compareBoth(
+      'stdio',
+      directStdio,
+      gatewayStdio,
+      calls,
+      gatewayStdioTransport.pid ?? undefined,
+    );
 
     // HTTP: the fixture as its own process; tack serve --http in front of it.
     const fixture = await startProcess([HTTP_FIXTURE], /http:\/\/127\.0\.0\.1:\d+\/mcp/);
@@ -130,66 +149,27 @@ export async function runGateway(options: GatewayOptions = {}) {
     started.push(gatewayProcess);
     const gatewayUrl = `http://127.0.0.1:${port}/mcp`;
     const directHttp = await sdkClient(new StreamableHTTPClientTransport(new URL(fixtureUrl)));
-    // Record one real tools/call request of a 2026-07-28 client, for the load generator to replay.
-    let recorded: { headers: Record<string, string>; body: string } | undefined;
-    const gatewayHttp = await sdkClient(
-      new StreamableHTTPClientTransport(new URL(gatewayUrl), {
-        fetch: async (input, init) => {
-          if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) {
-            recorded = { headers: Object.fromEntries(new Headers(init.headers)), body: init.body };
-          }
-          return fetch(input, init);
-        },
-      }),
-    );
+    const gatewayHttp = await sdkClient(new StreamableHTTPClientTransport(new URL(gatewayUrl)));
     clients.push(directHttp, gatewayHttp);
-    const http = await compareBoth('HTTP', directHttp, gatewayHttp, calls);
+    const http = await compareBoth('HTTP', directHttp, gatewayHttp, calls, gatewayProcess.process.pid);
 
-    const seconds = options.loadSeconds ?? 30;
-    const connections = options.connections ?? 16;
-    log(`gateway HTTP load: ${seconds} s at ${connections} connections`);
-    const pid = gatewayProcess.process.pid;
-    const memory: number[] = [];
-    const sampler = setInterval(() => {
-      const mb = rssMB(pid);
-      if (mb !== undefined) memory.push(mb);
-    }, 1000);
-    const rssBefore = rssMB(pid);
-    const load = await autocannon({
-      url: gatewayUrl,
-      method: 'POST',
-      headers: recorded!.headers,
-      body: recorded!.body,
-      connections,
-      duration: seconds,
-    });
-    clearInterval(sampler);
-    const rssAfter = rssMB(pid);
+    // Close the single-client sides before the load, so they do not share the machine with it.
+    await Promise.all(clients.splice(0).map((client) => client.close().catch(() => {})));
+    await Promise.all(started.splice(0).map((service) => service.stop()));
+    const peers = await runGatewayPeers(options.peers);
     return {
       description:
         `${calls} sequential tools/call "echo" per side, direct to the fixture vs through tack serve, interleaved ` +
-        `in 10 blocks after 50 warm-up calls (and ${calls / 4} of a tool that works 10 ms); then ${seconds} s of load (autocannon, ${connections} connections, ` +
-        'replaying a recorded 2026-07-28 tools/call) on tack serve --http',
+        `in 10 blocks after 50 warm-up calls (and ${calls / 4} of a tool that works 10 ms); then tack serve --http ` +
+        'under load side by side with mcp-proxy and supergateway (peers)',
       stdio: stdio.echo,
       http: http.echo,
       withTenMsTool: { calls: calls / 4, stdio: stdio.tenMsTool, http: http.tenMsTool },
-      load: {
-        seconds,
-        connections,
-        requests: load.requests.total,
-        requestsPerSecond: round(load.requests.average),
-        latencyP50Ms: load.latency.p50,
-        latencyP99Ms: load.latency.p99,
-        errors: load.errors,
-        timeouts: load.timeouts,
-        non2xx: load.non2xx,
-        gatewayRssMB: {
-          before: rssBefore,
-          after: rssAfter,
-          max: memory.length ? Math.max(...memory) : undefined,
-        },
-        gatewayRssSamplesMB: memory,
+      overheadP50Ms: {
+        stdio: round(stdio.echo.gateway.p50Ms - stdio.echo.direct.p50Ms, 3),
+        http: round(http.echo.gateway.p50Ms - http.echo.direct.p50Ms, 3),
       },
+      peers,
     };
   } finally {
     await Promise.all(clients.map((client) => client.close().catch(() => {})));

@@ -1,69 +1,114 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadBundle } from '../src/knowledge/bundle.js';
+import MiniSearch from 'minisearch';
+import { type KnowledgeBundle, loadBundle } from '../src/knowledge/bundle.js';
 import { planIndexes } from '../src/knowledge/index-file.js';
 import { KnowledgeBase } from '../src/knowledge/knowledge.js';
 import { mulberry32 } from './random.js';
+
+type Variant = 'minisearch' | 'no cache' | 'cold' | 'warm' | 'warm, 1 changed' | 'warm, 100 changed';
+const VARIANTS: readonly Variant[] = [
+  'minisearch',
+  'no cache',
+  'cold',
+  'warm',
+  'warm, 1 changed',
+  'warm, 100 changed',
+];
 
 /**
  * OKF knowledge at scale: a generated bundle of `concepts` concepts in folders of 100 (each with an index.md),
  * shaped like agent-written bundles (mixed types, provenance, trust, lifecycle, bare dates and datetimes,
  * 1-3 KB bodies linking to other concepts). Each run is a fresh Node process (this same file with `--cold`, so
- * the JavaScript heap is cold while the page cache is warm) that loads and validates the bundle, builds the
- * search index on the first search, runs `queries` searches and renders every index.md; median of `runs`.
+ * the JavaScript heap is cold while the page cache is warm) that loads and validates the bundle, searches once
+ * (the first search builds the index when loading did not), runs `queries` more searches and plans every
+ * index.md. Variants, in turn in every round: the anchor (MiniSearch built on the first search, as the knowledge
+ * base did before), no cache, an empty cache (cold: it is written), the cache of that cold run (warm), and warm
+ * after 1 and after 100 concept files changed. Medians of `rounds`; search percentiles pool all rounds.
  */
-export async function runKnowledge(options: { concepts?: number; runs?: number; queries?: number } = {}) {
+export async function runKnowledge(options: { concepts?: number; rounds?: number; queries?: number } = {}) {
   // Imported here, not at the top: util.ts pulls in the MCP SDK, which would inflate the cold process's RSS.
   const { log, median, p50p99, repoRoot, round, tempDir } = await import('./util.js');
   const count = options.concepts ?? 10_000;
-  const runs = options.runs ?? 3;
+  const rounds = options.rounds ?? 3;
   const queries = options.queries ?? 200;
   const tmp = tempDir('knowledge');
   try {
     log(`knowledge: writing ${count} concepts`);
-    const written = writeBundle(tmp.dir, count);
-    const cold = (): ColdResult =>
+    const bundle = join(tmp.dir, 'kb');
+    mkdirSync(bundle);
+    const written = writeBundle(bundle, count);
+    const run = (variant: Variant, cacheDir: string): ColdResult =>
       JSON.parse(
         execFileSync(
           process.execPath,
-          ['--expose-gc', join(repoRoot, 'dist/bench/knowledge.js'), '--cold', tmp.dir, String(queries)],
+          [
+            '--expose-gc',
+            join(repoRoot, 'dist/bench/knowledge.js'),
+            '--cold',
+            bundle,
+            String(queries),
+            variant === 'minisearch' ? 'minisearch' : 'tack',
+            ...(variant === 'minisearch' || variant === 'no cache' ? [] : [cacheDir]),
+          ],
           { encoding: 'utf8', maxBuffer: 16 * 2 ** 20 },
         ),
       ) as ColdResult;
-    const results: ColdResult[] = [];
-    for (let run = 0; run < runs; run++) {
-      log(`knowledge: cold run ${run + 1}/${runs}`);
-      results.push(cold());
+    // Edits as an agent makes them: a line appended to a concept's body.
+    const files = readdirSync(bundle, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.md') && !f.endsWith('index.md'))
+      .sort();
+    const change = (n: number) => {
+      for (let i = 0; i < n; i++)
+        appendFileSync(join(bundle, files[(i * 97) % files.length]!), `\nEdited ${i}.\n`);
+    };
+    const results = new Map<Variant, ColdResult[]>(VARIANTS.map((v) => [v, []]));
+    let cacheBytes = 0;
+    for (let r = 0; r < rounds; r++) {
+      const cacheDir = join(tmp.dir, `state-${r}`);
+      for (const variant of VARIANTS) {
+        log(`knowledge: round ${r + 1}/${rounds}, ${variant}`);
+        if (variant === 'warm, 1 changed') change(1);
+        if (variant === 'warm, 100 changed') change(100);
+        results.get(variant)!.push(run(variant, cacheDir));
+        if (variant === 'cold')
+          cacheBytes = readdirSync(cacheDir).reduce((n, f) => n + statSync(join(cacheDir, f)).size, 0);
+      }
+      rmSync(cacheDir, { recursive: true, force: true });
     }
-    const med = (key: keyof ColdResult) => round(median(results.map((r) => r[key] as number)));
-    const latencies = results.flatMap((r) => r.searchMs).sort((a, b) => a - b);
-    const first = results[0]!;
-    return {
-      description: `${count} generated OKF concepts (${written.folders} folders of ~100, each with index.md; ${round(written.bytes / 2 ** 20)} MB of Markdown) loaded in a fresh process per run (page cache warm), median of ${runs}; load includes validation (issues are computed while loading); the index is built by the first search; then ${queries - 1} more searches (k = 5) of 2-3 words taken from concept titles and descriptions`,
-      concepts: first.concepts,
-      folders: written.folders,
-      bundleMB: round(written.bytes / 2 ** 20),
-      issues: { errors: first.errors, warnings: first.warnings },
-      cold: {
+    const summary = (rows: ColdResult[]) => {
+      const med = (key: keyof ColdResult) => round(median(rows.map((x) => x[key] as number)));
+      const latencies = rows.flatMap((x) => x.searchMs).sort((a, b) => a - b);
+      return {
         loadMs: med('loadMs'),
-        indexBuildMs: med('indexMs'),
-        loadPlusIndexMs: round(median(results.map((r) => r.loadMs + r.indexMs))),
+        firstSearchMs: med('indexMs'),
+        loadPlusFirstSearchMs: round(median(rows.map((x) => x.loadMs + x.indexMs))),
+        loadPlusFirstSearchRunsMs: rows.map((x) => round(x.loadMs + x.indexMs)),
+        loadPlusFirstSearchCpuMs: round(median(rows.map((x) => x.cpuMs))),
         renderIndexesMs: med('renderIndexesMs'),
-        indexFiles: first.indexFiles,
+        search: { queries: latencies.length, ...p50p99(latencies, 2) },
         rssStartMB: med('rssStartMB'),
         rssAfterLoadMB: med('rssAfterLoadMB'),
         rssAfterIndexMB: med('rssAfterIndexMB'),
         heapAfterLoadMB: med('heapAfterLoadMB'),
         heapAfterIndexMB: med('heapAfterIndexMB'),
-      },
-      search: {
-        queries: latencies.length,
-        withResults: first.withResults,
-        sourceInTop5: first.sourceInTop5,
-        ...p50p99(latencies, 2),
-      },
+        ...(rows[0]!.cache ? { cache: rows[0]!.cache } : {}),
+      };
+    };
+    const first = results.get('no cache')![0]!;
+    return {
+      description: `${count} generated OKF concepts (${written.folders} folders of ~100, each with index.md; ${round(written.bytes / 2 ** 20)} MB of Markdown), each variant in a fresh process per run (page cache warm), ${rounds} rounds of every variant in turn, medians; load includes validation (issues are computed while loading); the first search builds the index unless loading did (with a cache); then ${queries - 1} more searches (k = 5) of 2-3 words taken from concept titles and descriptions`,
+      concepts: first.concepts,
+      folders: written.folders,
+      bundleMB: round(written.bytes / 2 ** 20),
+      issues: { errors: first.errors, warnings: first.warnings },
+      withResults: first.withResults,
+      sourceInTop5: first.sourceInTop5,
+      indexFiles: first.indexFiles,
+      cacheFileMB: round(cacheBytes / 2 ** 20),
+      variants: Object.fromEntries(VARIANTS.map((v) => [v, summary(results.get(v)!)])),
     };
   } finally {
     tmp.remove();
@@ -76,6 +121,8 @@ interface ColdResult {
   warnings: number;
   loadMs: number;
   indexMs: number;
+  /** CPU (user + system) of load and first search: a figure less moved by other work on the machine. */
+  cpuMs: number;
   renderIndexesMs: number;
   indexFiles: number;
   rssStartMB: number;
@@ -83,22 +130,34 @@ interface ColdResult {
   rssAfterIndexMB: number;
   heapAfterLoadMB: number;
   heapAfterIndexMB: number;
-  /** Every search after the first (the first builds the index). */
+  /** Every search after the first (the first may build the index). */
   searchMs: number[];
   withResults: number;
   /** Searches whose concept the words were taken from came back in the top 5: a sanity check of ranking. */
   sourceInTop5: number;
+  cache?: unknown;
 }
 
-/** One cold measurement; runs in the child process and prints one JSON line. */
-async function coldRun(dir: string, queryCount: number): Promise<ColdResult> {
+/** One measurement; runs in the child process and prints one JSON line. */
+async function coldRun(
+  dir: string,
+  queryCount: number,
+  mode: string,
+  cacheDir?: string,
+): Promise<ColdResult> {
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
   const mb = (bytes: number) => bytes / 2 ** 20;
+  const cpu = () => {
+    const used = process.cpuUsage();
+    return (used.user + used.system) / 1000;
+  };
   gc();
   const rssStartMB = mb(process.memoryUsage().rss);
+  const cpuStart = cpu();
   let started = performance.now();
-  const bundle = await loadBundle(dir);
+  const bundle = await loadBundle(dir, cacheDir ? { cacheDir } : {});
   const loadMs = performance.now() - started;
+  const cpuLoaded = cpu();
   gc();
   const afterLoad = process.memoryUsage();
 
@@ -106,9 +165,13 @@ async function coldRun(dir: string, queryCount: number): Promise<ColdResult> {
   const picked = Array.from({ length: queryCount }, (_, i) => all[(i * 7919) % all.length]!);
   const queries = picked.map((c, i) => queryFor(c.title, c.description ?? '', i));
   const base = new KnowledgeBase([bundle]);
+  const find = mode === 'minisearch' ? miniSearchOf(bundle) : (q: string) => base.search(q);
+  // CPU of the load and the first search, without the forced GC between them.
+  const cpuSearch = cpu();
   started = performance.now();
-  const firstHits = base.search(queries[0]!);
+  const firstHits = find(queries[0]!);
   const indexMs = performance.now() - started;
+  const cpuMs = cpuLoaded - cpuStart + (cpu() - cpuSearch);
   gc();
   const afterIndex = process.memoryUsage();
 
@@ -117,7 +180,7 @@ async function coldRun(dir: string, queryCount: number): Promise<ColdResult> {
   let sourceInTop5 = firstHits.some((h) => h.id === picked[0]!.id) ? 1 : 0;
   for (let i = 1; i < queries.length; i++) {
     const t = performance.now();
-    const hits = base.search(queries[i]!);
+    const hits = find(queries[i]!);
     searchMs.push(performance.now() - t);
     if (hits.length > 0) withResults++;
     if (hits.some((h) => h.id === picked[i]!.id)) sourceInTop5++;
@@ -133,6 +196,7 @@ async function coldRun(dir: string, queryCount: number): Promise<ColdResult> {
     warnings: bundle.issues.length - bundle.errors,
     loadMs,
     indexMs,
+    cpuMs,
     renderIndexesMs,
     indexFiles: indexes.length,
     rssStartMB,
@@ -143,6 +207,38 @@ async function coldRun(dir: string, queryCount: number): Promise<ColdResult> {
     searchMs,
     withResults,
     sourceInTop5,
+    ...(bundle.cache ? { cache: bundle.cache } : {}),
+  };
+}
+
+/**
+ * The anchor: search as the knowledge base did before it had its own index, a MiniSearch index over the same
+ * fields with the same boosts, built on the first search; each search sorts every match and keeps the first 5.
+ */
+function miniSearchOf(bundle: KnowledgeBundle): (query: string) => Array<{ id: string }> {
+  let index:
+    | MiniSearch<{ id: string; title: string; description: string; tags: string; body: string }>
+    | undefined;
+  return (query) => {
+    if (!index) {
+      index = new MiniSearch({
+        fields: ['title', 'description', 'tags', 'body'],
+        searchOptions: { boost: { title: 3, description: 2, tags: 2 }, combineWith: 'OR', prefix: false },
+      });
+      index.addAll(
+        [...bundle.concepts.values()].map((c) => ({
+          id: c.id,
+          title: `${c.title} ${c.id.replace(/[/_-]+/g, ' ')}`,
+          description: c.description ?? '',
+          tags: c.tags.join(' '),
+          body: c.body,
+        })),
+      );
+    }
+    return index
+      .search(query)
+      .slice(0, 5)
+      .map((hit) => ({ id: String(hit.id) }));
   };
 }
 
@@ -268,7 +364,7 @@ interface Planned {
 }
 
 /** Writes the bundle; returns how many folders and bytes. Deterministic: a seeded PRNG. */
-function writeBundle(root: string, count: number): { folders: number; bytes: number } {
+export function writeBundle(root: string, count: number): { folders: number; bytes: number } {
   const random = mulberry32(7);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const chance = (p: number) => random() < p;
@@ -533,9 +629,8 @@ function pad(n: number): string {
 
 const main = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1];
 if (main && process.argv[2] === '--cold') {
-  process.stdout.write(
-    `${JSON.stringify(await coldRun(process.argv[3]!, Number(process.argv[4] ?? 200)))}\n`,
-  );
+  const [dir, queries, mode, cacheDir] = process.argv.slice(3) as [string, string, string, string?];
+  process.stdout.write(`${JSON.stringify(await coldRun(dir, Number(queries), mode, cacheDir))}\n`);
 } else if (main) {
   process.stdout.write(`${JSON.stringify(await runKnowledge(), null, 2)}\n`);
 }

@@ -1,8 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { cpus, release, totalmem } from 'node:os';
+import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { runCalls } from './calls.js';
+import { runCodeMode } from './code-mode.js';
 import { runConnect } from './connect.js';
+import { runConsole } from './console.js';
 import { runDocs } from './docs.js';
 import { runGateway } from './gateway.js';
 import { runKnowledge } from './knowledge.js';
@@ -12,31 +14,46 @@ import { runSandbox } from './sandbox.js';
 import { runScan } from './scan.js';
 import { runSkills } from './skills.js';
 import { runStartup } from './startup.js';
-import { runToolSearch } from './tool-search.js';
+import { runToolIndex, runToolSearch } from './tool-search.js';
+import { runTui } from './tui.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [pins] [scan] [sandbox] [startup]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox] [startup] [console] [code-mode] [tui]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
- * bench/results/latest.json, keeping the results of benchmarks not run this time.
+ * bench/results/latest.json, keeping the results of benchmarks not run this time. `--rounds N` sets the rounds of
+ * the benchmarks that run fresh processes per variant (docs, knowledge; 3 by default), to keep a run short on a
+ * shared machine.
  */
+const roundsAt = process.argv.indexOf('--rounds');
+const rounds = roundsAt === -1 ? undefined : Number(process.argv[roundsAt + 1]);
+if (rounds !== undefined && !(Number.isInteger(rounds) && rounds >= 1)) {
+  process.stderr.write('--rounds takes a whole number of at least 1\n');
+  process.exit(2);
+}
 const BENCHMARKS = {
   connect: () => runConnect(),
   calls: () => runCalls(),
   'large-result': () => runLargeResult(),
   gateway: () => runGateway(),
-  docs: () => runDocs(),
+  docs: () => runDocs(rounds ? { rounds } : {}),
   skills: () => runSkills(),
-  knowledge: () => runKnowledge(),
+  knowledge: () => runKnowledge(rounds ? { rounds } : {}),
   'tool-search': () => runToolSearch(),
+  'tool-index': () => runToolIndex(),
   pins: () => runPins(),
   scan: () => runScan(),
   sandbox: () => runSandbox(),
   startup: () => runStartup(),
+  'code-mode': () => runCodeMode(),
+  console: () => runConsole(),
+  tui: () => runTui(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 
-const requested = process.argv.slice(2);
+const requested = process.argv
+  .slice(2)
+  .filter((_, i, all) => all[i] !== '--rounds' && all[i - 1] !== '--rounds');
 const unknown = requested.filter((name) => !(name in BENCHMARKS));
 if (unknown.length) {
   process.stderr.write(
@@ -76,7 +93,15 @@ document.benchmarks = results;
 for (const name of names) {
   log(`${name}: starting`);
   const started = performance.now();
-  results[name] = { date: new Date().toISOString(), ...(await BENCHMARKS[name]()) };
+  // The load average beside every result: on a shared machine it says how far the figures are from a quiet one.
+  const date = new Date().toISOString();
+  const loadBefore = loadavg().map((x) => round(x));
+  const result = await BENCHMARKS[name]();
+  results[name] = {
+    date,
+    loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)) },
+    ...result,
+  };
   log(`${name}: finished in ${round((performance.now() - started) / 1000)} s`);
 }
 

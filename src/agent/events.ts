@@ -68,6 +68,8 @@ export type AgentEvent =
       name: string;
       arguments: unknown;
       server?: string;
+      /** Set on a call a script made through run_code: the run_code call it is nested under. */
+      parentCallId?: string;
     }
   /** A person is about to be asked to approve a call (the prompt opens); `approval` follows with the answer. */
   | {
@@ -106,6 +108,8 @@ export type AgentEvent =
       durationMs: number;
       /** How long a person took to approve it, when one was asked. */
       waitMs?: number;
+      /** Set on a call a script made through run_code: the run_code call it is nested under. */
+      parentCallId?: string;
     }
   /** After each model call: that step's tokens and cost, and the session's running totals. */
   | { type: 'usage'; step: number; stepUsage: Usage; total: Usage }

@@ -1,6 +1,7 @@
 import type { Catalog } from '../mcp/catalog.js';
 import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
+import { HeldOnce, heldNotice, heldToolText, heldWhy } from '../security/held.js';
 import type { DefinitionGuard, HeldDefinition } from '../security/pins.js';
 import type { ContextPart } from './context.js';
 import type { AgentEvent } from './events.js';
@@ -32,8 +33,8 @@ export class HeldReview {
   /** Definitions held back in the current catalog (changed since approved, or flagged by the scan). */
   #held: HeldEntry[] = [];
   /** Held definitions already announced or put to the reviewer, by server, kind, name and digest. */
-  readonly #announced = new Set<string>();
-  readonly #reviewed = new Set<string>();
+  readonly #announced = new HeldOnce();
+  readonly #reviewed = new HeldOnce();
 
   constructor(options: HeldReviewOptions) {
     this.#guard = options.guard;
@@ -59,15 +60,8 @@ export class HeldReview {
       const modelName = catalog.tools.find(
         (t) => h.kind === 'tool' && t.server === h.server && t.definition.name === h.name,
       )?.name;
-      const key = heldKey(h);
-      if (!this.#announced.has(key)) {
-        this.#announced.add(key);
-        this.#emit({
-          type: 'notice',
-          text: `held back: ${h.reason} (server ${h.server}); review with \`tack pins diff ${h.server}\`, accept with \`tack pins accept ${h.server}\``,
-          definition: definitionNotice(h, 'held'),
-        });
-      }
+      if (this.#announced.first(h))
+        this.#emit({ type: 'notice', text: heldNotice(h), definition: definitionNotice(h, 'held') });
       return { ...h, ...(modelName ? { modelName } : {}) };
     });
   }
@@ -101,10 +95,8 @@ export class HeldReview {
     const reviewer = this.#reviewer;
     if (!guard || !reviewer) return false;
     let accepted = false;
-    for (const h of [...this.#held]) {
-      const key = heldKey(h);
-      if (this.#reviewed.has(key)) continue;
-      this.#reviewed.add(key);
+    for (const h of this.#held) {
+      if (!this.#reviewed.first(h)) continue;
       if (!(await reviewer(h, await guard.diff(h)))) continue;
       await guard.accept(h);
       accepted = true;
@@ -120,32 +112,19 @@ export class HeldReview {
   /** What the model is told when it calls a held tool by name; undefined when `name` is not held. */
   message(name: string): string | undefined {
     const held = this.#held.find((h) => h.modelName === name);
-    if (!held) return undefined;
-    const why =
-      held.why === 'changed'
-        ? 'its definition changed since the user approved it'
-        : 'the security scan flagged its definition';
-    return `${name} is unavailable: ${why}. It stays disabled until the user reviews it (\`tack pins diff ${held.server}\`). Do the task without it or tell the user.`;
+    return held && heldToolText(name, held, 'harness');
   }
 
   /** Tells the model which tools are disabled and why, without repeating their (untrusted) new text. */
   part(): ContextPart | undefined {
     const tools = this.#held.filter((h) => h.modelName);
     if (tools.length === 0) return undefined;
-    const lines = tools.map(
-      (h) =>
-        `- ${h.modelName}: ${h.why === 'changed' ? 'its definition changed since the user approved it' : 'its definition was flagged by the security scan'}`,
-    );
+    const lines = tools.map((h) => `- ${h.modelName}: ${heldWhy(h)}`);
     return {
       name: 'unavailable tools',
       text: `<unavailable_tools>\nThese tools are disabled until the user reviews them (\`tack pins\`). Do not try to call them; if the task needs one, say so to the user.\n${lines.join('\n')}\n</unavailable_tools>`,
     };
   }
-}
-
-/** One held version of one definition: announced and put to the reviewer once each. */
-function heldKey(h: HeldDefinition): string {
-  return `${h.identity}\0${h.kind}\0${h.name}\0${h.sha256}`;
 }
 
 function definitionNotice(h: HeldDefinition, status: 'held' | 'accepted') {

@@ -8,6 +8,7 @@ import type { SkillLibrary } from '../skills/library.js';
 import type { NativeTool } from '../tools/native.js';
 import type { SecretMasker } from '../util/secrets.js';
 import type { ApproveMode, Approver } from './approval.js';
+import type { CodeModeOptions } from './code-mode.js';
 import type { AgentEvent, EndReason, Usage } from './events.js';
 import type { Guidelines } from './guidelines.js';
 import type { DefinitionReviewer } from './held.js';
@@ -96,9 +97,12 @@ export interface AgentOptions {
   // What the session works with.
   /** MCP tools: every tool of the host's catalog, re-read each step (servers come and go). */
   host?: McpHost;
-  /** For `trusted` servers, the state directory (transcripts, saved outputs), the scan's limits and the skill scripts' sandbox. */
+  /**
+   * For `trusted` servers, the state directory (transcripts, saved outputs), the scan's limits and judge (its cached
+   * verdicts decide definitions the static scan leaves in doubt) and the skill scripts' sandbox.
+   */
   config?: Pick<TackConfig, 'servers' | 'paths'> &
-    Partial<Pick<TackConfig, 'limits'>> & { sandbox?: TackConfig['sandbox'] };
+    Partial<Pick<TackConfig, 'limits' | 'scan'>> & { sandbox?: TackConfig['sandbox'] };
   skills?: SkillLibrary;
   knowledge?: KnowledgeBase;
   computations?: ComputationRuntimes;
@@ -108,6 +112,8 @@ export interface AgentOptions {
   toolFilter?: (name: string) => boolean;
   /** Deferred loading of MCP tools past a threshold (search_tools, call_tool). Default: auto. */
   toolSearch?: ToolSearchOptions;
+  /** Code mode: run_code, a script calling many tools (default off; code-mode.ts). */
+  codeMode?: CodeModeOptions;
   /** Offer the `task` tool (default true; a sub-agent never gets one). */
   subagents?: boolean;
   /** Default: loaded from cwd (user and project AGENTS.md / CLAUDE.md). */

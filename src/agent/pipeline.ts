@@ -2,9 +2,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import { errorMessage } from '../errors.js';
+import { callToolInput } from '../search/meta-tools.js';
 import { RuleSet } from '../security/rules.js';
 import type { SecretMasker } from '../util/secrets.js';
 import { ApprovalGate, type Approver } from './approval.js';
+import { RUN_CODE } from './code-mode.js';
 import type { AgentEvent } from './events.js';
 import type { HeldReview } from './held.js';
 import { type HooksConfig, hookNotices, runHooks } from './hooks.js';
@@ -22,6 +24,8 @@ export interface ToolCallRequest {
   /** The arguments did not parse; `error` says why, in the provider's words. */
   invalid?: boolean;
   error?: unknown;
+  /** Set on a call a script made (run_code): the run_code call it belongs to. */
+  parentCallId?: string;
 }
 
 /** What a call gave, as the model gets it, and how long it took. */
@@ -35,6 +39,11 @@ export interface ToolCallResult {
   durationMs: number;
   /** How long a person took to approve it, when one was asked. */
   waitMs?: number;
+  /**
+   * The tool's structured result (MCP `structuredContent`), for a script; left out when its JSON passes the output
+   * cap or a hook withheld the result. Never sent to the model or recorded: `text` is what they get.
+   */
+  structured?: unknown;
 }
 
 export interface ToolCallContext {
@@ -72,6 +81,7 @@ interface Outcome {
   text: string;
   isError: boolean;
   durationMs: number;
+  structured?: unknown;
 }
 
 /**
@@ -101,7 +111,16 @@ export class ToolPipeline {
   readonly run: RunToolCall = async (call, { signal, step }) => {
     const tool = this.#options.tools.find(call.name);
     this.#started(call, step, tool);
-    return this.#finish(call, await this.#through(call, tool, signal));
+    let outcome: Outcome;
+    try {
+      outcome = await this.#through(call, tool, signal, step);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      // Interrupted (Esc, Ctrl-C) while it ran: the call still gets its result and its event, so the history
+      // stays valid for the next run (every tool call answered) and a UI can close the call's block.
+      outcome = { text: 'Interrupted by the user before it finished.', isError: true, durationMs: 0 };
+    }
+    return this.#finish(call, outcome);
   };
 
   /** Answers a call without running it (loop detection's warning), with the same events as a run. */
@@ -138,6 +157,11 @@ export class ToolPipeline {
       if (message.role !== 'tool') continue;
       for (const part of message.content) {
         if (part.type !== 'tool-result' || part.toolName === SEARCH_TOOLS) continue;
+        if (part.toolName === RUN_CODE) {
+          // What a script read is not in the history (its calls were never the model's): assume the worst.
+          this.#gate.taint(`${RUN_CODE} (in the resumed history; what its script read is not known now)`);
+          return;
+        }
         const name = part.toolName === CALL_TOOL ? called.get(part.toolCallId) : part.toolName;
         const tool = name === undefined ? undefined : known.get(name);
         if (tool) this.#gate.noteResult(tool);
@@ -157,6 +181,7 @@ export class ToolPipeline {
       name: call.name,
       arguments: call.input,
       ...(server ? { server } : {}),
+      ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
     });
   }
 
@@ -171,14 +196,31 @@ export class ToolPipeline {
       ...(waitMs !== undefined ? { waitMs } : {}),
       ...(savedTo ? { savedTo } : {}),
     };
-    this.#options.emit({ type: 'tool-result', callId: call.callId, name: call.name, ...result });
-    return result;
+    this.#options.emit({
+      type: 'tool-result',
+      callId: call.callId,
+      name: call.name,
+      ...result,
+      ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
+    });
+    const structured = outcome.structured;
+    if (structured === undefined || savedTo) return result;
+    // The structured result goes to a script only within the same cap as the text.
+    const json = JSON.stringify(structured);
+    return json !== undefined && json.length <= this.#options.outputCapTokens * 4
+      ? { ...result, structured }
+      : result;
   }
 
   /** Hooks, approval, the run and the taint; every refusal and failure worded so the model can recover. */
-  async #through(call: ToolCallRequest, tool: AgentTool | undefined, signal: AbortSignal): Promise<Outcome> {
+  async #through(
+    call: ToolCallRequest,
+    tool: AgentTool | undefined,
+    signal: AbortSignal,
+    step: number,
+  ): Promise<Outcome> {
     const refused = (text: string): Outcome => ({ text, isError: true, durationMs: 0 });
-    if (tool?.name === CALL_TOOL) return this.#callTool(call, signal);
+    if (tool?.name === CALL_TOOL) return this.#callTool(call, signal, step);
     if (!tool) {
       const held = this.#options.held.message(call.name);
       if (held) return refused(held);
@@ -228,7 +270,7 @@ export class ToolPipeline {
       );
     this.#options.tools.used(tool);
     const started = performance.now();
-    const result = await runTool(tool, input, signal, call.callId);
+    const result = await runTool(tool, input, signal, call.callId, step);
     const durationMs = Math.round(performance.now() - started);
     this.#gate.noteResult(tool);
     const post = await runHooks(
@@ -250,10 +292,10 @@ export class ToolPipeline {
   }
 
   /** call_tool: the named MCP tool, run now, through the same hooks and approval as a direct call. */
-  async #callTool(call: ToolCallRequest, signal: AbortSignal): Promise<Outcome> {
-    const input = (call.input ?? {}) as Record<string, unknown>;
-    const name = typeof input.name === 'string' ? input.name : '';
-    const args = input.arguments ?? {};
+  async #callTool(call: ToolCallRequest, signal: AbortSignal, step: number): Promise<Outcome> {
+    const input = callToolInput(call.input as Record<string, unknown> | undefined);
+    if ('error' in input) return { text: input.error, isError: true, durationMs: 0 };
+    const { name } = input;
     const target = this.#options.tools.mcp().find((t) => t.name === name);
     const held = target ? undefined : this.#options.held.message(name);
     if (held) return { text: held, isError: true, durationMs: 0 };
@@ -263,9 +305,7 @@ export class ToolPipeline {
         isError: true,
         durationMs: 0,
       };
-    if (typeof args !== 'object' || args === null || Array.isArray(args))
-      return { text: `${CALL_TOOL}: "arguments" must be an object`, isError: true, durationMs: 0 };
-    return this.#through({ ...call, name, input: args, invalid: false }, target, signal);
+    return this.#through({ ...call, name, input: input.arguments, invalid: false }, target, signal, step);
   }
 
   /** Output over the cap is cut for the model; the whole of it is saved in the session folder and named. */

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
+import { projectTrustScope } from '../config/apply-trust.js';
 import { loadConfig, type ServerConfig, type TackConfig } from '../config/load.js';
 import type { HookEvent } from '../config/schema.js';
-import { projectTrustScope } from '../config/trust.js';
 import { TackError } from '../errors.js';
 import {
   compareProjectFiles,

@@ -7,6 +7,7 @@ import { trifectaLegs } from '../security/capabilities.js';
 import { skillTools } from '../skills/tools.js';
 import type { NativeTool } from '../tools/native.js';
 import { pushAll } from '../util/arrays.js';
+import { CODE_API, type CodeModeOptions, offersCodeMode, RUN_CODE } from './code-mode.js';
 import type { HeldReview } from './held.js';
 import type { AgentOptions } from './options.js';
 import { CALL_TOOL, DeferredTools, SEARCH_TOOLS, type ToolSearchOptions } from './tool-search.js';
@@ -51,6 +52,8 @@ export interface SessionToolsOptions {
   toolSearch?: ToolSearchOptions | undefined;
   contextWindow: number;
   held: HeldReview;
+  /** Code mode: run_code and code_api are among `native`, offered when this says so (code-mode.ts). */
+  codeMode?: CodeModeOptions | undefined;
 }
 
 /**
@@ -131,12 +134,27 @@ export class SessionTools {
 
   /** What the next step offers, after the filter: see AgentSession.tools. */
   visible(): AgentTool[] {
-    const { tools, deferred } = this.#deferred.visible(this.mcp(), this.#options.contextWindow);
-    const all = [...this.#native, ...(deferred ? this.#meta : []), ...tools];
+    const mcp = this.mcp();
+    const { tools, deferred } = this.#deferred.visible(mcp, this.#options.contextWindow);
+    const native = offersCodeMode(this.#options.codeMode, mcp.length, deferred)
+      ? this.#native
+      : this.#native.filter((t) => t.name !== RUN_CODE && t.name !== CODE_API);
+    const all = [...native, ...(deferred ? this.#meta : []), ...tools];
     const filter = this.#options.toolFilter;
     return filter
       ? all.filter((t) => filter(t.name) || t.name === SEARCH_TOOLS || t.name === CALL_TOOL)
       : all;
+  }
+
+  /** Whether run_code is offered, as of the last refresh (no review, no store read). */
+  get codeMode(): boolean {
+    const mcp = this.#mcpAsOfRefresh();
+    return offersCodeMode(this.#options.codeMode, mcp.length, this.deferring);
+  }
+
+  /** Every MCP tool the session may use, as of the last refresh (no review, no store read). */
+  mcpAsOfRefresh(): AgentTool[] {
+    return this.#mcpAsOfRefresh();
   }
 
   /** Whether MCP tools are deferred, as of the last refresh (no review, no store read). */

@@ -1,12 +1,15 @@
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
+import { serverApis } from '../codemode/declarations.js';
 import { addPermissionRule } from '../config/user-rules.js';
 import { errorMessage, TackError } from '../errors.js';
 import { expectedGuarantees } from '../sandbox/launch.js';
 import type { SandboxFacts } from '../security/capabilities.js';
-import { DefinitionGuard, type HeldDefinition } from '../security/pins.js';
+import { DefinitionGuard, guardOptions, type HeldDefinition } from '../security/pins.js';
 import { ACTIVATE_SKILL } from '../skills/tools.js';
 import type { NativeTool } from '../tools/native.js';
+import { pushAll } from '../util/arrays.js';
+import { apiTools, codeModePart, codeModeTools } from './code-mode.js';
 import { type CompactionEvent, Compactor } from './compaction.js';
 import { type ContextPart, serverInstructions, stableParts, systemPrompt } from './context.js';
 import { type AgentEvent, type EndReason, type Usage, ZERO_USAGE } from './events.js';
@@ -85,7 +88,7 @@ export class AgentSession {
     this.#held = new HeldReview({
       guard:
         options.pins?.enabled !== false && store
-          ? new DefinitionGuard(store.pins, { scanBytes: options.config?.limits?.scanBytes })
+          ? new DefinitionGuard(store.pins, guardOptions(options.config, store))
           : undefined,
       reviewer: options.pins?.reviewer,
       emit,
@@ -100,6 +103,7 @@ export class AgentSession {
       toolSearch: options.toolSearch,
       contextWindow: window,
       held: this.#held,
+      codeMode: options.codeMode,
     });
     const paths = options.config?.paths;
     const state = paths?.stateDir;
@@ -212,10 +216,18 @@ export class AgentSession {
     const instructions = serverInstructions(this.#options.host, this.#held.heldInstructions());
     const held = this.#held.part();
     const deferred = this.deferringTools ? deferredToolsPart(this.#options.host) : undefined;
+    const code = this.#tools.codeMode
+      ? codeModePart(
+          this.#options.codeMode,
+          serverApis(apiTools(this.#tools.mcpAsOfRefresh())),
+          this.deferringTools,
+        )
+      : undefined;
     return [
       ...this.#system,
       ...(instructions ? [instructions] : []),
       ...(deferred ? [deferred] : []),
+      ...(code ? [code] : []),
       ...(held ? [held] : []),
     ];
   }
@@ -355,6 +367,15 @@ export class AgentSession {
   /** tack's own tools, in the order offered: skills, knowledge, the caller's, then `task`. */
   #nativeTools(activeSkills: Set<string>): NativeTool[] {
     const native = ownTools(this.#options, activeSkills);
+    if ((this.#options.codeMode?.mode ?? 'off') !== 'off')
+      pushAll(
+        native,
+        codeModeTools({
+          tools: () => this.#tools.mcp(),
+          run: (call, context) => this.#pipeline.run(call, context),
+          options: this.#options.codeMode,
+        }),
+      );
     if (this.#options.subagents !== false && !this.#options.parent)
       native.push(
         subagentTool({

@@ -1,19 +1,15 @@
 import type { Catalog } from '../mcp/catalog.js';
 import type { McpHost } from '../mcp/host.js';
-import {
-  CALL_TOOL_DEFINITION,
-  downServers,
-  formatToolHits,
-  quoteQueries,
-  SEARCH_TOOLS_DEFINITION,
-} from '../search/meta-tools.js';
-import { hybridSearch, type SemanticRanker } from '../search/semantic.js';
+import { answerSearchTools, CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
+import type { SemanticRanker } from '../search/semantic.js';
+import type { ToolTermCache } from '../search/term-cache.js';
 import {
   type SearchableTool,
   type ServerProfile,
   serverProfiles,
   ToolSearchIndex,
 } from '../search/tool-index.js';
+import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { AgentTool } from './toolset.js';
 
 export const SEARCH_TOOLS = SEARCH_TOOLS_DEFINITION.name;
@@ -43,6 +39,14 @@ export interface ToolSearchOptions {
    * while its endpoint is down.
    */
   semantic?: SemanticRanker;
+  /**
+   * Search terms of the catalog kept between sessions (`<state>/indexes/tool-terms.idx`): a large catalog's
+   * index is built without tokenizing the servers that did not change. Written after each index update that
+   * tokenized.
+   */
+  terms?: ToolTermCache;
+  /** Where a term cache that could not be used or written is reported (INDEX_CACHE). */
+  onWarning?: WarningSink;
 }
 
 /** Server names the deferred-loading notice lists at most: past that, the count says the rest. */
@@ -145,9 +149,17 @@ export class DeferredTools {
     signal?: AbortSignal,
   ): Promise<string> {
     const { index, tools } = await this.#ensureIndex(mcp);
-    const { hits } = await hybridSearch(index, tools, queries, k, this.#options.semantic, {
-      ...(signal ? { signal } : {}),
-    });
+    const { hits, text } = await answerSearchTools(
+      index,
+      tools,
+      { queries: [...queries], k },
+      {
+        semantic: this.#options.semantic,
+        signal,
+        down: this.#host?.servers() ?? [],
+        next: `These tools are loaded from your next step on; or run one now with ${CALL_TOOL}.`,
+      },
+    );
     // The words that found a tool: the query of the several whose own list ranks it best.
     const perQuery = queries.length > 1 ? queries.map((q) => index.search(q, Math.max(k, 20))) : [];
     for (const hit of hits) {
@@ -164,12 +176,7 @@ export class DeferredTools {
       });
       this.#foundBy.set(hit.tool.name, best);
     }
-    return formatToolHits(
-      quoteQueries(queries),
-      hits,
-      downServers(this.#host?.servers() ?? []),
-      `These tools are loaded from your next step on; or run one now with ${CALL_TOOL}.`,
-    );
+    return text;
   }
 
   /** The index over the MCP tools, following the catalog: only servers whose tools changed are re-indexed. */
@@ -191,7 +198,13 @@ export class DeferredTools {
       byServer.set(t.server ?? '', list);
     }
     const profiles = serverProfiles(this.#host?.servers() ?? []);
-    this.#index ??= ToolSearchIndex.build([]);
+    const cache = this.#options.terms;
+    if (!this.#index && cache?.problem)
+      sendWarning(this.#options.onWarning, {
+        code: 'INDEX_CACHE',
+        message: `tool search: the kept search terms were not used, so every server is tokenized: ${cache.problem}`,
+      });
+    this.#index ??= ToolSearchIndex.build([], { terms: cache });
     const index = this.#index;
     const next = new Map<string, { key: string; tools: SearchableTool[] }>();
     for (const [server, agentTools] of byServer) {
@@ -216,6 +229,12 @@ export class DeferredTools {
       }
     }
     for (const server of this.#perServer.keys()) if (!byServer.has(server)) index.removeServer(server);
+    const saved = cache?.save();
+    if (saved && !saved.ok)
+      sendWarning(this.#options.onWarning, {
+        code: 'INDEX_CACHE',
+        message: `tool search: the tokens were not kept: ${saved.message}`,
+      });
     this.#perServer = next;
     this.#tools = [...next.values()].flatMap((entry) => entry.tools);
     this.#indexed = catalog;

@@ -19,6 +19,8 @@ export interface AgentTool extends GatedTool {
   /** The server's own name for an MCP tool (the model-visible name may be sanitized). */
   serverToolName?: string;
   inputSchema: Record<string, unknown>;
+  /** An MCP tool's declared output schema (code mode types its result from it). */
+  outputSchema?: unknown;
   /** How the schema was mended for providers (see schema.ts); empty when taken as it was. */
   schemaChanges: string[];
   /** Runs the call; `callId` is the model's id for it (a sub-agent names the call that started it). */
@@ -26,7 +28,8 @@ export interface AgentTool extends GatedTool {
     input: Record<string, unknown>,
     signal: AbortSignal,
     callId?: string,
-  ): Promise<{ text: string; isError: boolean }>;
+    step?: number,
+  ): Promise<{ text: string; isError: boolean; structured?: unknown }>;
 }
 
 /** What the tool mapping needs from a server's configuration, and what its enforced sandbox guarantees. */
@@ -80,10 +83,15 @@ export function mcpAgentTools(
       capabilities: labels,
       ...(ruledOut.length > 0 ? { ruledOut } : {}),
       inputSchema: schema,
+      ...(definition.outputSchema ? { outputSchema: definition.outputSchema } : {}),
       schemaChanges: changes,
       async run(input, signal) {
         const result = await host.callTool(entry.name, input, { signal });
-        return { text: resultText(result), isError: result.isError === true };
+        return {
+          text: resultText(result),
+          isError: result.isError === true,
+          ...(result.structuredContent !== undefined ? { structured: result.structuredContent } : {}),
+        };
       },
     };
   });
@@ -134,8 +142,12 @@ export function nativeAgentTools(tools: readonly NativeTool[], sandboxes: Native
       alwaysAsk,
       inputSchema: tool.inputSchema,
       schemaChanges: [],
-      async run(input, signal, callId) {
-        const result = await tool.execute(input, { signal, ...(callId !== undefined ? { callId } : {}) });
+      async run(input, signal, callId, step) {
+        const result = await tool.execute(input, {
+          signal,
+          ...(callId !== undefined ? { callId } : {}),
+          ...(step !== undefined ? { step } : {}),
+        });
         return { text: result.text, isError: result.isError === true };
       },
     };
@@ -151,9 +163,10 @@ export async function runTool(
   input: Record<string, unknown>,
   signal: AbortSignal,
   callId?: string,
-): Promise<{ text: string; isError: boolean }> {
+  step?: number,
+): Promise<{ text: string; isError: boolean; structured?: unknown }> {
   try {
-    return await tool.run(input, signal, callId);
+    return await tool.run(input, signal, callId, step);
   } catch (error) {
     if (signal.aborted) throw error;
     const hint = TackError.isInstance(error) && error.hint ? ` ${error.hint}` : '';

@@ -45,6 +45,7 @@ const readCommand = lazy(() => import('./commands/read.js'), 'readCommand');
 const sandboxCheckCommand = lazy(() => import('./commands/sandbox.js'), 'sandboxCheckCommand');
 const scanCommand = lazy(() => import('./commands/scan.js'), 'scanCommand');
 const serveCommand = lazy(() => import('./commands/serve.js'), 'serveCommand');
+const consoleCommand = lazy(() => import('./commands/console.js'), 'consoleCommand');
 const serveDocsCommand = lazy(() => import('./commands/serve-docs.js'), 'serveDocsCommand');
 const serveKnowledgeCommand = lazy(() => import('./commands/serve-knowledge.js'), 'serveKnowledgeCommand');
 const serveSkillsCommand = lazy(() => import('./commands/serve-skills.js'), 'serveSkillsCommand');
@@ -73,7 +74,12 @@ interface CliOptions {
   json?: boolean;
   server?: string;
   trustProject?: boolean;
+  allowChanged?: boolean;
 }
+
+const ALLOW_CHANGED = '--allow-changed';
+const ALLOW_CHANGED_HELP =
+  'use it even when its definition is held back (changed since approved, or flagged by the scan), this once';
 
 /** Commander hands every action its command last; optsWithGlobals() merges options given before or after it. */
 function optionsOf(args: unknown[]): CliOptions {
@@ -84,6 +90,7 @@ function optionsOf(args: unknown[]): CliOptions {
     ...(raw.json === true ? { json: true } : {}),
     ...(text(raw.server) ? { server: text(raw.server) } : {}),
     ...(raw.trustProject === true ? { trustProject: true } : {}),
+    ...(raw.allowChanged === true ? { allowChanged: true } : {}),
   };
 }
 
@@ -198,6 +205,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .argument('<tool>', 'model-visible tool name (mcp__<server>__<tool>)')
     .argument('[json-args]', 'arguments as a JSON object')
+    .option(ALLOW_CHANGED, ALLOW_CHANGED_HELP)
     .action(action(([tool, args], options) => callCommand(tool!, args, options)));
 
   program
@@ -205,6 +213,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('read a resource by URI')
     .argument('<uri>', 'resource URI')
     .option('--server <name>', 'the server to ask (default: the one that lists the URI)')
+    .option(ALLOW_CHANGED, ALLOW_CHANGED_HELP)
     .action(action(([uri], options) => readCommand(uri!, options)));
 
   program
@@ -213,6 +222,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .argument('<server>', 'server name')
     .argument('<name>', 'prompt name')
     .argument('[json-args]', 'arguments as a JSON object of strings')
+    .option(ALLOW_CHANGED, ALLOW_CHANGED_HELP)
     .action(action(([server, name, args], options) => promptCommand(server!, name!, args, options)));
 
   program
@@ -224,6 +234,23 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .action(async (opts: { http?: string }, cmd: Command) =>
       setExitCode(await serveCommand({ ...optionsOf([cmd]), ...(opts.http ? { http: opts.http } : {}) })),
+    );
+
+  program
+    .command('console')
+    .description(
+      'open the web console: servers, costs, sessions, pins and knowledge in a browser (127.0.0.1)',
+    )
+    .option('--port <n>', 'port to listen on (default: a free one)')
+    .option('--open', 'open the URL in the default browser')
+    .action(async (opts: { port?: string; open?: boolean }, cmd: Command) =>
+      setExitCode(
+        await consoleCommand({
+          ...optionsOf([cmd]),
+          ...(opts.port ? { port: opts.port } : {}),
+          ...(opts.open ? { open: true } : {}),
+        }),
+      ),
     );
 
   program
@@ -513,6 +540,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       ...(steps ? { maxSteps: steps } : {}),
       ...(cost ? { maxCost: cost } : {}),
       ...(text(raw.resume) ? { resume: text(raw.resume) } : {}),
+      ...(raw.plain === true ? { plain: true } : {}),
     };
   };
   const withAgentOptions = (cmd: Command) =>
@@ -538,8 +566,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   withAgentOptions(
     program
       .command('chat')
-      .description('talk with the agent in the terminal: /tools /skills /cost /compact /exit')
-      .option('--resume <session>', 'continue a session'),
+      .description(
+        'talk with the agent in a full-screen terminal interface (/help for commands and keys); line mode when stdout is not a terminal, TERM=dumb or --plain',
+      )
+      .option('--resume <session>', 'continue a session')
+      .option('--plain', 'the line-based chat instead of the full-screen one'),
   ).action(async (_opts: unknown, cmd: Command) => setExitCode(await chatCommand(agentOptions(cmd))));
   withAgentOptions(
     program.command('context').description('what the next turn would send, part by part, with token counts'),
@@ -585,9 +616,19 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description(
       'check tool definitions for poisoning (hidden text, directives to the model, exfiltration); exit 1 on a block',
     )
-    .option('--tools <tools.json>', 'scan exported definitions offline instead of the configured servers')
-    .action(async (opts: { tools?: string }, cmd: Command) =>
-      setExitCode(await scanCommand({ ...optionsOf([cmd]), ...(opts.tools ? { tools: opts.tools } : {}) })),
+    .option(
+      '--tools <file.json>',
+      'scan exported definitions offline (tools, prompts, resources) instead of the configured servers',
+    )
+    .option('--judge', 'send definitions the score leaves in doubt to scan.judge.model (cached by digest)')
+    .action(async (opts: { tools?: string; judge?: boolean }, cmd: Command) =>
+      setExitCode(
+        await scanCommand({
+          ...optionsOf([cmd]),
+          ...(opts.tools ? { tools: opts.tools } : {}),
+          ...(opts.judge ? { judge: true } : {}),
+        }),
+      ),
     );
 
   const sandbox = program

@@ -5,6 +5,7 @@ import { TackError } from '../errors.js';
 import type { Capability } from '../security/capabilities.js';
 import { ruleProblem } from '../security/rules.js';
 import { pushAll } from '../util/arrays.js';
+import type { ProjectTrustState } from './apply-trust.js';
 import { type ExpandResult, expandVars } from './expand.js';
 import { type Limits, type LimitsConfig, LimitsSchema, resolveLimits } from './limits.js';
 import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
@@ -16,6 +17,7 @@ import {
   type SandboxPolicy,
   SandboxResolver,
 } from './sandbox.js';
+import { type ScanConfig, ScanSchema } from './scan.js';
 import {
   AgentSchema,
   DEFAULT_CALL_TIMEOUT_MS,
@@ -39,9 +41,8 @@ import {
   TackConfigFileSchema,
 } from './schema.js';
 import { type ToolSearchConfig, ToolSearchSchema } from './tool-search.js';
-import type { ProjectTrustState } from './trust.js';
 
-/** Where a server entry came from; `project` entries wait for project trust (config/trust.ts). */
+/** Where a server entry came from; `project` entries wait for project trust (config/apply-trust.ts). */
 export interface ConfigSource {
   file: string;
   scope: 'user' | 'project' | 'explicit';
@@ -126,6 +127,8 @@ export interface TackConfig {
   limits: Limits;
   /** `toolSearch`, merged key by key (the more local file winning); `${VAR}` expanded. */
   toolSearch: ToolSearchConfig;
+  /** `scan`, merged key by key (the more local file winning). */
+  scan: ScanConfig;
   /** The sandbox skill scripts run in (absent: none); servers carry their own (`StdioServerConfig.sandbox`). */
   sandbox: { skillScripts: SandboxPolicy | undefined };
   /** Files that were read, lowest precedence first. */
@@ -216,6 +219,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   let agent: AgentConfig = {};
   let limits: LimitsConfig = {};
   let toolSearch: ToolSearchConfig = {};
+  let scan: ScanConfig = {};
   const permissions: TackConfig['permissions'] = { allow: [], ask: [], deny: [] };
   const fromProject: ProjectContributions = { hooks: [], allow: [], skillFolders: [] };
   const sandboxSections: Array<{ settings: SandboxSettings; file: string; project: boolean }> = [];
@@ -250,6 +254,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     if (parsed.agent) agent = mergeAgent(agent, parsed.agent);
     if (parsed.limits) limits = { ...limits, ...parsed.limits };
     if (parsed.toolSearch) toolSearch = { ...toolSearch, ...parsed.toolSearch };
+    if (parsed.scan) scan = { ...scan, ...parsed.scan };
     for (const action of ['allow', 'ask', 'deny'] as const)
       pushAll(permissions[action], parsed.permissions?.[action] ?? []);
     if (source.scope === 'project') {
@@ -318,6 +323,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     permissions,
     limits: resolveLimits(limits),
     toolSearch,
+    scan,
     sandbox: { skillScripts: sandbox.skillScripts },
     sources,
     warnings,
@@ -417,6 +423,7 @@ interface ParsedFile {
   permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
   limits?: LimitsConfig;
   toolSearch?: ToolSearchConfig;
+  scan?: ScanConfig;
   issues: ConfigWarning[];
   warnings: ConfigWarning[];
 }
@@ -475,6 +482,7 @@ export function parseConfigText(
       result.permissions = permissions;
     }
     result.limits = section(root, 'limits', LimitsSchema, issue);
+    result.scan = section(root, 'scan', ScanSchema, issue);
   }
   if (source.format === 'tack' && root.toolSearch !== undefined) {
     const parsed = ToolSearchSchema.safeParse(root.toolSearch);

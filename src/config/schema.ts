@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { CAPABILITIES } from '../security/capabilities.js';
 import { LimitsSchema } from './limits.js';
+import { ScanSchema } from './scan.js';
 import { ToolSearchSchema } from './tool-search.js';
 
 /**
@@ -469,6 +470,12 @@ export const AgentSchema = z
       .describe(
         'Deferred tool loading: auto (default) sends search_tools and call_tool instead of every MCP tool when the definitions pass 10 % of the context window or 40 tools; on always; off never.',
       ),
+    codeMode: z
+      .enum(['off', 'auto', 'on'])
+      .optional()
+      .describe(
+        'Code mode: run_code runs a script that calls MCP tools (every call through the same approvals, rules and guard as a direct call); only its output enters the context. off (default) never; auto when there are 10 or more MCP tools or they are deferred; on always.',
+      ),
   })
   .strict()
   .describe('The agent harness: tack run, tack chat.');
@@ -503,6 +510,7 @@ export const TackConfigFileSchema = z
     permissions: PermissionsSchema.optional(),
     limits: LimitsSchema.optional(),
     toolSearch: ToolSearchSchema.optional(),
+    scan: ScanSchema.optional(),
     sandbox: SandboxSettingsSchema.optional(),
     mcpServers: z
       .record(z.string().regex(SERVER_NAME_PATTERN), ServerEntrySchema)

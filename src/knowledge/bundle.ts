@@ -1,12 +1,37 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { TackError } from '../errors.js';
 import { pushAll } from '../util/arrays.js';
+import { type FrontMatter, readFrontMatter } from '../util/front-matter.js';
+import type { TextIndex } from '../util/text-index.js';
+import { sendWarning, type WarningSink } from '../util/warnings.js';
+import {
+  bundleCacheFile,
+  type ConceptRefs,
+  type FreshRecord,
+  frontMatterOf,
+  type LoadedBundleCache,
+  loadBundleCache,
+  mappingFor,
+  newSearchIndex,
+  normalizedText,
+  type Reference,
+  saveBundleCache,
+  searchTexts,
+} from './bundle-cache.js';
 import { type Concept, parseConcept } from './concept.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
+import {
+  candidatePaths,
+  existsOutside,
+  isUrl,
+  looksLikePath,
+  type PathLookup,
+  resolveInBundle,
+} from './link-targets.js';
 import { scanBody } from './links.js';
-import { existsOutside, isUrl, looksLikePath, type PathLookup, resolveInBundle } from './paths.js';
 import {
   INDEX_FILE,
   type IndexFile,
@@ -32,7 +57,28 @@ export interface Edge {
 
 export interface LoadBundleOptions {
   /** The bundle's name in `okf://<name>/...` and in output; default the folder name. */
-  name?: string;
+  name?: string | undefined;
+  /**
+   * A folder to keep what loading computes between runs (`<state>/indexes`: `config.paths.stateDir`): the front
+   * matter, links and search index entry of every concept file, by its SHA-256 (bundle-cache.ts). A warm load
+   * reads the files and parses only those that changed; with a cache the search index is built while loading.
+   */
+  cacheDir?: string | undefined;
+  /** Where a cache that could not be used or written is reported (INDEX_CACHE). */
+  onWarning?: WarningSink | undefined;
+}
+
+/** How a load used the cache: for logs, tests and benchmarks. */
+export interface BundleCacheReport {
+  file: string;
+  /** Concept files whose front matter, links and index entry came from the cache. */
+  loaded: number;
+  /** Concept files read afresh (new, changed, or without a usable record). */
+  parsed: number;
+  /** Whether the cache was written (something differed from it). */
+  saved: boolean;
+  /** Why an existing cache file was not used, when it was not. */
+  problem?: string;
 }
 
 /** Folders that are never part of a bundle's content. */
@@ -44,8 +90,12 @@ const SKIP_DIR = /^(\.|node_modules$)/;
  * out); it throws only when the folder cannot be read at all.
  */
 export class KnowledgeBundle {
-  readonly #out = new Map<string, Edge[]>();
-  readonly #in = new Map<string, Edge[]>();
+  /** Edges by source and by target concept, made on the first outlinks or backlinks: loading needs neither. */
+  #out: Map<string, Edge[]> | undefined;
+  #in: Map<string, Edge[]> | undefined;
+  #index: TextIndex | undefined;
+  /** How loading used the cache; undefined when it was loaded without one. */
+  readonly cache: BundleCacheReport | undefined;
 
   constructor(
     readonly name: string,
@@ -55,11 +105,22 @@ export class KnowledgeBundle {
     readonly logs: ReadonlyMap<string, LogFile>,
     readonly edges: readonly Edge[],
     readonly issues: readonly KnowledgeIssue[],
+    loaded: { index?: TextIndex; cache?: BundleCacheReport } = {},
   ) {
-    for (const edge of edges) {
-      push(this.#out, edge.from, edge);
-      if (edge.toConcept) push(this.#in, edge.to, edge);
-    }
+    this.#index = loaded.index;
+    this.cache = loaded.cache;
+  }
+
+  /**
+   * The concepts' search index (keys: concept ids), as the knowledge base searches it: from the load when it
+   * used a cache, else built here on first use.
+   */
+  searchIndex(): TextIndex {
+    if (this.#index) return this.#index;
+    const index = newSearchIndex();
+    for (const concept of this.concepts.values()) index.add(concept.id, searchTexts(concept));
+    this.#index = index;
+    return index;
   }
 
   get(id: string): Concept | undefined {
@@ -80,12 +141,24 @@ export class KnowledgeBundle {
 
   /** What a concept points at. */
   outlinks(id: string): readonly Edge[] {
-    return this.#out.get(normalizeId(id)) ?? [];
+    return this.#links().out.get(normalizeId(id)) ?? [];
   }
 
   /** The concepts that point at this one. */
   backlinks(id: string): readonly Edge[] {
-    return this.#in.get(normalizeId(id)) ?? [];
+    return this.#links().in.get(normalizeId(id)) ?? [];
+  }
+
+  #links(): { out: Map<string, Edge[]>; in: Map<string, Edge[]> } {
+    if (!this.#out || !this.#in) {
+      this.#out = new Map();
+      this.#in = new Map();
+      for (const edge of this.edges) {
+        push(this.#out, edge.from, edge);
+        if (edge.toConcept) push(this.#in, edge.to, edge);
+      }
+    }
+    return { out: this.#out, in: this.#in };
   }
 
   get errors(): number {
@@ -131,13 +204,28 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
       },
     );
   }
-  const texts = readAll(dir, files);
+  const bytes = readAll(dir, files);
+  const cacheFile = options.cacheDir ? bundleCacheFile(options.cacheDir, dir) : undefined;
+  const loaded = cacheFile ? loadBundleCache(cacheFile, dir) : {};
+  if (loaded.problem)
+    sendWarning(options.onWarning, {
+      code: 'INDEX_CACHE',
+      message: `knowledge bundle ${dir}: the cache was not used, so every file was read afresh: ${loaded.problem}`,
+    });
+  // With a cache, the search index is built while loading, so that it can be written with the rest.
+  const index = cacheFile ? newSearchIndex() : undefined;
+  const mapping = index && loaded.cache ? mappingFor(index, loaded.cache) : undefined;
+  const fresh = new Map<string, FreshRecord>();
+  const ids = new Map<string, string>();
+  let fromCache = 0;
+  let changed = false;
   const concepts = new Map<string, Concept>();
+  const refs = new Map<string, ConceptRefs>();
   const indexes = new Map<string, IndexFile>();
   const logs = new Map<string, LogFile>();
   const issues: KnowledgeIssue[] = [];
   files.forEach((path, i) => {
-    const text = texts[i]!;
+    const text = bytes[i]!.toString('utf8');
     const file = path.split('/').pop()!;
     if (file === INDEX_FILE) {
       const { index, issues: found } = parseIndexFile(path, text);
@@ -148,14 +236,56 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
       logs.set(path, log);
       pushAll(issues, found);
     } else {
-      const { concept, issues: found } = parseConcept(path, text);
-      if (concept) concepts.set(concept.id, concept);
+      const digest = cacheFile ? sha256(bytes[i]!) : '';
+      const cached = cachedRecord(loaded.cache, path, digest, text);
+      const fm = cached?.fm ?? readFrontMatter(text);
+      const { concept, issues: found } = parseConcept(path, text, fm);
       pushAll(issues, found);
+      let body = cached?.refs;
+      if (concept) {
+        body ??= referencesOf(concept);
+        concepts.set(concept.id, concept);
+        refs.set(concept.id, body);
+        ids.set(path, concept.id);
+        if (index && !(cached && mapping && index.addEntry(concept.id, cached.entry, mapping))) {
+          index.add(concept.id, searchTexts(concept));
+          changed = true;
+        }
+      }
+      if (cacheFile) {
+        const bodyStart = cached?.bodyStart ?? normalizedText(text).length - fm.body.length;
+        fresh.set(path, { digest, fm, bodyStart, refs: body ?? { references: [], footnotes: [] } });
+        if (cached) fromCache++;
+        else changed = true;
+      }
     }
   });
   const edges: Edge[] = [];
-  for (const concept of concepts.values()) pushAll(edges, conceptEdges(dir, concept, issues, lookup));
+  for (const concept of concepts.values())
+    pushAll(edges, conceptEdges(dir, concept, refs.get(concept.id)!, issues, lookup));
   for (const index of indexes.values()) checkIndexLinks(dir, index, issues, lookup);
+  let cache: BundleCacheReport | undefined;
+  if (cacheFile && index) {
+    // Written when anything differs: a file read afresh, or a record of a file that is gone.
+    const stale = changed || (loaded.cache?.records.size ?? -1) !== fromCache;
+    let saved = false;
+    if (stale) {
+      const result = saveBundleCache(cacheFile, dir, fresh, index, ids);
+      saved = result.ok;
+      if (!result.ok)
+        sendWarning(options.onWarning, {
+          code: 'INDEX_CACHE',
+          message: `knowledge bundle ${dir}: the cache was not written: ${result.message}`,
+        });
+    }
+    cache = {
+      file: cacheFile,
+      loaded: fromCache,
+      parsed: fresh.size - fromCache,
+      saved,
+      ...(loaded.problem ? { problem: loaded.problem } : {}),
+    };
+  }
   return new KnowledgeBundle(
     options.name ?? basename(dir),
     dir,
@@ -164,7 +294,62 @@ export async function loadBundle(root: string, options: LoadBundleOptions = {}):
     logs,
     edges,
     issues.sort(byFileAndLine),
+    { ...(index ? { index } : {}), ...(cache ? { cache } : {}) },
   );
+}
+
+/**
+ * A concept file's record when the cache has it for exactly these bytes, with its front matter rebuilt (absent
+ * when the record could not keep it: it is read again, and the rest of the record still counts).
+ */
+function cachedRecord(
+  cache: LoadedBundleCache | undefined,
+  path: string,
+  digest: string,
+  text: string,
+): { fm: FrontMatter | undefined; bodyStart?: number; refs: ConceptRefs; entry: Uint32Array } | undefined {
+  const record = cache?.records.get(path);
+  if (!record || record.digest !== digest) return undefined;
+  const fm = frontMatterOf(record, text);
+  // A record whose front matter does not fit its text is wrong as a whole.
+  if (!fm && record.fm) return undefined;
+  return {
+    fm,
+    ...(record.fm ? { bodyStart: record.fm.bodyStart } : {}),
+    refs: record.refs,
+    entry: record.entry,
+  };
+}
+
+/**
+ * What a concept refers to, from the file alone: its body's links and its path-valued fields, each with the
+ * bundle paths it may name, and its footnotes. Whether those paths exist is conceptEdges' business.
+ */
+function referencesOf(concept: Concept): ConceptRefs {
+  const { links, footnotes } = scanBody(concept.body);
+  const references: Reference[] = [];
+  const refer = (target: string, kind: EdgeKind, line: number | undefined) => {
+    if (isUrl(target) || target.startsWith('#')) return;
+    references.push([kind, target, line ?? 0, ...candidatePaths(concept.path, target)]);
+  };
+  for (const link of links) refer(link.target, 'link', concept.bodyLine + link.line - 1);
+  const line = (key: string) => concept.keyLines.get(key);
+  if (concept.resource && looksLikePath(concept.resource) && /[/.]/.test(concept.resource))
+    refer(concept.resource, 'resource', line('resource'));
+  for (const source of concept.sources) {
+    // A scope descriptor ("all queries in project X") is not a path; a bare word is an external name.
+    if (looksLikePath(source.resource) && /[/.]/.test(source.resource))
+      refer(source.resource, 'source', line('sources'));
+  }
+  const contract = concept.computation;
+  if (contract?.file) refer(contract.file, 'computation', line('computation'));
+  if (contract?.executor?.resource) refer(contract.executor.resource, 'executor', line('executor'));
+  if (contract?.attester?.resource) refer(contract.attester.resource, 'attester', line('attester'));
+  return { references, footnotes: footnotes.map((note) => [note.label, note.line]) };
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
 }
 
 /**
@@ -201,59 +386,52 @@ async function walkBundle(
  * for fs/promises with 64 reads in flight, whose per-file handle, fstat and close round trips dominate. A bundle
  * loads once, at start, so blocking the loop for that long is the cheaper choice.
  */
-function readAll(root: string, files: readonly string[]): string[] {
-  return files.map((file) => readFileSync(join(root, file), 'utf8'));
+function readAll(root: string, files: readonly string[]): Buffer[] {
+  return files.map((file) => readFileSync(join(root, file)));
 }
 
-function conceptEdges(root: string, concept: Concept, issues: KnowledgeIssue[], lookup: PathLookup): Edge[] {
+/** A concept's edges and broken links: which of each reference's candidate paths exists in the bundle now. */
+function conceptEdges(
+  root: string,
+  concept: Concept,
+  refs: ConceptRefs,
+  issues: KnowledgeIssue[],
+  lookup: PathLookup,
+): Edge[] {
   const sink = new IssueSink(concept.path);
   const edges: Edge[] = [];
   const broken = new Set<string>();
-  const follow = (target: string, kind: EdgeKind, line: number | undefined) => {
-    if (isUrl(target) || target.startsWith('#')) return;
-    const found = resolveInBundle(root, concept.path, target, lookup);
-    if (!found) {
+  for (const [kind, target, line, ...candidates] of refs.references) {
+    let path: string | undefined;
+    let found: 'file' | 'folder' | undefined;
+    for (const candidate of candidates) {
+      found = lookup(candidate);
+      if (found) {
+        path = candidate;
+        break;
+      }
+    }
+    if (path === undefined) {
       // A source kept outside the bundle (the docs a generated concept came from) is provenance, not a broken link.
-      if (kind === 'source' && existsOutside(root, concept.path, target)) return;
+      if (kind === 'source' && existsOutside(root, concept.path, target)) continue;
       // Once per target and kind: a file repeating one dead link a million times is one finding, not a million.
       const key = `${kind}\u0000${target}`;
-      if (broken.has(key)) return;
+      if (broken.has(key)) continue;
       broken.add(key);
       sink.warn(
         'broken-link',
         `${kind === 'link' ? 'link' : `\`${kind}\``} "${target}" is not in the bundle`,
-        line,
+        line || undefined,
       );
-      return;
+      continue;
     }
-    const toConcept =
-      found.kind === 'file' && found.path.endsWith('.md') && !isReserved(basenameOf(found.path));
-    edges.push({
-      from: concept.id,
-      to: toConcept ? found.path.slice(0, -3) : found.path,
-      toConcept,
-      kind,
-      target,
-    });
-  };
-  const { links, footnotes } = scanBody(concept.body);
-  for (const link of links) follow(link.target, 'link', concept.bodyLine + link.line - 1);
-  const line = (key: string) => concept.keyLines.get(key);
-  if (concept.resource && looksLikePath(concept.resource) && /[/.]/.test(concept.resource))
-    follow(concept.resource, 'resource', line('resource'));
-  for (const source of concept.sources) {
-    // A scope descriptor ("all queries in project X") is not a path; a bare word is an external name.
-    if (looksLikePath(source.resource) && /[/.]/.test(source.resource))
-      follow(source.resource, 'source', line('sources'));
+    const toConcept = found === 'file' && path.endsWith('.md') && !isReserved(basenameOf(path));
+    edges.push({ from: concept.id, to: toConcept ? path.slice(0, -3) : path, toConcept, kind, target });
   }
-  const contract = concept.computation;
-  if (contract?.file) follow(contract.file, 'computation', line('computation'));
-  if (contract?.executor?.resource) follow(contract.executor.resource, 'executor', line('executor'));
-  if (contract?.attester?.resource) follow(contract.attester.resource, 'attester', line('attester'));
   // Footnote labels join into sources[].id (§5.1); a label with no source is attribution that leads nowhere.
   const ids = new Set(concept.sources.map((s) => s.id).filter(Boolean));
   if (concept.sources.length > 0)
-    for (const { label, line: at } of footnotes) {
+    for (const [label, at] of refs.footnotes) {
       if (ids.has(label)) continue;
       sink.warn('footnote-source', `footnote [^${label}] names no sources[].id`, concept.bodyLine + at - 1);
       ids.add(label);

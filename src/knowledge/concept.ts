@@ -1,8 +1,8 @@
-import { readFrontMatter } from '../util/front-matter.js';
+import { type FrontMatter, readFrontMatter } from '../util/front-matter.js';
 import { type ComputationContract, readComputationContract } from './computation.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
 import { parseTimeValue, type TimeValue } from './time.js';
-import { actorKind, type TrustTier, trustTier } from './trust.js';
+import { actorKind, type TrustTier, trustTier } from './trust-tier.js';
 
 export const STATUSES = ['draft', 'stable', 'deprecated'] as const;
 export type ConceptStatus = (typeof STATUSES)[number];
@@ -79,9 +79,16 @@ export function lastVerified(concept: Pick<Concept, 'verified'>): TimeValue | un
   return latest;
 }
 
-export function parseConcept(path: string, text: string): ParsedConcept {
+/**
+ * Reads a concept file. `fm` is its front matter as readFrontMatter gives it, when the caller has it already (a
+ * cached load keeps it by the file's digest); the rest is always worked out here, from that and the path.
+ */
+export function parseConcept(
+  path: string,
+  text: string,
+  fm: FrontMatter = readFrontMatter(text),
+): ParsedConcept {
   const sink = new IssueSink(path);
-  const fm = readFrontMatter(text);
   if (!fm.present) {
     sink.error(
       'front-matter-missing',

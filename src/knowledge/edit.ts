@@ -5,7 +5,7 @@ import { TackError } from '../errors.js';
 import { readFrontMatter } from '../util/front-matter.js';
 import type { Actor, Concept } from './concept.js';
 import { okfNow, parseTimeValue } from './time.js';
-import { actorKind } from './trust.js';
+import { actorKind } from './trust-tier.js';
 
 /**
  * Changes top-level front matter keys of a concept in place. Only the changed keys' lines are rewritten; every

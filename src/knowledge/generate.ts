@@ -8,8 +8,8 @@ import { isDocFile, isSkippedDir } from '../util/doc-files.js';
 import { readFrontMatter } from '../util/front-matter.js';
 import { loadBundle } from './bundle.js';
 import { writeIndexes } from './index-file.js';
+import { encodePath, isUrl } from './link-targets.js';
 import { atxHeading, bodyLinks, codeLines } from './links.js';
-import { encodePath, isUrl } from './paths.js';
 import { INDEX_FILE } from './reserved.js';
 import { okfNow } from './time.js';
 

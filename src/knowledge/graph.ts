@@ -1,6 +1,6 @@
 import type { EdgeKind, KnowledgeBundle } from './bundle.js';
 import { type Concept, type ConceptStatus, isStale } from './concept.js';
-import type { TrustTier } from './trust.js';
+import type { TrustTier } from './trust-tier.js';
 
 export type GraphFormat = 'mermaid' | 'dot';
 

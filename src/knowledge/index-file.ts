@@ -5,8 +5,8 @@ import { readFrontMatter } from '../util/front-matter.js';
 import type { KnowledgeBundle } from './bundle.js';
 import type { Concept } from './concept.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
+import { diskLookup, encodePath, isUrl, type PathLookup, resolveInBundle } from './link-targets.js';
 import { codeLines } from './links.js';
-import { diskLookup, encodePath, isUrl, type PathLookup, resolveInBundle } from './paths.js';
 import { ENTRY, INDEX_FILE, parseIndexFile } from './reserved.js';
 
 /**

@@ -1,9 +1,10 @@
-import MiniSearch from 'minisearch';
 import { TackError } from '../errors.js';
-import { type KnowledgeBundle, loadBundle, normalizeId } from './bundle.js';
+import type { TextIndex } from '../util/text-index.js';
+import { type KnowledgeBundle, type LoadBundleOptions, loadBundle, normalizeId } from './bundle.js';
+import { newSearchIndex } from './bundle-cache.js';
 import { type Concept, isStale } from './concept.js';
 import { conceptUri } from './render.js';
-import { type TrustTier, trustRank } from './trust.js';
+import { type TrustTier, trustRank } from './trust-tier.js';
 
 /** A bundle folder and, optionally, the name it is served under (default: the folder's name). */
 export interface BundleRef {
@@ -11,9 +12,12 @@ export interface BundleRef {
   name?: string | undefined;
 }
 
-export function loadBundleRef(ref: string | BundleRef): Promise<KnowledgeBundle> {
-  if (typeof ref === 'string') return loadBundle(ref);
-  return loadBundle(ref.path, ref.name ? { name: ref.name } : {});
+/** What loading every bundle shares: the cache folder and where its problems are reported. */
+export type LoadOptions = Pick<LoadBundleOptions, 'cacheDir' | 'onWarning'>;
+
+export function loadBundleRef(ref: string | BundleRef, options: LoadOptions = {}): Promise<KnowledgeBundle> {
+  if (typeof ref === 'string') return loadBundle(ref, options);
+  return loadBundle(ref.path, ref.name ? { ...options, name: ref.name } : options);
 }
 
 export interface SearchOptions {
@@ -43,30 +47,26 @@ export interface KnowledgeHit {
 
 export const MAX_K = 50;
 
-interface Doc {
-  id: string;
-  title: string;
-  description: string;
-  tags: string;
-  body: string;
-}
-
 /**
- * Every bundle the host knows, searched as one: BM25 (MiniSearch) over title, description, tags and body, title
- * boosted over description and tags over body. Bundle names must be unique; a concept is addressed as
+ * Every bundle the host knows, searched as one: BM25+ as MiniSearch ranks (util/text-index.ts) over title,
+ * description, tags and body, title boosted over description and tags over body; one bundle's own index is
+ * searched as it is, several are merged into one so that their statistics are shared. Bundle names must be unique; a concept is addressed as
  * `<bundle>/<id>` or `okf://<bundle>/<id>`, or by its bare id when only one bundle has it.
  */
 export class KnowledgeBase {
   readonly #bundles = new Map<string, KnowledgeBundle>();
-  #index: MiniSearch<Doc> | undefined;
+  #index: TextIndex | undefined;
 
   constructor(bundles: Iterable<KnowledgeBundle> = []) {
     for (const bundle of bundles) this.add(bundle);
   }
 
   /** Loads bundle folders: paths, or `{ path, name }` as tack.json's `knowledge.bundles` lists them. */
-  static async load(bundles: readonly (string | BundleRef)[]): Promise<KnowledgeBase> {
-    return new KnowledgeBase(await Promise.all(bundles.map(loadBundleRef)));
+  static async load(
+    bundles: readonly (string | BundleRef)[],
+    options: LoadOptions = {},
+  ): Promise<KnowledgeBase> {
+    return new KnowledgeBase(await Promise.all(bundles.map((ref) => loadBundleRef(ref, options))));
   }
 
   add(bundle: KnowledgeBundle): void {
@@ -147,23 +147,29 @@ export class KnowledgeBase {
   }
 
   search(query: string, options: SearchOptions = {}): KnowledgeHit[] {
-    const k = Math.max(1, Math.min(MAX_K, Math.trunc(options.k ?? 5)));
+    const k = Math.max(1, Math.min(MAX_K, Math.trunc(Number.isFinite(options.k) ? options.k! : 5)));
     const now = options.now ?? Date.now();
     const type = options.type?.trim().toLowerCase();
     const min = options.minTrust === undefined ? 0 : trustRank(options.minTrust);
-    const hits: KnowledgeHit[] = [];
-    for (const result of this.#searchIndex().search(query)) {
-      const key = result.id as string;
+    const single = this.#bundles.size === 1 ? this.bundles[0] : undefined;
+    const find = (key: string): { bundle: KnowledgeBundle; concept: Concept } => {
+      if (single) return { bundle: single, concept: single.concepts.get(key)! };
       const cut = key.indexOf('\u0000');
       const bundle = this.#bundles.get(key.slice(0, cut))!;
-      const concept = bundle.concepts.get(key.slice(cut + 1))!;
-      if (options.bundle && bundle.name !== options.bundle) continue;
-      if (type && concept.type.toLowerCase() !== type) continue;
-      if (trustRank(concept.trust) < min) continue;
-      hits.push(hitOf(bundle, concept, result.score, now));
-      if (hits.length === k) break;
-    }
-    return hits;
+      return { bundle, concept: bundle.concepts.get(key.slice(cut + 1))! };
+    };
+    const accept = (key: string) => {
+      const { bundle, concept } = find(key);
+      if (options.bundle && bundle.name !== options.bundle) return false;
+      if (type && concept.type.toLowerCase() !== type) return false;
+      return trustRank(concept.trust) >= min;
+    };
+    return this.#searchIndex()
+      .search(query, k, accept)
+      .map((hit) => {
+        const { bundle, concept } = find(hit.key);
+        return hitOf(bundle, concept, hit.score, now);
+      });
   }
 
   /** One line per bundle for the model's context: size, trust mix, freshness, and what kinds of concept it holds. */
@@ -171,25 +177,22 @@ export class KnowledgeBase {
     return this.bundles.map((b) => bundleSummary(b, now)).join('\n');
   }
 
-  #searchIndex(): MiniSearch<Doc> {
+  /** One bundle's own index (keys: ids), or the bundles' indexes merged (keys: `<bundle>\0<id>`). */
+  #searchIndex(): TextIndex {
     if (this.#index) return this.#index;
-    const index = new MiniSearch<Doc>({
-      fields: ['title', 'description', 'tags', 'body'],
-      searchOptions: { boost: { title: 3, description: 2, tags: 2 }, combineWith: 'OR', prefix: false },
-    });
-    const docs: Doc[] = [];
-    for (const bundle of this.#bundles.values()) {
-      for (const c of bundle.concepts.values()) {
-        docs.push({
-          id: `${bundle.name}\u0000${c.id}`,
-          title: `${c.title} ${c.id.replace(/[/_-]+/g, ' ')}`,
-          description: c.description ?? '',
-          tags: c.tags.join(' '),
-          body: c.body,
-        });
-      }
+    if (this.#bundles.size === 1) {
+      this.#index = this.bundles[0]!.searchIndex();
+      return this.#index;
     }
-    index.addAll(docs);
+    const index = newSearchIndex();
+    for (const bundle of this.#bundles.values()) {
+      const snapshot = bundle.searchIndex().snapshot();
+      const mapping = index.terms(snapshot.terms);
+      snapshot.keys.forEach((id, i) => {
+        const entry = snapshot.entries.subarray(snapshot.offsets[i]!, snapshot.offsets[i + 1]!);
+        index.addEntry(`${bundle.name}\u0000${id}`, entry, mapping);
+      });
+    }
     this.#index = index;
     return index;
   }

@@ -1,6 +1,6 @@
 import type { KnowledgeBundle } from './bundle.js';
 import { type Concept, isStale, lastVerified } from './concept.js';
-import { encodePath } from './paths.js';
+import { encodePath } from './link-targets.js';
 import type { TimeValue } from './time.js';
 
 /**

@@ -1,7 +1,7 @@
 import { type NativeTool, type NativeToolTraits, nativeTool, ToolInputError } from '../tools/native.js';
 import type { KnowledgeBase, KnowledgeHit } from './knowledge.js';
 import { renderConcept } from './render.js';
-import { isTrustTier, TRUST_TIERS } from './trust.js';
+import { isTrustTier, TRUST_TIERS } from './trust-tier.js';
 
 export const SEARCH_KNOWLEDGE = 'search_knowledge';
 export const READ_CONCEPT = 'read_concept';

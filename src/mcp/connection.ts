@@ -165,6 +165,7 @@ export class ServerConnection {
       jsonDepth: this.#jsonDepth,
       tools: () => this.tools,
       ensureClient: (signal) => this.ensureClient(signal),
+      readyClient: () => (!this.#pending && this.#status === 'connected' ? this.#client : undefined),
       generation: () => this.#generation,
       pendingLogin: () => (this.#oauth?.loginStarted ? this.#oauth : undefined),
       awaitLogin: (oauth) => this.#opener.awaitLogin(oauth),

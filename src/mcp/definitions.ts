@@ -1,4 +1,9 @@
-import type { Prompt, Tool } from '@modelcontextprotocol/client';
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from '@modelcontextprotocol/client';
 import type { Catalog } from './catalog.js';
 import type { McpHost } from './host.js';
 
@@ -27,10 +32,25 @@ export interface HostServerDefinitions {
   tools: readonly Tool[];
   instructions: string | undefined;
   prompts: readonly Prompt[];
+  /** Resources and templates under their URI (template), when asked for: only `tack read` checks them. */
+  resources?: ReadonlyArray<{
+    uri: string;
+    name: string;
+    title?: string | undefined;
+    description?: string | undefined;
+    mimeType?: string | undefined;
+  }>;
 }
 
-/** What each server of `catalog` offers right now, for the definition guard (security/pins.ts). */
-export function hostDefinitions(host: McpHost, catalog: Catalog = host.catalog): HostServerDefinitions[] {
+/**
+ * What each server of `catalog` offers right now, for the definition guard (security/pins.ts); with `resources`,
+ * its resources and resource templates too.
+ */
+export function hostDefinitions(
+  host: McpHost,
+  catalog: Catalog = host.catalog,
+  options: { resources?: boolean } = {},
+): HostServerDefinitions[] {
   return catalog.servers.map((listing) => {
     const connection = host.connection(listing.server);
     return {
@@ -39,6 +59,21 @@ export function hostDefinitions(host: McpHost, catalog: Catalog = host.catalog):
       tools: listing.tools,
       instructions: connection.instructions,
       prompts: listing.prompts,
+      ...(options.resources ? { resources: resourcesOf(listing.resources, listing.resourceTemplates) } : {}),
     };
   });
+}
+
+function resourcesOf(
+  resources: readonly Resource[],
+  templates: readonly ResourceTemplate[],
+): NonNullable<HostServerDefinitions['resources']> {
+  const shape = (r: Resource | ResourceTemplate, uri: string) => ({
+    uri,
+    name: r.name,
+    ...(r.title ? { title: r.title } : {}),
+    ...(r.description ? { description: r.description } : {}),
+    ...(r.mimeType ? { mimeType: r.mimeType } : {}),
+  });
+  return [...resources.map((r) => shape(r, r.uri)), ...templates.map((t) => shape(t, t.uriTemplate))];
 }

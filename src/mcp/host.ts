@@ -317,6 +317,29 @@ export class McpHost {
     });
   }
 
+  /**
+   * The listing `uri` reads through on `server` (or the one server that lists it): the resource itself, or the
+   * template it matches, as the URI (template) the definition guard pins it under. Undefined when no listing
+   * covers it (a server may serve URIs it never listed).
+   */
+  resourceListingFor(uri: string, server?: string): { server: string; key: string } | undefined {
+    const catalog = this.catalog;
+    let owner = server;
+    if (owner === undefined)
+      try {
+        owner = this.serverForUri(uri);
+      } catch {
+        return undefined;
+      }
+    const listing = catalog.listingsOf(owner);
+    if (!listing) return undefined;
+    if (listing.resources.some((r) => r.uri === uri)) return { server: owner, key: uri };
+    const template = listing.resourceTemplates.find(
+      (t) => this.#uriTemplate(catalog, t.uriTemplate).match(uri) !== null,
+    );
+    return template ? { server: owner, key: template.uriTemplate } : undefined;
+  }
+
   /** The one connected server that lists `uri` or a template matching it; throws UNKNOWN_RESOURCE otherwise. */
   serverForUri(uri: string): string {
     const catalog = this.catalog;

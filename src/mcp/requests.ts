@@ -100,6 +100,15 @@ export function planRequest(
   round: CallRound | undefined,
   tools: readonly Tool[],
 ): PlannedRequest {
+  // The common request, a plain tools/call, builds nothing it does not send (this runs once per call).
+  if (request.method === 'tools/call' && !round) {
+    const params = { name: request.name, arguments: request.arguments ?? {} };
+    return {
+      what: `tools/call "${request.name}"`,
+      subject: { tool: request.name },
+      run: (client, ro) => client.callTool(params, ro),
+    };
+  }
   const extra = {
     ...(round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
     ...(round?.requestState !== undefined ? { requestState: round.requestState } : {}),
@@ -152,11 +161,12 @@ export function planRequest(
 export function argumentsTooDeep(
   server: string,
   depthLimit: number,
-  what: string,
+  what: string | (() => string),
   ...parts: unknown[]
 ): TackError | undefined {
   const limit = depthLimit - 2;
   if (parts.every((part) => jsonDepth(part, limit) <= limit)) return undefined;
+  if (typeof what === 'function') what = what();
   return new TackError(
     'LIMIT_EXCEEDED',
     `${what} on server "${server}": the arguments are nested deeper than ${depthLimit} levels (limits.jsonDepth); nothing was sent`,
@@ -176,6 +186,8 @@ export interface RequestContext {
   tools(): readonly Tool[];
   /** The connected client, after a restart on next use when the server crashed. */
   ensureClient(signal?: AbortSignal): Promise<Client>;
+  /** The client when it is connected and nothing is starting: what ensureClient would give, without a wait. */
+  readyClient(): Client | undefined;
   /** The connection's current attempt: a failure of an older one is not this one's. */
   generation(): number;
   /** The OAuth provider, when a login it started waits for the user. */
@@ -210,7 +222,13 @@ export class RequestRunner {
     const { name, jsonDepth } = this.#ctx;
     const tooDeep =
       request.method !== 'resources/read' &&
-      argumentsTooDeep(name, jsonDepth, `${request.method} "${request.name}"`, request.arguments, round);
+      argumentsTooDeep(
+        name,
+        jsonDepth,
+        () => `${request.method} "${request.name}"`,
+        request.arguments,
+        round,
+      );
     if (tooDeep) return Promise.reject(tooDeep);
     const planned = planRequest(request, round, this.#ctx.tools());
     return this.run(planned.what, planned.subject, options, planned.run);
@@ -235,7 +253,8 @@ export class RequestRunner {
     call: (client: Client, requestOptions: RequestOptions) => Promise<T>,
   ): Promise<T> {
     const ctx = this.#ctx;
-    const client = await ctx.ensureClient(options.signal);
+    // A connected server (the common case) is used as it is: no promise, no turn of the event loop.
+    const client = ctx.readyClient() ?? (await ctx.ensureClient(options.signal));
     const generation = ctx.generation();
     const timeoutMs = options.timeoutMs ?? ctx.config.callTimeoutMs;
     const timer = requestTimer(options, timeoutMs);

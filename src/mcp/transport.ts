@@ -83,7 +83,7 @@ export function createStdioTransport(spawn: StdioSpawn, hooks: StdioHooks): Stdi
   });
   transport.stderr?.on('data', (chunk: Buffer) => hooks.log.writeStderr(chunk));
   observeChild(transport, hooks);
-  useLinearReadBuffer(transport, hooks.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+  installLinearReadBuffer(transport, hooks.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   return transport;
 }
 
@@ -91,7 +91,7 @@ export function createStdioTransport(spawn: StdioSpawn, hooks: StdioHooks): Stdi
  * Swap the SDK's quadratic stdio read buffer for tack's linear one (see read-buffer.ts). `_readBuffer` is
  * private to the SDK: when its shape is not the one expected, the SDK's own buffer is kept.
  */
-function useLinearReadBuffer(transport: StdioClientTransport, maxBytes: number): void {
+function installLinearReadBuffer(transport: StdioClientTransport, maxBytes: number): void {
   const holder = transport as unknown as { _readBuffer?: { append?: unknown; readMessage?: unknown } };
   if (
     typeof holder._readBuffer?.append !== 'function' ||

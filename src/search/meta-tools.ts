@@ -1,8 +1,12 @@
 /**
  * The two tools a model is given instead of a large catalog (deferred loading): one to find tools, one to call
  * a found tool at once. Their definitions are the whole idle-turn cost of every deferred tool, so their text is
- * kept short; the harness and the gateway send exactly these.
+ * kept short; the harness and the gateway send exactly these, check their arguments here and answer
+ * search_tools with answerSearchTools.
  */
+
+import { hybridSearch, type SemanticRanker, type SemanticState } from './semantic.js';
+import type { SearchableTool, ToolHit, ToolSearchIndex } from './tool-index.js';
 
 export interface MetaToolDefinition {
   readonly name: string;
@@ -153,4 +157,57 @@ export function searchToolsInput(
   const k = input?.k;
   const fallback = queries.length === 1 ? 5 : Math.min(20, 3 * queries.length);
   return { queries, k: typeof k === 'number' && Number.isInteger(k) && k > 0 ? Math.min(k, 20) : fallback };
+}
+
+/** Whether `name` is one of the two meta-tools. */
+export function isMetaTool(name: string): boolean {
+  return name === SEARCH_TOOLS_DEFINITION.name || name === CALL_TOOL_DEFINITION.name;
+}
+
+/** call_tool's arguments, checked: the tool to run and its arguments; or what to tell the model. */
+export function callToolInput(
+  input: Readonly<Record<string, unknown>> | undefined,
+): { name: string; arguments: Record<string, unknown> } | { error: string } {
+  const name = input?.name;
+  const args = input?.arguments;
+  if (typeof name !== 'string')
+    return {
+      error: `${CALL_TOOL_DEFINITION.name} expects {"name": "<a name from ${SEARCH_TOOLS_DEFINITION.name}>", "arguments": {...}}`,
+    };
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
+    return { error: `${CALL_TOOL_DEFINITION.name}: "arguments" must be an object` };
+  return { name, arguments: (args ?? {}) as Record<string, unknown> };
+}
+
+/** One search_tools answer: the text the model reads and the hits behind it, grouped by server. */
+export interface SearchToolsAnswer {
+  text: string;
+  hits: ToolHit[];
+  semantic: SemanticState;
+}
+
+/**
+ * Runs search_tools over an index (lexical, fused with the semantic ranking when there is one) and words the
+ * answer: the one search both the harness and the gateway run. `next` says what the model can do with a hit.
+ */
+export async function answerSearchTools(
+  index: ToolSearchIndex,
+  tools: readonly SearchableTool[],
+  input: SearchToolsInput,
+  options: {
+    semantic?: SemanticRanker | undefined;
+    signal?: AbortSignal | undefined;
+    down: readonly DownServer[];
+    next: string;
+  },
+): Promise<SearchToolsAnswer> {
+  const { hits, semantic } = await hybridSearch(index, tools, input.queries, input.k, options.semantic, {
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const grouped = groupByServer(hits);
+  return {
+    text: formatToolHits(quoteQueries(input.queries), grouped, downServers(options.down), options.next),
+    hits: grouped,
+    semantic,
+  };
 }

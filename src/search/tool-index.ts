@@ -11,6 +11,7 @@ import {
   type ToolField,
 } from './ranking.js';
 import { querySegments } from './segments.js';
+import { type ServerTerms, ToolTermCache } from './term-cache.js';
 import { nameWords, type TokenizeOptions, tokenize } from './tokenize.js';
 
 export { DEFAULT_RANKING, type RankingOptions, type RankingOverrides, type ToolField } from './ranking.js';
@@ -61,6 +62,12 @@ export interface ToolSearchOptions {
   servers?: Readonly<Record<string, ServerProfile>>;
   /** Parts of the ranking to change; the rest stay `DEFAULT_RANKING`. */
   ranking?: RankingOverrides;
+  /**
+   * Search terms kept between runs (term-cache.ts): a server whose definitions are unchanged is not tokenized
+   * again. The caller writes it (`save()`) once the index is built. (Not the model-token counts of `tack tools`:
+   * those are the store's `token_counts`.)
+   */
+  terms?: ToolTermCache | undefined;
 }
 
 export interface SearchOptions {
@@ -156,9 +163,11 @@ export class ToolSearchIndex {
   readonly #serverOfTool = new Map<number, number>();
   readonly #toolsOfServer = new Map<number, number[]>();
   readonly #serverId = new Map<string, number>();
+  readonly #cache: ToolTermCache | undefined;
 
-  private constructor(ranking: RankingOptions) {
+  private constructor(ranking: RankingOptions, cache?: ToolTermCache) {
     this.ranking = ranking;
+    this.#cache = cache;
     this.#tokens = { stem: ranking.stem, stopWords: ranking.stopWords };
     // A name keeps its stop words, so that a query of stop words only (`what can you do`) can still find
     // `what_can_you_do` by the fallback in #queryTerms().
@@ -168,7 +177,7 @@ export class ToolSearchIndex {
   }
 
   static build(tools: readonly SearchableTool[], options: ToolSearchOptions = {}): ToolSearchIndex {
-    const index = new ToolSearchIndex(mergeRanking(DEFAULT_RANKING, options.ranking));
+    const index = new ToolSearchIndex(mergeRanking(DEFAULT_RANKING, options.ranking), options.terms);
     const byServer = new Map<string, SearchableTool[]>();
     for (const tool of tools) {
       const list = byServer.get(tool.server);
@@ -217,13 +226,41 @@ export class ToolSearchIndex {
 
   #add(server: string, tools: readonly SearchableTool[], profile: ServerProfile | undefined): void {
     if (tools.length === 0) return;
-    const { splitNames, params, enums } = this.ranking;
-    const serverWords = tokenize(nameWords(server), this.#nameTokens);
+    const tokens = this.#tokensOf(server, tools, profile);
     const sid = this.#serverIds.take();
     const ids: number[] = [];
-    const toolText: string[] = [];
-    for (const tool of tools) {
+    tools.forEach((tool, i) => {
       const id = this.#toolIds.take();
+      this.#tools.add(id, tokens.tools[i]!);
+      this.#toolById.set(id, tool);
+      this.#serverOfTool.set(id, sid);
+      ids.push(id);
+    });
+    this.#servers.add(sid, tokens.server);
+    this.#toolsOfServer.set(sid, ids);
+    this.#serverId.set(server, sid);
+  }
+
+  /** A server's search terms: from the cache when its definitions are unchanged, else tokenized (and cached). */
+  #tokensOf(
+    server: string,
+    tools: readonly SearchableTool[],
+    profile: ServerProfile | undefined,
+  ): ServerTerms {
+    const { splitNames, params, enums, stem, stopWords } = this.ranking;
+    const key = this.#cache
+      ? ToolTermCache.key([
+          [splitNames, params, enums, stem, stopWords],
+          server,
+          [profile?.title, profile?.description, profile?.instructions],
+          tools.map((t) => [t.name, t.title, t.description, t.inputSchema, t.examples]),
+        ])
+      : undefined;
+    const cached = key === undefined ? undefined : this.#cache?.get(key);
+    if (cached && cached.tools.length === tools.length) return cached;
+    const serverWords = tokenize(nameWords(server), this.#nameTokens);
+    const toolText: string[] = [];
+    const toolTokens = tools.map((tool) => {
       const words = nameWords(tool.name);
       // Unsplit (for the ablation), a name is one opaque word, as a plain BM25 index sees it.
       const name = splitNames ? tokenize(words, this.#nameTokens) : [words.replace(/\s+/g, '').toLowerCase()];
@@ -235,22 +272,19 @@ export class ToolSearchIndex {
         server: serverWords,
         examples: this.#text((tool.examples ?? []).join(' \n ')),
       };
-      this.#tools.add(
-        id,
-        TOOL_FIELDS.map((f) => fields[f]),
-      );
-      this.#toolById.set(id, tool);
-      this.#serverOfTool.set(id, sid);
-      ids.push(id);
       toolText.push(words, tool.title ?? '', tool.description ?? '');
-    }
-    this.#servers.add(sid, [
-      [...serverWords, ...this.#text(profile?.title)],
-      [...this.#text(profile?.description), ...this.#text(profile?.instructions)],
-      this.#text(toolText.join(' \n ')),
-    ]);
-    this.#toolsOfServer.set(sid, ids);
-    this.#serverId.set(server, sid);
+      return TOOL_FIELDS.map((f) => fields[f]);
+    });
+    const tokens: ServerTerms = {
+      tools: toolTokens,
+      server: [
+        [...serverWords, ...this.#text(profile?.title)],
+        [...this.#text(profile?.description), ...this.#text(profile?.instructions)],
+        this.#text(toolText.join(' \n ')),
+      ],
+    };
+    if (key !== undefined) this.#cache?.set(key, tokens);
+    return tokens;
   }
 
   /** The `k` best tools for a free-text query, best first; an empty list when nothing matches. */

@@ -2,7 +2,16 @@ import { createTwoFilesPatch } from 'diff';
 import type { PinRecord, PinRecords, PinWrite } from '../store/pins.js';
 import { pushAll } from '../util/arrays.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
-import { type Finding, type ScanOptions, scanText, scanTool } from './scan.js';
+import { catalogSignals, type ScannableDefinition } from './catalog.js';
+import { applyJudge, type JudgeCache, judgeDigest } from './judge.js';
+import {
+  type CatalogSignal,
+  type Finding,
+  type ScanOptions,
+  scanText,
+  scanTool,
+  type ToolScan,
+} from './scan.js';
 
 /**
  * Trust on first use. The first definition a server identity shows for a tool, its instructions or a prompt is
@@ -10,7 +19,7 @@ import { type Finding, type ScanOptions, scanText, scanTool } from './scan.js';
  * held back until the user reviews the diff and accepts it (`tack pins diff | accept`). A definition whose scan
  * has a high finding is held back the same way, even at first sight: nothing approved it yet.
  */
-export type PinKind = 'tool' | 'instructions' | 'prompt' | 'skill';
+export type PinKind = 'tool' | 'instructions' | 'prompt' | 'skill' | 'resource';
 
 /** The parts of a tool definition that reach the model or change what a call does. */
 export interface PinnableTool {
@@ -29,6 +38,15 @@ export interface PinnablePrompt {
   arguments?: unknown;
 }
 
+/** A resource or resource template as listed: pinned under its URI (or URI template). */
+export interface PinnableResource {
+  uri: string;
+  name: string;
+  title?: string | undefined;
+  description?: string | undefined;
+  mimeType?: string | undefined;
+}
+
 /** One server as the guard sees it: what it offers right now, under its identity. */
 export interface ServerDefinitions {
   server: string;
@@ -37,6 +55,8 @@ export interface ServerDefinitions {
   tools: readonly PinnableTool[];
   instructions?: string | undefined;
   prompts?: readonly PinnablePrompt[];
+  /** Only when given: `tack read` checks the resource it reads; sessions and the gateway do not pass them. */
+  resources?: readonly PinnableResource[];
 }
 
 /** A definition held back: not offered to the model until the user accepts it. */
@@ -73,6 +93,16 @@ export function toolPinDefinition(tool: PinnableTool): Record<string, unknown> {
   });
 }
 
+export function resourcePinDefinition(resource: PinnableResource): Record<string, unknown> {
+  return compact({
+    uri: resource.uri,
+    name: resource.name,
+    title: resource.title,
+    description: resource.description,
+    mimeType: resource.mimeType,
+  });
+}
+
 export function promptPinDefinition(prompt: PinnablePrompt): Record<string, unknown> {
   return compact({
     name: prompt.name,
@@ -85,13 +115,19 @@ export function promptPinDefinition(prompt: PinnablePrompt): Record<string, unkn
 export interface DefinitionGuardOptions {
   /** Characters of one definition the scanner reads (tack.json `limits.scanBytes`; see ScanOptions.scanBytes). */
   scanBytes?: number | undefined;
+  /**
+   * The scan judge's cached verdicts (`scan.judge` in tack.json): a grey definition a judge already saw
+   * (`tack scan --judge`) gets its verdict here too. The guard never calls a model itself: it reads the cache only.
+   */
+  judge?: { model: string; cache: JudgeCache } | undefined;
 }
 
 /** Pins and held definitions over the store's `pins` table; one per host or session. */
 export class DefinitionGuard {
   readonly #records: PinRecords;
   readonly #scanBytes: number | undefined;
-  /** Scans are pure functions of the text: memoized by digest, so a catalog rebuild does not rescan. */
+  readonly #judge: DefinitionGuardOptions['judge'];
+  /** Scans are pure functions of the text (and the catalog signals): memoized, so a rebuild does not rescan. */
   readonly #scans = new Map<string, Finding[]>();
   /** The last review of each identity, with the listing arrays it looked at. */
   readonly #last = new Map<
@@ -99,6 +135,7 @@ export class DefinitionGuard {
     {
       tools: ServerDefinitions['tools'];
       prompts: ServerDefinitions['prompts'];
+      resources: ServerDefinitions['resources'];
       instructions: string | undefined;
       held: HeldDefinition[];
     }
@@ -107,6 +144,23 @@ export class DefinitionGuard {
   constructor(records: PinRecords, options: DefinitionGuardOptions = {}) {
     this.#records = records;
     this.#scanBytes = options.scanBytes;
+    this.#judge = options.judge;
+  }
+
+  /** A scan's findings, with a cached judge verdict applied when the scan left the definition in doubt. */
+  async #judged(definition: ScannableDefinition, scan: ToolScan): Promise<Finding[]> {
+    if (!scan.grey || !this.#judge) return scan.findings;
+    const cached = await this.#judge.cache.get(this.#judge.model, judgeDigest(definition));
+    if (!cached) return scan.findings;
+    return applyJudge(
+      scan,
+      { ...cached, model: this.#judge.model, cached: true },
+      {
+        kind: definition.kind === 'prompt' ? 'prompt' : 'tool-description',
+        server: definition.server,
+        name: definition.name,
+      },
+    ).findings;
   }
 
   /**
@@ -120,7 +174,8 @@ export class DefinitionGuard {
 
   /**
    * Reviews every server of a catalog at once; another server's tool names count as shadowing signs in the scan,
-   * a sibling's do not (scanTool is given `server__tool` names). One read per server, one write for them all.
+   * a sibling's do not (scanTool is given `server__tool` names), and the catalog checks (overlap, competing
+   * claims) run over every server's tools. One read per server, one write for them all.
    */
   async reviewAll(servers: readonly ServerDefinitions[], options?: ScanOptions): Promise<GuardReview> {
     const scan: ScanOptions = {
@@ -131,6 +186,21 @@ export class DefinitionGuard {
     };
     // Bounded per definition (scan.ts), so a hostile server's listing costs its size, not its size squared.
     if (this.#scanBytes !== undefined) scan.scanBytes ??= this.#scanBytes;
+    // The catalog checks over every server's tools, handed to each server's checks (a catalog review only).
+    const signals = new Map<string, Map<string, CatalogSignal[]>>();
+    if (!options) {
+      const all = servers.flatMap((s) =>
+        s.tools.map((t) => ({ server: s.server, name: t.name, description: t.description ?? '' })),
+      );
+      const found = catalogSignals(all);
+      all.forEach((t, i) => {
+        const list = found.get(i);
+        if (!list) return;
+        const byTool = signals.get(t.server) ?? new Map<string, CatalogSignal[]>();
+        byTool.set(t.name, list);
+        signals.set(t.server, byTool);
+      });
+    }
     const held: HeldDefinition[] = [];
     let pinned = 0;
     const plans: Array<{ definitions: ServerDefinitions; checks: Check[] }> = [];
@@ -142,12 +212,16 @@ export class DefinitionGuard {
         last &&
         last.tools === definitions.tools &&
         last.prompts === definitions.prompts &&
+        last.resources === definitions.resources &&
         last.instructions === definitions.instructions
       ) {
         pushAll(held, last.held);
         continue;
       }
-      plans.push({ definitions, checks: this.#checks(definitions, scan) });
+      plans.push({
+        definitions,
+        checks: this.#checks(definitions, scan, signals.get(definitions.server) ?? new Map()),
+      });
     }
     if (plans.length === 0) return { held, pinned };
     // One query per server, not one per definition.
@@ -156,10 +230,10 @@ export class DefinitionGuard {
     );
     const writes: PinWrite[] = [];
     const decided: Array<{ plan: number; check: Check; decision: Decision; write: number }> = [];
-    plans.forEach((plan, p) => {
+    for (const [p, plan] of plans.entries()) {
       const byKey = new Map(records[p]!.map((r) => [`${r.kind}\0${r.name}`, r]));
       for (const check of plan.checks) {
-        const decision = decide(plan.definitions, check, byKey.get(`${check.kind}\0${check.name}`));
+        const decision = await decide(plan.definitions, check, byKey.get(`${check.kind}\0${check.name}`));
         decided.push({
           plan: p,
           check,
@@ -167,14 +241,14 @@ export class DefinitionGuard {
           write: decision.write ? writes.push(decision.write) - 1 : -1,
         });
       }
-    });
+    }
     const standing = await this.#records.write(writes);
     // A `first` write another process beat: what it pinned stands, and this version is judged against it.
     const retry: PinWrite[] = [];
     for (const entry of decided) {
       const other = standing.get(entry.write);
       if (!other) continue;
-      entry.decision = decide(plans[entry.plan]!.definitions, entry.check, other);
+      entry.decision = await decide(plans[entry.plan]!.definitions, entry.check, other);
       if (entry.decision.write) retry.push(entry.decision.write);
     }
     if (retry.length > 0) await this.#records.write(retry);
@@ -188,6 +262,7 @@ export class DefinitionGuard {
       this.#last.set(definitions.identity, {
         tools: definitions.tools,
         prompts: definitions.prompts,
+        resources: definitions.resources,
         instructions: definitions.instructions,
         held: heldBy[p]!,
       });
@@ -196,42 +271,76 @@ export class DefinitionGuard {
   }
 
   /** What to check of one server: each definition in its pinned form, with its scan run only when needed. */
-  #checks(definitions: ServerDefinitions, scan: ScanOptions): Check[] {
+  #checks(
+    definitions: ServerDefinitions,
+    scan: ScanOptions,
+    /** What the catalog checks found for each tool of this server, by tool name. */
+    signals: ReadonlyMap<string, readonly CatalogSignal[]>,
+  ): Check[] {
     const checks: Check[] = [];
-    const add = (kind: PinKind, name: string, definition: unknown, findings: () => Finding[]) => {
+    const add = (
+      kind: PinKind,
+      name: string,
+      definition: unknown,
+      findings: () => Finding[] | Promise<Finding[]>,
+      memoKey = '',
+    ) => {
       const text = kind === 'instructions' ? String(definition) : canonicalJson(definition);
       const digest = sha256Hex(text);
-      checks.push({ kind, name, text, digest, findings: () => this.#memo(digest, findings) });
+      checks.push({ kind, name, text, digest, findings: () => this.#memo(`${digest}${memoKey}`, findings) });
     };
     for (const tool of definitions.tools) {
+      const catalog = signals.get(tool.name) ?? [];
+      const scannable: ScannableDefinition = {
+        server: definitions.server,
+        name: tool.name,
+        ...(tool.title ? { title: tool.title } : {}),
+        ...(tool.description ? { description: tool.description } : {}),
+        inputSchema: tool.inputSchema,
+        ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+        ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+      };
       add(
         'tool',
         tool.name,
         toolPinDefinition(tool),
-        () =>
-          scanTool(
-            {
-              server: definitions.server,
-              name: tool.name,
-              ...(tool.title ? { title: tool.title } : {}),
-              ...(tool.description ? { description: tool.description } : {}),
-              inputSchema: tool.inputSchema,
-            },
-            scan,
-          ).findings,
+        () => this.#judged(scannable, scanTool(scannable, { ...scan, catalogSignals: catalog })),
+        catalog.length ? `\0${catalog.map((s) => `${s.code} ${s.message}`).join('\0')}` : '',
       );
     }
     if (definitions.instructions)
       add('instructions', '', definitions.instructions, () =>
         scanText(definitions.instructions ?? '', { kind: 'instructions', server: definitions.server }, scan),
       );
+    // Prompts and resources are weighed like tools: a prompt's arguments are read as parameters.
     for (const prompt of definitions.prompts ?? []) {
+      const scannable: ScannableDefinition = {
+        kind: 'prompt',
+        server: definitions.server,
+        name: prompt.name,
+        ...(prompt.title ? { title: prompt.title } : {}),
+        ...(prompt.description ? { description: prompt.description } : {}),
+        ...(prompt.arguments !== undefined ? { arguments: prompt.arguments } : {}),
+      };
       add('prompt', prompt.name, promptPinDefinition(prompt), () =>
-        scanText(
-          [prompt.title, prompt.description].filter(Boolean).join('\n'),
-          { kind: 'prompt', server: definitions.server, name: prompt.name },
-          scan,
-        ),
+        this.#judged(scannable, scanTool(scannable, scan)),
+      );
+    }
+    for (const resource of definitions.resources ?? []) {
+      add(
+        'resource',
+        resource.uri,
+        resourcePinDefinition(resource),
+        () =>
+          scanTool(
+            {
+              server: definitions.server,
+              name: resource.name,
+              ...(resource.title ? { title: resource.title } : {}),
+              ...(resource.description ? { description: resource.description } : {}),
+            },
+            scan,
+          ).findings,
       );
     }
     return checks;
@@ -310,11 +419,11 @@ export class DefinitionGuard {
     return record ? pinDiff(record) : '';
   }
 
-  #memo(digest: string, scan: () => Finding[]): Finding[] {
-    let found = this.#scans.get(digest);
+  async #memo(key: string, scan: () => Finding[] | Promise<Finding[]>): Promise<Finding[]> {
+    let found = this.#scans.get(key);
     if (!found) {
-      found = scan();
-      this.#scans.set(digest, found);
+      found = await scan();
+      this.#scans.set(key, found);
     }
     return found;
   }
@@ -380,7 +489,7 @@ interface Check {
   name: string;
   text: string;
   digest: string;
-  findings: () => Finding[];
+  findings: () => Promise<Finding[]>;
 }
 
 interface Decision {
@@ -390,12 +499,16 @@ interface Decision {
 }
 
 /** What to do with one definition given its record: nothing, pin it, release it, or hold it. */
-function decide(definitions: ServerDefinitions, check: Check, record: PinRecord | undefined): Decision {
+async function decide(
+  definitions: ServerDefinitions,
+  check: Check,
+  record: PinRecord | undefined,
+): Promise<Decision> {
   const { kind, name, text, digest } = check;
   const key = { identity: definitions.identity, kind, name };
   if (record && record.sha256 === digest)
     return record.pending ? { write: { ...key, op: 'approve', sha256: digest, definition: text } } : {};
-  const found = check.findings();
+  const found = await check.findings();
   const high = found.filter((f) => f.severity === 'high');
   if (!record?.sha256 && high.length === 0)
     // First sight (or the first clean version of something never approved): trust on first use.
@@ -429,4 +542,63 @@ function describe(findings: readonly Finding[]): string {
 
 function compact(value: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * The findings of a pinned (or pending) definition as its canonical text holds it, scanned as the guard scanned it
+ * (without the catalog checks, which depend on the servers beside it): for `tack pins diff` to explain a hold.
+ */
+export function scanPinnedText(
+  kind: string,
+  server: string,
+  text: string,
+  options: ScanOptions = {},
+): Finding[] {
+  if (!text) return [];
+  if (kind === 'instructions') return scanText(text, { kind: 'instructions', server }, options);
+  if (kind === 'skill') return [];
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return [];
+  }
+  const str = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const name = str(parsed.name) ?? '';
+  const title = str(parsed.title);
+  const description = str(parsed.description);
+  return scanTool(
+    {
+      server,
+      name,
+      ...(title ? { title } : {}),
+      ...(description ? { description } : {}),
+      ...(kind === 'tool'
+        ? {
+            inputSchema: parsed.inputSchema,
+            ...(parsed.outputSchema !== undefined ? { outputSchema: parsed.outputSchema } : {}),
+            ...(parsed.annotations !== undefined ? { annotations: parsed.annotations } : {}),
+          }
+        : {}),
+      ...(kind === 'prompt' && parsed.arguments !== undefined ? { arguments: parsed.arguments } : {}),
+    },
+    options,
+  ).findings;
+}
+
+/**
+ * The guard's options from a configuration (its `limits.scanBytes` and `scan.judge.model`) and the store whose
+ * cached judge verdicts it uses. Structural, so the security layer needs no configuration types.
+ */
+export function guardOptions(
+  config:
+    | { limits?: { scanBytes?: number | undefined }; scan?: { judge?: { model: string } | undefined } }
+    | undefined,
+  store: { scanJudgements: JudgeCache } | undefined,
+): DefinitionGuardOptions {
+  const model = config?.scan?.judge?.model;
+  return {
+    scanBytes: config?.limits?.scanBytes,
+    ...(model && store ? { judge: { model, cache: store.scanJudgements } } : {}),
+  };
 }

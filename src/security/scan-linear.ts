@@ -192,3 +192,87 @@ export function sentenceEnd(body: string, end: number): number {
   const dot = body.slice(end, end + 102).indexOf('. ');
   return dot < 0 ? Math.min(body.length, end + 100) : end + dot;
 }
+
+/** Known servers by lower-case name, with the bounds of a mention: built once per list. */
+interface ServerNames {
+  byName: Map<string, string>;
+  /** The longest name, in characters and in whitespace-separated words. */
+  maxChars: number;
+  maxWords: number;
+}
+
+const serverNamesCache = new WeakMap<readonly string[], ServerNames>();
+
+/** Server names longer than this are never looked for in prose (a name is a label, not a paragraph). */
+const MAX_SERVER_NAME = 128;
+const MAX_SERVER_WORDS = 8;
+
+function serverNames(servers: readonly string[]): ServerNames {
+  let names = serverNamesCache.get(servers);
+  if (!names) {
+    names = { byName: new Map(), maxChars: 0, maxWords: 0 };
+    for (const server of servers) {
+      const name = server.trim().toLowerCase();
+      const words = name.split(/\s+/).length;
+      if (!name || name.length > MAX_SERVER_NAME || words > MAX_SERVER_WORDS) continue;
+      names.byName.set(name, server);
+      names.maxChars = Math.max(names.maxChars, name.length);
+      names.maxWords = Math.max(names.maxWords, words);
+    }
+    serverNamesCache.set(servers, names);
+  }
+  return names;
+}
+
+const QUOTES = /^[`'"]+|[`'"]+$/g;
+const WORD_CHAR = /\w/;
+
+/**
+ * The known servers `text` names as `mcp__<server>__` or `the <server> [mcp] server` (case-insensitive), each once,
+ * in order of first mention. Linear in the text whatever the number of servers: the text's candidate spans are
+ * looked up in a map of the names, where one regular expression per server made a catalog review quadratic (every
+ * definition times every server). Each candidate is at most the longest name's words and characters.
+ */
+export function serverMentions(
+  text: string,
+  servers: readonly string[],
+  meter: ScanMeter,
+): Array<{ server: string; match: string }> {
+  const names = serverNames(servers);
+  const out: Array<{ server: string; match: string }> = [];
+  if (names.byName.size === 0) return out;
+  const found = new Set<string>();
+  const hit = (candidate: string, match: string) => {
+    const server = names.byName.get(candidate.toLowerCase());
+    if (server === undefined || found.has(server)) return;
+    found.add(server);
+    out.push({ server, match });
+  };
+  const body = meter.read(text);
+  // `mcp__<server>__`: the name runs to the next `__` (a server name never holds one: the config forbids it, and
+  // in this form it could not be told apart), within the longest name's length and before any whitespace.
+  for (const m of body.matchAll(/mcp__([^\s_]|_(?!_))+__/gi)) {
+    if (m[0].length - 7 <= names.maxChars) hit(m[0].slice(5, -2), m[0]);
+  }
+  // `the <server> [mcp] server`: the text's words once, then a few words back from each `server`.
+  const words = Array.from(body.matchAll(/\S+/g), (w) => ({ at: w.index, text: w[0] }));
+  words.forEach((word, i) => {
+    const lower = word.text.toLowerCase();
+    if (!lower.startsWith('server') || WORD_CHAR.test(lower.charAt(6))) return;
+    for (const last of [i - 1, i - 2]) {
+      // `the github mcp server`: the name may end before an `mcp`.
+      if (last === i - 2 && words[i - 1]?.text.toLowerCase() !== 'mcp') break;
+      for (let first = last; first >= 1 && last - first < names.maxWords; first--) {
+        const the = words[first - 1]!.text.toLowerCase();
+        if (!the.endsWith('the') || WORD_CHAR.test(the.charAt(the.length - 4))) continue;
+        const span = words
+          .slice(first, last + 1)
+          .map((w) => w.text)
+          .join(' ');
+        if (span.length > names.maxChars + 4) break;
+        hit(span.replace(QUOTES, ''), body.slice(words[first - 1]!.at, word.at + 6));
+      }
+    }
+  });
+  return out;
+}

@@ -22,6 +22,13 @@
 import { pushAll } from '../util/arrays.js';
 import { KEY_SHAPES, PRIVATE_KEY_RE, type ShapeMatch, shapeMatches } from '../util/secrets.js';
 import {
+  collectEvidence,
+  EVIDENCE_FEATURES,
+  type EvidenceFeature,
+  FEATURE_WHY,
+  indexKnownTools,
+} from './evidence.js';
+import {
   ansiSequences,
   chatMarkup,
   pushingWhitespace,
@@ -29,14 +36,18 @@ import {
   type ScanWork,
   sentenceEnd,
   sentenceStart,
+  serverMentions,
   trimEnd,
   urlTemplate,
-  withoutAnsi,
   zeroWidthFillers,
 } from './scan-linear.js';
+import { SCAN_MODEL } from './scan-model.js';
+import { clip, INVISIBLE_SOURCE, normalize, showInvisible } from './scan-normalize.js';
 import { MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_SCHEMA_TEXTS, schemaTexts } from './schema-texts.js';
+import { type Contribution, featureKey, isDecisive, type ScanModel, severityFor, weigh } from './verdict.js';
 
 export type { ScanWork } from './scan-linear.js';
+export { showInvisible };
 
 export type FindingSeverity = 'high' | 'medium' | 'low';
 
@@ -57,8 +68,8 @@ export interface ScanLocation {
   field?: string;
 }
 
-/** Every finding code, in the order docs/security.md lists them. */
-export const FINDING_CODES = [
+/** The cue scanner's codes (scanText), in the order docs/security.md lists them. */
+export const CUE_CODES = [
   'unicode-tags',
   'variation-selectors',
   'zero-width',
@@ -75,7 +86,18 @@ export const FINDING_CODES = [
   'hidden-markup',
 ] as const;
 
-export type FindingCode = (typeof FINDING_CODES)[number];
+/** Catalog checks (catalog.ts): what one definition does to the others of its session. */
+export const CATALOG_CODES = ['catalog-overlap', 'catalog-competing-claim'] as const;
+export type CatalogCode = (typeof CATALOG_CODES)[number];
+
+/** The optional LLM judge's verdict on a definition the score left in doubt (judge.ts). */
+export const JUDGE_CODE = 'llm-judge';
+
+/** The cue scanner's codes, then the evidence features (evidence.ts), the catalog checks and the judge. */
+export const FINDING_CODES = [...CUE_CODES, ...EVIDENCE_FEATURES, ...CATALOG_CODES, JUDGE_CODE] as const;
+
+export type CueCode = (typeof CUE_CODES)[number];
+export type FindingCode = CueCode | EvidenceFeature | CatalogCode | typeof JUDGE_CODE;
 
 export interface Finding {
   code: FindingCode;
@@ -86,6 +108,27 @@ export interface Finding {
   match: string;
   /** What an encoded or invisible payload says once decoded (tag characters, variation selectors, base64). */
   decoded?: string;
+  /** What the finding adds to the definition's score (scanTool; verdict.ts), when it adds anything. */
+  weight?: number;
+  /** Evidence found in the same field (scanTool): each feature with the words that raised it and its weight. */
+  evidence?: FindingEvidence[];
+}
+
+export interface FindingEvidence {
+  feature: EvidenceFeature;
+  match: string;
+  /** Why the feature matters (evidence.ts FEATURE_WHY). */
+  why: string;
+  weight: number;
+}
+
+/** A catalog check's finding for one definition (catalog.ts), weighed with the definition's own evidence. */
+export interface CatalogSignal {
+  code: CatalogCode;
+  /** Where in the definition (`description`, `name`). */
+  field: string;
+  message: string;
+  match: string;
 }
 
 export interface ScanOptions {
@@ -101,6 +144,10 @@ export interface ScanOptions {
   scanBytes?: number;
   /** Counted into when given: the work the scan did, for tests and benchmarks (see ScanWork). */
   work?: ScanWork;
+  /** What the catalog checks (catalog.ts) found for this definition: weighed with its own evidence (scanTool). */
+  catalogSignals?: readonly CatalogSignal[];
+  /** The model that weighs the evidence (default: the shipped one, scan-model.ts); benchmarks pass their own. */
+  model?: ScanModel;
 }
 
 export interface ScannableTool {
@@ -109,6 +156,10 @@ export interface ScannableTool {
   title?: string;
   description?: string;
   inputSchema?: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
+  /** A prompt's arguments (`[{name, description, required}]`), read like an input schema's parameters. */
+  arguments?: unknown;
 }
 
 export type ScanVerdict = 'clean' | 'warn' | 'block';
@@ -116,6 +167,15 @@ export type ScanVerdict = 'clean' | 'warn' | 'block';
 export interface ToolScan {
   verdict: ScanVerdict;
   findings: Finding[];
+  /** The model's score (log-odds: bias plus every contribution; verdict.ts). */
+  score: number;
+  /** The features that added to the score, the heaviest first. */
+  contributions: Contribution[];
+  /** In the band below `block` that an LLM judge may look at (`scan.judge`); never for a decisive finding. */
+  grey: boolean;
+  /** Every feature the definition shows (weighed or not), and whether a decisive finding holds it. */
+  features: string[];
+  decisive: boolean;
 }
 
 /** Past this, a description is more likely a payload carrier than documentation (and costs context). */
@@ -153,16 +213,6 @@ const TAG_RE = re(String.raw`[\u{E0000}-\u{E007F}]+`);
 const VARIATION_RUN_RE = re(String.raw`[\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]{3,}`);
 const BIDI_STRONG_RE = re(String.raw`[\u202A-\u202E\u2066-\u2069]`, 'u');
 const BIDI_MARK_RE = re(String.raw`[\u200E\u200F\u061C]`, 'u');
-const INVISIBLE_SOURCE = String.raw`[\u{E0000}-\u{E007F}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}\u200B\u200C\u200D\u2060-\u2064\u180E\uFEFF\u00AD\u034F\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]`;
-const INVISIBLE_RE = re(INVISIBLE_SOURCE);
-const SHOWN_RE = re(
-  String.raw`[\u{E0000}-\u{E007F}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}\u200B-\u200F\u2060-\u2064\u180E\uFEFF\u00AD\u034F\u115F\u1160\u3164\uFFA0\u202A-\u202E\u2066-\u2069\u061C\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]`,
-);
-
-/** Shows what a reviewer cannot see: every invisible or control character becomes `\u{...}`. */
-export function showInvisible(text: string): string {
-  return text.replace(SHOWN_RE, (ch) => `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}`);
-}
 
 /** Unicode tag characters mirror ASCII at U+E0000 + code: the "ASCII smuggling" channel. */
 export function decodeTags(text: string): string {
@@ -303,7 +353,8 @@ const PHRASES: readonly PhraseRule[] = [
   {
     code: 'tool-shadowing',
     severity: 'high',
-    re: /\b(?:when(?:ever)?|each\s+time|every\s+time|if)\s+(?:the\s+)?[`'"]?[\w.-]+[`'"]?\s+(?:tool|function)\s+(?:is|gets)\s+(?:called|used|invoked|run|executed)|\b(?:when(?:ever)?|each\s+time|every\s+time)\s+(?:you|the\s+(?:assistant|model|agent))\s+(?:call|use|invoke|run)s?\s+(?:the\s+)?[`'"]?[\w.-]+[`'"]?(?:\s+(?:tool|function))?/i,
+    // "When this tool is called" is the tool speaking of itself, not of another.
+    re: /\b(?:when(?:ever)?|each\s+time|every\s+time|if)\s+(?:the\s+)?(?!(?:this|that|it)\s)[`'"]?[\w.-]+[`'"]?\s+(?:tool|function)\s+(?:is|gets)\s+(?:called|used|invoked|run|executed)|\b(?:when(?:ever)?|each\s+time|every\s+time)\s+(?:you|the\s+(?:assistant|model|agent))\s+(?:call|use|invoke|run)s?\s+(?:the\s+)?[`'"]?[\w.-]+[`'"]?(?:\s+(?:tool|function))?/i,
     message: 'changes what the model does when another tool is used',
   },
   {
@@ -400,36 +451,6 @@ const HIDING_MARKUP_RE =
 const MARKDOWN_COMMENT_RE = /\[\/\/\]:\s*#\s*\(/gi;
 
 // ---------------------------------------------------------------------------------------------------------
-
-const MAX_MATCH = 200;
-
-function clip(text: string): string {
-  // Each character shows as one or more: the first MAX_MATCH + 1 decide what is shown (the +1 keeps a surrogate
-  // pair whole), so a match of a megabyte is not escaped whole to show 200 characters of it.
-  const shown = showInvisible(text.length > MAX_MATCH + 1 ? text.slice(0, MAX_MATCH + 1) : text);
-  return shown.length > MAX_MATCH ? `${shown.slice(0, MAX_MATCH)}…` : shown;
-}
-
-/**
- * Invisible characters and escapes removed, NFKC, runs of spaces and tabs made one space. NFKC can expand a
- * character 18 times (U+FDFA): past `max` characters of its output the rest is dropped (`cut` is told how long
- * it was), before the rest of the work. Only runs that change are replaced (`[ \t]{2,}|\t`, not `[ \t]+`): a
- * text of single spaces is left as it is instead of rebuilt.
- */
-function normalize(text: string, max = Number.POSITIVE_INFINITY, cut?: (length: number) => void): string {
-  const nfkc = withoutAnsi(text).replace(INVISIBLE_RE, '').normalize('NFKC');
-  if (nfkc.length > max) cut?.(nfkc.length);
-  return (nfkc.length > max ? nfkc.slice(0, max) : nfkc).replace(/[ \t]{2,}|\t/g, ' ');
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** Names too generic to mean "another tool" when they appear in prose (`search`, `echo`, `read`). */
-function distinctiveName(name: string): boolean {
-  return name.length >= 5 && (/[_-]/.test(name) || /[a-z][A-Z]/.test(name));
-}
 
 function printableShare(text: string): number {
   if (text.length === 0) return 0;
@@ -719,45 +740,6 @@ function scanUrls(body: string, hiddenPayload: boolean, add: Add, meter: ScanMet
   }
 }
 
-/** `knownTools` by bare name, with the servers each belongs to (undefined: unqualified); built once per list. */
-const knownToolIndex = new WeakMap<readonly string[], Map<string, Set<string | undefined>>>();
-
-function indexKnownTools(tools: readonly string[]): Map<string, Set<string | undefined>> {
-  let index = knownToolIndex.get(tools);
-  if (!index) {
-    index = new Map();
-    for (const tool of tools) {
-      // `server__tool` or `mcp__server__tool` say which server a name belongs to: a sibling is not shadowing.
-      const parts = tool.split('__').filter(Boolean);
-      const bare = parts[parts.length - 1] ?? tool;
-      if (!distinctiveName(bare)) continue;
-      const servers = index.get(bare) ?? new Set<string | undefined>();
-      servers.add(parts.length >= 2 ? parts[parts.length - 2] : undefined);
-      index.set(bare, servers);
-    }
-    knownToolIndex.set(tools, index);
-  }
-  return index;
-}
-
-/** Each known server's pattern, compiled once per list (a catalog review scans thousands of texts with it). */
-const serverPatternCache = new WeakMap<readonly string[], Array<{ server: string; pattern: RegExp }>>();
-
-function serverPatterns(servers: readonly string[]): Array<{ server: string; pattern: RegExp }> {
-  let patterns = serverPatternCache.get(servers);
-  if (!patterns) {
-    patterns = servers.map((server) => {
-      const name = escapeRegExp(server);
-      return {
-        server,
-        pattern: new RegExp(`mcp__${name}__|\\bthe\\s+[\`'"]?${name}[\`'"]?\\s+(?:mcp\\s+)?server\\b`, 'i'),
-      };
-    });
-    serverPatternCache.set(servers, patterns);
-  }
-  return patterns;
-}
-
 function scanShadowing(
   body: string,
   location: ScanLocation,
@@ -778,10 +760,9 @@ function scanShadowing(
     if (servers && [...servers].some((server) => server === undefined || server !== location.server))
       add('tool-shadowing', 'medium', `names another tool in the catalog (${word})`, word);
   }
-  for (const { server, pattern } of serverPatterns(options.knownServers ?? [])) {
+  for (const { server, match } of serverMentions(body, options.knownServers ?? [], meter)) {
     if (server === location.server) continue;
-    const m = meter.read(body).match(pattern);
-    if (m) add('tool-shadowing', 'medium', `names another server in the session (${server})`, m[0]);
+    add('tool-shadowing', 'medium', `names another server in the session (${server})`, match);
   }
 }
 
@@ -806,12 +787,13 @@ export function verdictOf(findings: readonly Finding[]): ScanVerdict {
 }
 
 /**
- * Scans a tool's description, title, name and the texts of its input schema. Bounded whatever the definition:
- * `options.scanBytes` characters of text in all (taken in that order), and the schema walked to
- * MAX_SCHEMA_NODES, MAX_SCHEMA_TEXTS and MAX_SCHEMA_DEPTH. What is left unread is reported as a high `oversized`
- * finding: a definition that large is not honest documentation, and what was not read cannot be vouched for.
+ * The cue scanner over a tool's description, title, name, the texts of its input and output schemas and a prompt's
+ * arguments. Bounded whatever the definition: `options.scanBytes` characters of text in all (taken in that order),
+ * and each schema walked to MAX_SCHEMA_NODES, MAX_SCHEMA_TEXTS and MAX_SCHEMA_DEPTH. What is left unread is
+ * reported as a high `oversized` finding: a definition that large is not honest documentation, and what was not
+ * read cannot be vouched for.
  */
-export function scanTool(tool: ScannableTool, options: ScanOptions = {}): ToolScan {
+function cueFindings(tool: ScannableTool, options: ScanOptions): Finding[] {
   const base = { server: tool.server, name: tool.name };
   const limit = Math.max(0, options.scanBytes ?? DEFAULT_SCAN_BYTES);
   const findings: Finding[] = [];
@@ -842,7 +824,11 @@ export function scanTool(tool: ScannableTool, options: ScanOptions = {}): ToolSc
       named.filter((f) => f.code !== 'oversized' || f.severity === 'high'),
     );
   }
-  const { texts: strings, cut } = schemaTexts(tool.inputSchema);
+  const input = schemaTexts(tool.inputSchema);
+  const output = tool.outputSchema === undefined ? undefined : schemaTexts(tool.outputSchema, 'outputSchema');
+  const strings = output ? [...input.texts, ...output.texts] : input.texts;
+  const cut = input.cut || output?.cut === true;
+  for (const argument of promptArguments(tool.arguments)) strings.push(argument);
   let schemaChars = 0;
   for (const { path, text } of strings) {
     schemaChars += text.length;
@@ -872,5 +858,109 @@ export function scanTool(tool: ScannableTool, options: ScanOptions = {}): ToolSc
       message: `more text than the scanner reads in one definition (${limit} characters): ${unread} text(s) were not scanned`,
       match: clip(opening(strings, 80)),
     });
-  return { verdict: verdictOf(findings), findings };
+  return findings;
+}
+
+/** A prompt's argument descriptions as texts with their paths (`arguments[0].description`). */
+function promptArguments(args: unknown): Array<{ path: string; text: string }> {
+  if (!Array.isArray(args)) return [];
+  const out: Array<{ path: string; text: string }> = [];
+  for (let i = 0; i < args.length && out.length < MAX_SCHEMA_TEXTS; i++) {
+    const description = (args[i] as { description?: unknown } | null)?.description;
+    if (typeof description === 'string') out.push({ path: `arguments[${i}].description`, text: description });
+  }
+  return out;
+}
+
+/**
+ * Scans a tool definition (or a prompt or resource in that shape): the cue scanner's findings (cueFindings), the
+ * evidence of evidence.ts and what the catalog checks found (`options.catalogSignals`), weighed together by the
+ * model (verdict.ts). The verdict is the model's: `block` (a high finding: the definition waits for the user's
+ * approval), `warn` (medium), `clean`. Every finding says where it is (`location.field`), what it is, and what it
+ * weighs; evidence found in a field the cue scanner already reported is attached to that finding (`evidence`), the
+ * rest are findings of their own. Bounded as cueFindings is, and the evidence within the same `scanBytes`.
+ */
+export function scanTool(tool: ScannableTool, options: ScanOptions = {}): ToolScan {
+  const base = { server: tool.server, name: tool.name };
+  const cues = cueFindings(tool, options);
+  const evidence = collectEvidence(tool, {
+    knownTools: options.knownTools,
+    budget: Math.max(0, options.scanBytes ?? DEFAULT_SCAN_BYTES),
+    meter: new ScanMeter(options.work),
+  });
+  const keys = new Set<string>(evidence.features);
+  for (const f of cues) {
+    const key = featureKey({ ...f, cue: true });
+    if (key) keys.add(key);
+  }
+  for (const signal of options.catalogSignals ?? []) keys.add(signal.code);
+  const model = options.model ?? SCAN_MODEL;
+  const decisive = cues.some(isDecisive);
+  const judgement = weigh(keys, decisive, model);
+  const weightOf = (key: string | undefined) => (key === undefined ? 0 : (model.weights[key] ?? 0));
+
+  // Evidence goes with the cue finding of its field, when there is one.
+  const fieldOf = (f: Finding) => f.location.field ?? 'description';
+  const firstCue = new Map<string, Finding>();
+  for (const f of cues) if (!firstCue.has(fieldOf(f))) firstCue.set(fieldOf(f), f);
+  const own: Finding[] = [];
+  for (const signal of evidence.signals) {
+    const item: FindingEvidence = {
+      feature: signal.feature,
+      match: signal.match,
+      why: FEATURE_WHY[signal.feature],
+      weight: weightOf(signal.feature),
+    };
+    const host = firstCue.get(signal.field);
+    if (host) {
+      host.evidence ??= [];
+      if (!host.evidence.some((e) => e.feature === item.feature && e.match === item.match))
+        host.evidence.push(item);
+    } else
+      own.push({
+        code: signal.feature,
+        severity: 'low',
+        location: locationOf(base, signal.field),
+        message: FEATURE_WHY[signal.feature],
+        match: signal.match,
+      });
+  }
+  for (const signal of options.catalogSignals ?? [])
+    own.push({
+      code: signal.code,
+      severity: 'low',
+      location: locationOf(base, signal.field),
+      message: signal.message,
+      match: clip(signal.match),
+    });
+
+  const findings = [...cues, ...own];
+  for (const f of findings) {
+    const cue = (CUE_CODES as readonly string[]).includes(f.code);
+    // A finding weighs what its own feature weighs, or its heaviest attached evidence; its severity follows the
+    // verdict (decisive findings stay high).
+    const weight = Math.max(weightOf(featureKey({ ...f, cue })), ...(f.evidence ?? []).map((e) => e.weight));
+    // In a flagged definition the cue scanner's medium and high findings stay at least medium: they are part of
+    // what the reviewer should read, weighed or not. In a clean one everything is low.
+    const floor = cue && judgement.verdict !== 'clean' && f.severity !== 'low' ? 'medium' : 'low';
+    const severity = cue && isDecisive(f) ? 'high' : severityFor(judgement, weight);
+    f.severity = severity === 'low' ? floor : severity;
+    if (weight > 0) f.weight = weight;
+  }
+  return {
+    verdict: judgement.verdict,
+    findings,
+    score: judgement.score,
+    contributions: judgement.contributions,
+    grey: judgement.grey,
+    features: [...keys].sort(),
+    decisive,
+  };
+}
+
+function locationOf(base: { server: string; name: string }, field: string): ScanLocation {
+  const kind: ScanLocationKind = /^(?:inputSchema|outputSchema|arguments)/.test(field)
+    ? 'tool-schema'
+    : 'tool-description';
+  return field === 'description' ? { kind, ...base } : { kind, ...base, field };
 }

@@ -35,7 +35,7 @@ export interface SchemaTexts {
  * objects and arrays being walked (their next key), not by recursion: a schema nested 20,000 levels deep cannot
  * overflow it. Bounded in values looked at, depth and strings, whatever the schema's size.
  */
-export function schemaTexts(schema: unknown): SchemaTexts {
+export function schemaTexts(schema: unknown, root = 'inputSchema'): SchemaTexts {
   interface Frame {
     value: Record<string, unknown> | unknown[];
     /** An object's own keys; undefined for an array. */
@@ -62,7 +62,7 @@ export function schemaTexts(schema: unknown): SchemaTexts {
       frames.push({ value: value as Frame['value'], keys, next: 0, path, depth, text });
     }
   };
-  visit(schema, 'inputSchema', 0, false);
+  visit(schema, root, 0, false);
   while (frames.length > 0) {
     const frame = frames[frames.length - 1]!;
     const length = frame.keys ? frame.keys.length : (frame.value as unknown[]).length;

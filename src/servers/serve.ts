@@ -1,22 +1,25 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import {
   hostHeaderValidation,
   localhostHostValidation,
   localhostOriginValidation,
   originValidation,
-  toNodeHandler,
 } from '@modelcontextprotocol/node';
-import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { createMcpHandler, type Server } from '@modelcontextprotocol/server';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { DEFAULT_LIMITS } from '../config/limits.js';
 import { TackError } from '../errors.js';
-import { depthCheck } from './serving/depth-check.js';
+import type { FastPath } from './serving/fast-path.js';
+import { FastStdioTransport } from './serving/fast-stdio.js';
+import { mcpEntry } from './serving/http-entry.js';
 import { LiveInstances, type Notifier, type ServerFactory } from './serving/instances.js';
 import { type LegacySessionOptions, LegacySessions } from './serving/legacy-sessions.js';
 import { paramHeaderCheck } from './serving/mcp-param-headers.js';
 
+export type { FastPath, FastReply, FastRequest } from './serving/fast-path.js';
 export { type Notifier, type ServerFactory, trackSubscriptions } from './serving/instances.js';
 
 export interface Served {
@@ -31,20 +34,48 @@ export interface Served {
   drain?(timeoutMs: number): Promise<{ finished: number; cut: number }>;
 }
 
-/** Serves `factory` on this process's stdin/stdout, both eras (`serveStdio`). */
-export function serveOnStdio(factory: ServerFactory): Served {
+export interface StdioOptions {
+  /** Plain `tools/call` requests answered without the SDK's instance (serving/fast-stdio.ts; the gateway's). */
+  fastPath?: FastPath | undefined;
+  /** Streams to serve on instead of this process's stdin and stdout (tests). */
+  stdin?: Readable | undefined;
+  stdout?: Writable | undefined;
+}
+
+/** Serves `factory` on this process's stdin/stdout (or the streams given), both eras (`serveStdio`). */
+export function serveOnStdio(factory: ServerFactory, options: StdioOptions = {}): Served {
   const live = new LiveInstances();
-  const handle = serveStdio((context) => {
-    const instance = factory(context);
-    // Forgotten when it closes: the connection ends, or the SDK discards its `server/discover` probe instance.
-    const server = live.add(instance);
-    const onclose = server.onclose;
-    server.onclose = () => {
-      live.delete(server);
-      onclose?.();
-    };
-    return instance;
-  });
+  /** The connection's 2025-era instance, once its client initialized it (for the fast path). */
+  let legacy: Server | undefined;
+  const handle = serveStdio(
+    (context) => {
+      const instance = factory(context);
+      // Forgotten when it closes: the connection ends, or the SDK discards its `server/discover` probe instance.
+      const server = live.add(instance);
+      if (context.era === 'legacy') legacy = server;
+      const onclose = server.onclose;
+      server.onclose = () => {
+        live.delete(server);
+        if (legacy === server) legacy = undefined;
+        onclose?.();
+      };
+      return instance;
+    },
+    {
+      ...(options.fastPath || options.stdin || options.stdout
+        ? {
+            transport: options.fastPath
+              ? new FastStdioTransport(
+                  options.fastPath,
+                  () => (legacy?.getClientCapabilities() ? legacy : undefined),
+                  options.stdin,
+                  options.stdout,
+                )
+              : new StdioServerTransport(options.stdin, options.stdout),
+          }
+        : {}),
+    },
+  );
   return { url: undefined, notifier: live, close: () => handle.close() };
 }
 
@@ -64,7 +95,7 @@ export interface HttpOptions {
    * it did not build (the gateway): 2026-07-28 `tools/call` requests get their SEP-2243 `Mcp-Param-*` headers
    * checked against it (serving/mcp-param-headers.ts). The SDK checks `McpServer` tools itself.
    */
-  toolInputSchema?: ((tool: string) => unknown | Promise<unknown>) | undefined;
+  toolInputSchema?: ((tool: string) => unknown) | undefined;
   /** The deepest JSON a request may carry (limits.jsonDepth, default 64); deeper gets a JSON-RPC error. */
   jsonDepth?: number | undefined;
   /**
@@ -74,6 +105,8 @@ export interface HttpOptions {
   readiness?: (() => Promise<void>) | undefined;
   /** Awaited before each MCP request reaches the factory's instances (the gateway reviews a new catalog first). */
   beforeRequest?: (() => Promise<void>) | undefined;
+  /** Plain `tools/call` requests answered without an SDK instance (serving/fast-path.ts; the gateway's). */
+  fastPath?: FastPath | undefined;
 }
 
 /** Health endpoints, answered before the Host, Origin and token checks: load balancers probe by address. */
@@ -82,6 +115,16 @@ const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
 const READINESS_TIMEOUT_MS = 2_000;
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+const KEEP_ALIVE_MS = 65_000;
+
+/** The path of a request target (`/mcp?x` is `/mcp`), without building a URL per request. */
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  const end = url.search(/[?#]/);
+  const path = end < 0 ? url : url.slice(0, end);
+  // An absolute-form target (a proxy's `http://host/mcp`): its path.
+  return path.startsWith('/') ? path : new URL(url, 'http://x').pathname;
+}
 
 /**
  * Serves `factory` over Streamable HTTP at `/mcp`: 2026-07-28 per request (`createMcpHandler`), 2025-era
@@ -100,18 +143,13 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
   const handler = createMcpHandler(factory, { legacy: 'reject' });
   const live = new LiveInstances(handler.notify);
   const legacy = new LegacySessions(factory, live, options.legacySessions);
-  const paramHeaders = options.toolInputSchema && paramHeaderCheck(options.toolInputSchema);
-  const tooDeep = depthCheck(options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth);
-  const prepared = async (): Promise<undefined> => {
-    await options.beforeRequest?.();
-  };
-  const nodeHandler = toNodeHandler({
-    fetch: async (request) =>
-      (await tooDeep(request)) ??
-      (await prepared()) ??
-      ((await isLegacyRequest(request))
-        ? legacy.serve(request)
-        : ((await paramHeaders?.(request)) ?? handler.fetch(request))),
+  const entry = mcpEntry({
+    modern: handler,
+    legacy,
+    jsonDepth: options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth,
+    paramHeaders: options.toolInputSchema && paramHeaderCheck(options.toolInputSchema),
+    fastPath: options.fastPath,
+    beforeRequest: options.beforeRequest,
   });
   const validHost = loopback
     ? localhostHostValidation()
@@ -126,7 +164,7 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
   const inFlight = new Set<ServerResponse>();
   let settled: (() => void) | undefined;
   const server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const path = pathOf(req.url);
     if (HEALTH_PATHS.has(path)) {
       void health(path, res);
       return;
@@ -151,7 +189,7 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
         if (inFlight.size === 0) settled?.();
       });
     }
-    void nodeHandler(req, res);
+    void entry(req, res);
   });
   const health = async (path: string, res: ServerResponse) => {
     const answer = (status: number, text: string) =>
@@ -166,6 +204,10 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
       answer(503, 'not ready');
     }
   };
+  // Keep-alive: clients reuse their connections; the idle timeout outlasts a client's pause between calls
+  // (Node's default, 5 s, closes them under a client that thinks a little), and headers get their own bound.
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(

@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { TackError } from '../errors.js';
 import { type DiscoveredSkill, type DiscoverOptions, discoverSkills, type SkillScope } from './discover.js';
-import { resolveInside, skillFileError } from './paths.js';
+import { resolveInside, skillFileError } from './inside-skill.js';
 import { readSkill } from './skill.js';
 
 /** One skill the library offers: what tier 1 shows, and where the rest is. */

@@ -1,5 +1,5 @@
+import { projectSkillsTrusted } from '../config/apply-trust.js';
 import type { TackConfig } from '../config/load.js';
-import { projectSkillsTrusted } from '../config/trust.js';
 import type { McpHost } from '../mcp/host.js';
 import type { DiscoverOptions } from './discover.js';
 import { SkillLibrary } from './library.js';

@@ -1,7 +1,7 @@
 import { type Skill, SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import type { McpHost } from '../mcp/host.js';
+import { skillFileError } from './inside-skill.js';
 import type { RemoteSkill, SkillEntry } from './library.js';
-import { skillFileError } from './paths.js';
 
 /** Between a server's name and its skill's: outside both alphabets, so a remote name never equals a local one. */
 export const SERVER_SKILL_SEPARATOR = '/';

@@ -4,8 +4,8 @@ import { describeNetwork, type SandboxPolicy } from '../config/sandbox.js';
 import { TackError } from '../errors.js';
 import { prepareLaunch, type SandboxStatus } from '../sandbox/launch.js';
 import { type CappedRunResult, runCapped } from '../util/run-capped.js';
+import { resolveInside } from './inside-skill.js';
 import type { SkillEntry } from './library.js';
-import { resolveInside } from './paths.js';
 
 /** What the harness is asked before a script runs: everything the user needs to decide, nothing hidden. */
 export interface ScriptApprovalRequest {

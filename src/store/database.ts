@@ -108,6 +108,23 @@ const MIGRATIONS: readonly string[] = [
      tokens INTEGER NOT NULL,
      PRIMARY KEY (tokenizer, digest)
    ) WITHOUT ROWID`,
+  // The poisoning scan's LLM judge: a verdict per model and definition digest (security/judge.ts).
+  `CREATE TABLE scan_judgements (
+     model TEXT NOT NULL,
+     digest TEXT NOT NULL,
+     verdict TEXT NOT NULL,
+     reason TEXT NOT NULL,
+     at TEXT NOT NULL,
+     PRIMARY KEY (model, digest)
+   )`,
+  // What was typed at tack chat's prompt, per project folder, for recall with the up arrow (InputHistory).
+  `CREATE TABLE input_history (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     project TEXT NOT NULL,
+     text TEXT NOT NULL,
+     at TEXT NOT NULL
+   );
+   CREATE INDEX input_history_project ON input_history (project, id)`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

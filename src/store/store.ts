@@ -1,8 +1,10 @@
 import { type AuditLog, SqliteAuditLog } from './audit.js';
 import { type Db, openDatabase } from './database.js';
 import { type EraCache, SqliteEraCache } from './era-cache.js';
+import { type InputHistory, SqliteInputHistory } from './input-history.js';
 import { type OAuthCredentials, SqliteOAuthCredentials } from './oauth-credentials.js';
 import { type PinRecords, SqlitePinRecords } from './pins.js';
+import { type ScanJudgements, SqliteScanJudgements } from './scan-judgements.js';
 import { type SessionIndex, SqliteSessionIndex } from './sessions.js';
 import { SqliteTokenCounts, type TokenCounts } from './token-counts.js';
 import { SqliteToolEmbeddings, type ToolEmbeddings } from './tool-embeddings.js';
@@ -29,7 +31,9 @@ export interface TackStore {
   readonly oauth: OAuthCredentials;
   readonly trustedProjects: TrustedProjects;
   readonly pins: PinRecords;
+  readonly scanJudgements: ScanJudgements;
   readonly tokenCounts: TokenCounts;
+  readonly inputHistory: InputHistory;
   /** One round trip to the database (readiness checks): rejects when it cannot be reached. */
   ping(): Promise<void>;
   /** Waits for writes in flight, then closes the connection(s). Closing twice does nothing. */
@@ -59,7 +63,9 @@ export class SqliteStore implements TackStore {
   readonly oauth: SqliteOAuthCredentials;
   readonly trustedProjects: SqliteTrustedProjects;
   readonly pins: SqlitePinRecords;
+  readonly scanJudgements: SqliteScanJudgements;
   readonly tokenCounts: SqliteTokenCounts;
+  readonly inputHistory: SqliteInputHistory;
 
   constructor(db: Db) {
     this.db = db;
@@ -72,7 +78,9 @@ export class SqliteStore implements TackStore {
     this.oauth = new SqliteOAuthCredentials(db);
     this.trustedProjects = new SqliteTrustedProjects(db);
     this.pins = new SqlitePinRecords(db);
+    this.scanJudgements = new SqliteScanJudgements(db);
     this.tokenCounts = new SqliteTokenCounts(db);
+    this.inputHistory = new SqliteInputHistory(db);
   }
 
   /** Opens (creating and migrating) the store at `file`; `:memory:` for a throwaway one. */
@@ -90,6 +98,12 @@ export class SqliteStore implements TackStore {
 
   /** For exit paths that cannot wait (a process leaving on a signal). */
   closeSync(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      this.audit.flushSync();
+    } catch {
+      // A store that cannot take the last audit rows still closes.
+    }
+    this.db.close();
   }
 }

@@ -46,6 +46,8 @@ export interface NativeToolContext {
   signal?: AbortSignal;
   /** The model's id for this call (a sub-agent names the call that started it). */
   callId?: string;
+  /** The step the call belongs to (a tool that runs other tools names it in their events). */
+  step?: number;
 }
 
 export interface NativeToolResult {

@@ -190,7 +190,12 @@ describe('tack chat', () => {
     const provider = await fake([{ text: 'Hello there.' }, { text: 'Second answer.' }]);
     const env = { ...p.env, ...providerEnv(provider) };
     // `script` gives tack a real pseudo-terminal, as a person's shell would.
-    const chat = ptyTack(['chat', ...MODEL], { cwd: p.dir, env, onStart: (kill) => cleanups.push(kill) });
+    // --plain: the line mode this test is about (the full-screen chat has its own tests, test/tui/).
+    const chat = ptyTack(['chat', '--plain', ...MODEL], {
+      cwd: p.dir,
+      env,
+      onStart: (kill) => cleanups.push(kill),
+    });
     await chat.waitFor('> ');
     chat.type('hello');
     await chat.waitFor('Hello there.');
@@ -239,5 +244,5 @@ describe('tack context', () => {
       expect(parts.find((p) => p.part === `tools: ${server}`)?.tokens).toBe(servers[server]!.tokens);
     for (const out of [contextText.stdout, toolsText.stdout])
       expect(out).toMatch(/^TOKENS \(Qwen3 tokenizer\): .*tool definition as the model is sent it/m);
-  });
+  }, 60_000); // four CLI runs, each loading the tokenizer
 });

@@ -45,6 +45,16 @@ describe('start-up', () => {
     expect(help.stdout).toContain('Usage: tack');
     expect(commandModules(help.loaded)).toEqual([]);
     expect(help.loaded.some((url) => url.includes('/node_modules/ai/'))).toBe(false);
+    // The console (its HTTP layer and the SDK's host checks) loads only when `tack console` runs.
+    for (const run of [version, help]) {
+      expect(run.loaded.filter((url) => url.includes('/dist/src/console/'))).toEqual([]);
+    }
+    expect(help.stdout).toContain('console');
+    // The full-screen chat (Ink, React, marked) is loaded by `tack chat` in a terminal only.
+    for (const run of [version, help])
+      expect(
+        run.loaded.filter((url) => /\/node_modules\/(ink|react|marked)\/|\/dist\/src\/tui\//.test(url)),
+      ).toEqual([]);
 
     const servers = await traced(['servers', '--config', EXAMPLES], project.env, file);
     expect(servers.code).toBe(0);

@@ -11,7 +11,7 @@ import { KnowledgeBase } from '../../src/knowledge/knowledge.js';
 import { renderConcept } from '../../src/knowledge/render.js';
 import { parseTimeValue } from '../../src/knowledge/time.js';
 import { knowledgeTools } from '../../src/knowledge/tools.js';
-import { actorKind, trustTier } from '../../src/knowledge/trust.js';
+import { actorKind, trustTier } from '../../src/knowledge/trust-tier.js';
 import { REPO } from '../helpers/project.js';
 
 const OKF = join(REPO, 'test', 'fixtures', 'okf');

@@ -4,9 +4,22 @@ import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { startService } from '../helpers/processes.js';
 import { REPO, tempProject } from '../helpers/project.js';
 
 const run = promisify(execFile);
+
+/** One function each entry must export, to show the entry is the one named. */
+const ENTRY_NAMES = {
+  tack: 'loadConfig',
+  'tack/servers': 'startGateway',
+  'tack/knowledge': 'loadBundle',
+  'tack/skills': 'loadSkills',
+  'tack/security': 'scanTool',
+  'tack/search': 'hybridSearch',
+  'tack/console': 'startConsole',
+  'tack/tui': 'createChatTui',
+};
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   version: string;
   license: string;
@@ -45,8 +58,12 @@ describe('the npm package', () => {
       'examples/skills/team/commit-message/SKILL.md',
       'examples/skills/anthropics/skill-creator/SKILL.md',
       'schema/tack.schema.json',
+      'dist/console/index.html',
     ])
       expect(files, file).toContain(file);
+    // The console's front end ships built: its scripts are in the package, its sources are not.
+    expect([...files].some((f) => /^dist\/console\/assets\/index-[\w-]+\.js$/.test(f))).toBe(true);
+    expect([...files].some((f) => f.startsWith('web/'))).toBe(false);
     expect([...files].some((f) => f.startsWith('test/') || f.startsWith('dist/test/'))).toBe(false);
 
     const tarball = packed!.filename;
@@ -101,8 +118,42 @@ describe('the npm package', () => {
       ['weather', 'connected'],
       ['docs', 'connected'],
     ]);
+    // Every entry package.json exports resolves from an installed package and carries its names.
+    const entries = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `for (const [entry, name] of ${JSON.stringify(Object.entries(ENTRY_NAMES))}) {
+          const module = await import(entry);
+          if (typeof module[name] !== 'function') throw new Error(entry + ' lacks ' + name);
+        }
+        console.log('ok');`,
+      ],
+      { cwd: dir, env },
+    );
+    expect(entries.stdout.trim()).toBe('ok');
     const skills = await run(bin, ['skills', 'list', '--json', '--config', examples], { cwd: dir, env });
     expect(skills.stderr).not.toMatch(/does not exist/);
     expect((JSON.parse(skills.stdout) as { skills: unknown[] }).skills).toHaveLength(10);
+
+    // `tack console` from the installed package serves the shipped front end: no build on the user's machine.
+    const consoleRun = await startService(bin, ['console', '--config', examples], {
+      env,
+      ready: /tack console: http:\/\/127\.0\.0\.1:\d+\/\?token=\S+\n/,
+      timeoutMs: 30_000,
+    });
+    try {
+      const url = /tack console: (\S+)/.exec(consoleRun.output())![1]!;
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain('<div id="app">');
+      const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)![1]!;
+      expect((await fetch(new URL(script, url))).status).toBe(200);
+      expect((await fetch(new URL('/', url))).status).toBe(401);
+    } finally {
+      await consoleRun.stop();
+    }
   }, 120_000);
 });

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { applyProjectTrust, projectTrustWarning } from '../../src/config/apply-trust.js';
 import type { StdioServerConfig } from '../../src/config/load.js';
-import { applyProjectTrust, projectTrustWarning } from '../../src/config/trust.js';
 import { guaranteesOf } from '../../src/sandbox/guarantees.js';
 import { prepareLaunch } from '../../src/sandbox/launch.js';
 import { accessOf, bwrapArgs, planMounts } from '../../src/sandbox/mounts.js';

@@ -19,9 +19,9 @@ function project(): TempProject {
   return p;
 }
 
-/** `tack chat` in a real pseudo-terminal. */
+/** `tack chat` in a real pseudo-terminal, in its line mode (the full-screen one: test/tui/). */
 const chat = (p: TempProject, env: Record<string, string | undefined>) =>
-  ptyTack(['chat', ...MODEL], { cwd: p.dir, env, onStart: (kill) => cleanups.push(kill) });
+  ptyTack(['chat', '--plain', ...MODEL], { cwd: p.dir, env, onStart: (kill) => cleanups.push(kill) });
 
 const add = (id: string) => ({ toolCalls: [{ id, name: 'mcp__rug__add', input: { a: 1, b: 2 } }] });
 

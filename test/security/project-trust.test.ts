@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgent } from '../../src/agent/agent.js';
+import { applyProjectTrust, projectTrustScope, resolveProjectTrust } from '../../src/config/apply-trust.js';
 import { loadConfig, type TackConfig } from '../../src/config/load.js';
-import { applyProjectTrust, projectTrustScope, resolveProjectTrust } from '../../src/config/trust.js';
 import {
   checkProjectTrust,
   projectFiles,

@@ -33,6 +33,15 @@ const READS_PER_CHAR = 160;
 
 const CODES = new Set<string>(FINDING_CODES);
 
+/**
+ * A catalog around the text, so the look-ups of other tools and servers run too: server names as long in words and
+ * characters as are looked for (each mention reads that far), and ones the worst cases are made of.
+ */
+const CATALOG = {
+  knownServers: ['evil', 'a', 'server', 'the', 'mcp', 'a b c d e f g h', 'x'.repeat(128), 'a__a__a'],
+  knownTools: ['srv__a_b_c_d', 'srv__a_server', 'srv__most_reliable'],
+};
+
 function expectWellFormed(findings: readonly Finding[]): void {
   for (const f of findings) {
     expect(CODES.has(f.code), f.code).toBe(true);
@@ -61,7 +70,10 @@ describe('1 MB of the worst case of every pattern family', () => {
       const text = input.build(MB);
       // The default bound: the first scanBytes characters, the rest reported as unread.
       const counted = work((w) => {
-        const { findings } = scanTool({ server: 'evil', name: 'tool', description: text }, { work: w });
+        const { findings } = scanTool(
+          { server: 'evil', name: 'tool', description: text },
+          { ...CATALOG, work: w },
+        );
         expectWellFormed(findings);
         const unread = findings.filter((f) => f.code === 'oversized' && f.severity === 'high');
         expect(unread.map((f) => f.message)).toContainEqual(
@@ -75,10 +87,12 @@ describe('1 MB of the worst case of every pattern family', () => {
 
       // Without the bound: a quarter of the megabyte read whole, and four times the text is four times the work.
       const quarter = input.build(MB / 4);
-      const whole = work((w) => expectWellFormed(scanText(quarter, AT, { scanBytes: MB, work: w })));
+      const whole = work((w) =>
+        expectWellFormed(scanText(quarter, AT, { ...CATALOG, scanBytes: MB, work: w })),
+      );
       expect(whole.chars).toBeLessThanOrEqual(READS_PER_CHAR * quarter.length);
-      const small = work((w) => scanText(input.build(16 * 1024), AT, { scanBytes: MB, work: w }));
-      const large = work((w) => scanText(input.build(64 * 1024), AT, { scanBytes: MB, work: w }));
+      const small = work((w) => scanText(input.build(16 * 1024), AT, { ...CATALOG, scanBytes: MB, work: w }));
+      const large = work((w) => scanText(input.build(64 * 1024), AT, { ...CATALOG, scanBytes: MB, work: w }));
       expect(large.chars / small.chars).toBeLessThan(4.4);
       expect(large.passes / small.passes).toBeLessThan(4.4);
     });

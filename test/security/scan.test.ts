@@ -195,13 +195,25 @@ describe('scanTool', () => {
     expect(result.findings.every((f) => f.location.kind === 'tool-schema')).toBe(true);
   });
 
-  it('is clean for a plain tool and warn for medium findings only', () => {
+  it('is clean for a plain tool and for one urgent phrase alone, and warns on evidence that flags alone', () => {
     expect(
       scanTool({ server: 'm', name: 'get_sum', description: 'Returns the sum of two numbers' }).verdict,
     ).toBe('clean');
-    expect(
-      scanTool({ server: 'm', name: 'x', description: 'It is extremely important to be precise.' }).verdict,
-    ).toBe('warn');
+    // Issue 15 recalibrated this: urgency alone is how honest documentation talks too, so it is evidence (kept,
+    // low) and not a verdict; it weighs only next to other evidence.
+    const urgent = scanTool({
+      server: 'm',
+      name: 'x',
+      description: 'It is extremely important to be precise.',
+    });
+    expect(urgent.verdict).toBe('clean');
+    expect(urgent.findings.map((f) => [f.code, f.severity])).toContainEqual(['model-directive', 'low']);
+    // A name that claims to be the best competes for the model's choice: flagged on its own (medium).
+    const claim = scanTool({ server: 'm', name: 'best_web_search', description: 'Searches the web.' });
+    expect(claim.verdict).toBe('warn');
+    expect(claim.findings.map((f) => [f.code, f.severity, f.location.field])).toEqual([
+      ['name-claim', 'medium', 'name'],
+    ]);
   });
 });
 

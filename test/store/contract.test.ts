@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TackError } from '../../src/errors.js';
 import { DefinitionGuard } from '../../src/security/pins.js';
+import { MAX_HISTORY_ENTRIES, MAX_HISTORY_ENTRY_CHARS } from '../../src/store/input-history.js';
 import { openStore } from '../../src/store/open.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import type { SessionRow } from '../../src/store/sessions.js';
@@ -120,6 +121,65 @@ describe.each(engines)('the store contract on $name', (engine) => {
     expect(first).toMatchObject({ durationMs: 2, outcome: 'ok' });
     expect(first?.detail).not.toContain('s3cret-value-123');
     expect((await store.audit.recent(2)).length).toBe(2);
+  });
+
+  it('audit: filters by server, part of a tool or client name, and outcome; % and _ are literal', async () => {
+    const store = await engine.open();
+    const row = (tool: string, server: string, client: string, outcome: 'ok' | 'failed') => ({
+      at: new Date(1_700_000_000_000).toISOString(),
+      client,
+      server,
+      tool,
+      argsSha256: '0'.repeat(64),
+      durationMs: 1,
+      outcome,
+    });
+    await store.audit.record(row('read_file', 'fs', 'claude (http, modern)', 'ok'));
+    await store.audit.record(row('write_file', 'fs', 'cursor (stdio, legacy)', 'failed'));
+    await store.audit.record(row('100%_done', 'web', 'claude (http, modern)', 'ok'));
+    const tools = async (filter: Parameters<TackStore['audit']['query']>[0]) =>
+      (await store.audit.query(filter)).map((e) => e.tool).sort();
+    expect(await tools({ server: 'fs' })).toEqual(['read_file', 'write_file']);
+    expect(await tools({ tool: '_file' })).toEqual(['read_file', 'write_file']);
+    expect(await tools({ tool: '%_' })).toEqual(['100%_done']);
+    expect(await tools({ outcome: 'failed' })).toEqual(['write_file']);
+    expect(await tools({ client: 'claude', server: 'fs' })).toEqual(['read_file']);
+    expect(await store.audit.query({}, 2)).toHaveLength(2);
+  });
+
+  it('scan judgements: one verdict per model and digest, replaced, counted per model', async () => {
+    const store = await engine.open();
+    expect(await store.scanJudgements.get('m1', 'd1')).toBeUndefined();
+    await store.scanJudgements.put('m1', 'd1', { verdict: 'benign', reason: 'plain' });
+    await store.scanJudgements.put('m1', 'd1', { verdict: 'poisoned', reason: 'claims to be best' });
+    await store.scanJudgements.put('m1', 'd2', { verdict: 'benign', reason: 'fine' });
+    await store.scanJudgements.put('m2', 'd1', { verdict: 'benign', reason: 'other model' });
+    expect(await store.scanJudgements.get('m1', 'd1')).toEqual({
+      verdict: 'poisoned',
+      reason: 'claims to be best',
+    });
+    expect(await store.scanJudgements.get('m2', 'd1')).toEqual({ verdict: 'benign', reason: 'other model' });
+    expect(await store.scanJudgements.count('m1')).toBe(2);
+    expect(await store.scanJudgements.count('m3')).toBe(0);
+  });
+
+  it('input history: per project, a repeat kept once, blank ignored, cut and bounded', async () => {
+    const store = await engine.open();
+    await store.inputHistory.add('/a', 'one');
+    await store.inputHistory.add('/a', 'one');
+    await store.inputHistory.add('/b', 'elsewhere');
+    await store.inputHistory.add('/a', 'two');
+    await store.inputHistory.add('/a', '   ');
+    expect(await store.inputHistory.list('/a')).toEqual(['one', 'two']);
+    expect(await store.inputHistory.list('/a', 1)).toEqual(['two']);
+    expect(await store.inputHistory.list('/b')).toEqual(['elsewhere']);
+    await store.inputHistory.add('/a', 'y'.repeat(MAX_HISTORY_ENTRY_CHARS + 5));
+    expect((await store.inputHistory.list('/a')).at(-1)).toHaveLength(MAX_HISTORY_ENTRY_CHARS);
+    for (let i = 0; i < MAX_HISTORY_ENTRIES + 3; i++) await store.inputHistory.add('/c', `m${i}`);
+    const kept = await store.inputHistory.list('/c');
+    expect(kept).toHaveLength(MAX_HISTORY_ENTRIES);
+    expect(kept[0]).toBe('m3');
+    expect(kept.at(-1)).toBe(`m${MAX_HISTORY_ENTRIES + 2}`);
   });
 
   it('sessions: upsert, list newest first, find by prefix, ambiguity named', async () => {
@@ -262,7 +322,7 @@ describe('the PostgreSQL store shared by several instances', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open(url)));
     opened.push(...stores);
     const rows = await stores[0]!.db.query<{ version: number }>('SELECT version FROM tack_schema');
-    expect(rows.map((r) => Number(r.version))).toEqual([1]);
+    expect(rows.map((r) => Number(r.version))).toEqual([1, 2]);
   });
 
   it('refuses a database migrated by a newer tack, naming the server without its password', async () => {
@@ -273,7 +333,7 @@ describe('the PostgreSQL store shared by several instances', () => {
     const withPassword = url.replace('tack@', 'tack:hunter2@');
     const error = await PostgresStore.open(withPassword).catch((e: unknown) => e);
     expect(TackError.isInstance(error) && error.code).toBe('STORE_FAILED');
-    expect((error as Error).message).toMatch(/schema version 99, newer than this tack understands \(1\)/);
+    expect((error as Error).message).toMatch(/schema version 99, newer than this tack understands \(2\)/);
     expect((error as Error).message).not.toContain('hunter2');
   });
 

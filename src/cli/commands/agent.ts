@@ -9,12 +9,14 @@ import { systemPrompt } from '../../agent/context.js';
 import type { AgentEvent, EndReason } from '../../agent/events.js';
 import type { DefinitionReviewer } from '../../agent/held.js';
 import type { AgentInteraction } from '../../agent/interaction.js';
-import type { Limits, RunResult } from '../../agent/options.js';
+import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
+import type { TackConfig } from '../../config/load.js';
 import { errorMessage, TackError } from '../../errors.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
+import { describeFinding } from '../findings.js';
 import { print, table, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface AgentCliOptions extends GlobalOptions {
   model?: string;
@@ -23,6 +25,8 @@ export interface AgentCliOptions extends GlobalOptions {
   maxCost?: number;
   resume?: string;
   trustProject?: boolean;
+  /** `tack chat --plain`: the line-based chat even in a terminal. */
+  plain?: boolean;
 }
 
 /**
@@ -64,10 +68,13 @@ export function renderEvent(event: AgentEvent, json: boolean): void {
 function describeEvent(event: AgentEvent): string | undefined {
   switch (event.type) {
     case 'tool-call':
-      return `\n→ ${event.name} ${compact(event.arguments)}`;
+      // A script's calls (run_code), indented under it: the model never sees their results, the user does.
+      return event.parentCallId
+        ? `  [script] → ${event.name} ${compact(event.arguments)}`
+        : `\n→ ${event.name} ${compact(event.arguments)}`;
     case 'tool-result': {
       const waited = event.waitMs !== undefined ? `, ${event.waitMs} ms waiting for approval` : '';
-      return `← ${event.isError ? 'error: ' : ''}${firstLine(event.text)} (${event.durationMs} ms${waited}${event.savedTo ? `, full output in ${event.savedTo}` : ''})`;
+      return `${event.parentCallId ? '  [script] ' : ''}← ${event.isError ? 'error: ' : ''}${firstLine(event.text)} (${event.durationMs} ms${waited}${event.savedTo ? `, full output in ${event.savedTo}` : ''})`;
     }
     case 'approval':
       return event.decision === 'deny' ? `✗ ${event.name} not run: ${event.reason}` : undefined;
@@ -137,12 +144,13 @@ function terminalApprover(masker: SecretMasker): Approver {
 /** A held definition at the terminal: why it is held, the diff against the pin; accept it or leave it held. */
 function terminalReviewer(): DefinitionReviewer {
   return async (held, diff) => {
+    // Each finding with its field, the words that raised it and why it matters, as `tack scan` shows it.
+    const findings = held.findings.filter((f) => f.severity === 'high' || f.severity === 'medium');
     process.stderr.write(
       `\n${held.server}: ${held.reason}.\n${diff}\n` +
-        held.findings
-          .filter((f) => f.severity === 'high')
-          .map((f) => `  ${f.code}: ${f.message} ${JSON.stringify(f.match)}\n`)
-          .join(''),
+        (findings.length ? 'The scan found:\n' : '') +
+        findings.flatMap((f) => describeFinding(f, '  ')).join('\n') +
+        (findings.length ? '\n' : ''),
     );
     const answer = (await ask(`Accept this ${held.kind} and use it? [y/N]: `)).trim().toLowerCase();
     return answer === 'y' || answer === 'yes';
@@ -220,12 +228,27 @@ function approveMode(value: string | undefined): ApproveMode | undefined {
   return value as ApproveMode;
 }
 
+/** Who answers the session's questions and draws its events instead of the line-based terminal (the TUI). */
+interface Frontend {
+  approver: Approver;
+  reviewer: DefinitionReviewer;
+  interaction: AgentInteraction;
+  onEvent(event: AgentEvent): void;
+}
+
 async function open(
   options: AgentCliOptions,
-  extra: { json?: boolean; servers?: boolean; onEvent?: (event: AgentEvent) => void } = {},
+  extra: {
+    json?: boolean;
+    servers?: boolean;
+    onEvent?: (event: AgentEvent) => void;
+    frontend?: Frontend;
+    config?: TackConfig;
+  } = {},
 ): Promise<RunningAgent> {
-  const config = await loadCliConfig(options);
+  const config = extra.config ?? (await loadCliConfig(options));
   const interactive = process.stdin.isTTY === true && !extra.json;
+  const frontend = extra.frontend;
   const limits: Partial<Limits> = {
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
@@ -235,19 +258,26 @@ async function open(
     config,
     ...(options.model ? { model: options.model } : {}),
     ...(mode ? { approve: mode } : {}),
-    ...(interactive
+    ...(frontend
       ? {
-          approver: terminalApprover(secretMaskerFor(config)),
-          interaction: terminalInteraction(),
-          session: { pins: { reviewer: terminalReviewer() } },
+          approver: frontend.approver,
+          interaction: frontend.interaction,
+          session: { pins: { reviewer: frontend.reviewer } },
         }
-      : {}),
+      : interactive
+        ? {
+            approver: terminalApprover(secretMaskerFor(config)),
+            interaction: terminalInteraction(),
+            session: { pins: { reviewer: terminalReviewer() } },
+          }
+        : {}),
     trustProject: options.trustProject === true,
     limits,
     ...(options.resume ? { resume: options.resume } : {}),
     ...(extra.servers === false ? { servers: false } : {}),
     onEvent: (event) => {
-      renderEvent(event, extra.json === true);
+      if (frontend) frontend.onEvent(event);
+      else renderEvent(event, extra.json === true);
       extra.onEvent?.(event);
     },
     onWarning: (warning) => warn(warning.message),
@@ -313,10 +343,57 @@ function refusedSummary(refused: ReadonlyArray<{ name: string; reason: string }>
   );
 }
 
-/** `tack chat`: a conversation in the terminal, with /tools /skills /cost /compact /exit. */
+/**
+ * Whether `tack chat` draws its full-screen interface: both ends are a terminal that can take it, and the user
+ * did not ask for the line mode. Anything else (a pipe, CI, TERM=dumb, --plain) gets the line-based chat.
+ */
+export function wantsFullScreen(
+  options: Pick<AgentCliOptions, 'plain'>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): boolean {
+  return (
+    options.plain !== true &&
+    process.stdin.isTTY === true &&
+    process.stdout.isTTY === true &&
+    env.TERM !== 'dumb' &&
+    env.TACK_PLAIN !== '1'
+  );
+}
+
+/** `tack chat`: the full-screen interface in a terminal (src/tui, loaded only here), else the line mode. */
 export async function chatCommand(options: AgentCliOptions): Promise<number> {
   if (!process.stdin.isTTY)
     throw new TackError('USAGE', 'tack chat needs a terminal', { hint: 'Use tack run "<task>" in scripts.' });
+  if (wantsFullScreen(options)) return fullScreenChat(options);
+  return lineChat(options);
+}
+
+async function fullScreenChat(options: AgentCliOptions): Promise<number> {
+  // NO_COLOR (https://no-color.org): every chalk the interface loads reads FORCE_COLOR, so it is set first.
+  const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '';
+  if (noColor) process.env.FORCE_COLOR = '0';
+  const { createChatTui, runChatTui } = await import('../../entries/tui.js');
+  const config = await loadCliConfig(options);
+  const tui = createChatTui();
+  const agent = await open(options, { frontend: tui, config });
+  try {
+    if (agent.resumed) for (const note of agent.resumed.notes) tui.view.notice(`resume: ${note}`);
+    return await runChatTui(agent, tui, {
+      cwd: process.cwd(),
+      window: config.agent.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
+      masker: secretMaskerFor(config),
+      noColor,
+    });
+  } finally {
+    await agent.close();
+    process.stderr.write(
+      `session ${agent.session.id} (tack chat --resume ${agent.session.id.split('-').at(-1)})\n`,
+    );
+  }
+}
+
+/** The line-based chat: answers on stdout, everything else on stderr, questions at a readline prompt. */
+async function lineChat(options: AgentCliOptions): Promise<number> {
   const agent = await open(options);
   try {
     process.stderr.write(`tack chat: session ${agent.session.id}; /tools /skills /cost /compact /exit\n`);

@@ -1,6 +1,6 @@
 import { openConfiguredStore } from '../../store/open.js';
 import { printListing, table } from '../output.js';
-import { cliStoreLocation, type GlobalOptions } from '../session.js';
+import { cliStoreLocation, type GlobalOptions } from '../with-host.js';
 
 export interface AuditOptions extends GlobalOptions {
   limit?: string;

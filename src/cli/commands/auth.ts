@@ -6,7 +6,7 @@ import { type OAuthLoginRequest, oauthResource } from '../../mcp/oauth.js';
 import type { OAuthTokenRecord } from '../../store/oauth-credentials.js';
 import { openConfiguredStore, openStore } from '../../store/open.js';
 import { print, printListing, table, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface AuthOptions extends GlobalOptions {
   list?: boolean;

@@ -9,7 +9,7 @@ import {
 } from '../../search/bench.js';
 import { countTokens } from '../../tokens/count.js';
 import { print, printJson, table } from '../output.js';
-import type { GlobalOptions } from '../session.js';
+import type { GlobalOptions } from '../with-host.js';
 
 export interface BenchToolSearchOptions extends GlobalOptions {
   tools: string;

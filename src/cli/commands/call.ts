@@ -1,17 +1,32 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { renderBlock } from '../../mcp/content.js';
 import { serverOfToolName } from '../../mcp/names.js';
+import { guardDefinition } from '../guard.js';
 import { print, printJson } from '../output.js';
-import { type GlobalOptions, parseJsonObject, withHost } from '../session.js';
+import { type GlobalOptions, parseJsonObject, withHost } from '../with-host.js';
+
+export interface CallOptions extends GlobalOptions {
+  /** Run a tool whose definition is held back (changed since approved, or flagged), this once. */
+  allowChanged?: boolean;
+}
 
 export async function callCommand(
   tool: string,
   argsJson: string | undefined,
-  options: GlobalOptions,
+  options: CallOptions,
 ): Promise<number> {
   const args = parseJsonObject(argsJson, 'the tool arguments');
   const server = serverOfToolName(tool); // start that one server only
-  return withHost(options, server ? [server] : undefined, async (host, signal) => {
+  return withHost(options, server ? [server] : undefined, async (host, signal, config) => {
+    const entry = host.catalog.getTool(tool);
+    // An unknown name falls through to callTool, which says so with the nearest names.
+    if (entry)
+      await guardDefinition(
+        host,
+        config,
+        { server: entry.server, kind: 'tool', name: entry.definition.name },
+        options.allowChanged === true,
+      );
     const result = await host.callTool(tool, args, {
       signal,
       onProgress: ({ progress, total, message }) =>

@@ -1,6 +1,7 @@
 import { join, relative, resolve, sep } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import type { KnowledgeConfig, TackConfig } from '../../config/load.js';
+import { resolvePaths } from '../../config/paths.js';
 import { TackError } from '../../errors.js';
 import { exampleValue, type ParameterType, parameterType } from '../../knowledge/attest/parameters.js';
 import { type ComputationOutcome, formatOutcome } from '../../knowledge/attest/run.js';
@@ -16,14 +17,14 @@ import {
   planIndexes,
 } from '../../knowledge/index-file.js';
 import { formatKnowledgeIssue } from '../../knowledge/issues.js';
-import { bundleSummary, KnowledgeBase, loadBundleRef } from '../../knowledge/knowledge.js';
+import { bundleSummary, KnowledgeBase, type LoadOptions, loadBundleRef } from '../../knowledge/knowledge.js';
 import { renderConcept } from '../../knowledge/render.js';
 import { openRuntimes, type RuntimeSettings, runNamedComputation } from '../../knowledge/runtimes.js';
 import { formatHits } from '../../knowledge/tools.js';
-import { isTrustTier, TRUST_TIERS } from '../../knowledge/trust.js';
+import { isTrustTier, TRUST_TIERS } from '../../knowledge/trust-tier.js';
 import { POSTGRES_URL_ENV } from '../../servers/knowledge/entry.js';
 import { print, printJson, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface KnowledgeOptions extends GlobalOptions {
   /** Bundle folders (`path` or `name=path`); default the configuration's knowledge.bundles. */
@@ -62,8 +63,21 @@ export async function bundleRoots(
   return configured;
 }
 
+/**
+ * How the knowledge commands load bundles: with each bundle's cache in the state directory (bundle-cache.ts), its
+ * problems on stderr. The paths come from the environment (TACK_HOME, XDG), so a bundle named on the command
+ * line needs no configuration loaded.
+ */
+export function knowledgeLoadOptions(config?: TackConfig): LoadOptions {
+  return {
+    cacheDir: join((config?.paths ?? resolvePaths()).stateDir, 'indexes'),
+    onWarning: (warning) => warn(warning.message),
+  };
+}
+
 async function loadBundles(options: KnowledgeOptions): Promise<KnowledgeBundle[]> {
-  return Promise.all((await bundleRoots(options)).map(loadBundleRef));
+  const load = knowledgeLoadOptions();
+  return Promise.all((await bundleRoots(options)).map((ref) => loadBundleRef(ref, load)));
 }
 
 /** `tack knowledge lint [bundle...]`: conformance errors (exit 1) and warnings, per bundle. */
@@ -229,7 +243,9 @@ export async function knowledgeVerifyCommand(
     by: options.by,
     ...(options.at ? { at: options.at } : {}),
   });
-  const after = (await loadBundle(bundle.root, { name: bundle.name })).require(concept.id);
+  const after = (await loadBundle(bundle.root, { ...knowledgeLoadOptions(), name: bundle.name })).require(
+    concept.id,
+  );
   if (options.json) printJson({ id: concept.id, verified, trust: after.trust });
   else print(`${bundle.name}/${concept.id}: verified by ${options.by}; trust now ${after.trust}`);
   return 0;
@@ -248,7 +264,10 @@ export interface KnowledgeRunOptions extends KnowledgeOptions {
  */
 export async function knowledgeRunCommand(id: string, options: KnowledgeRunOptions): Promise<number> {
   const config = await loadCliConfig(options);
-  const base = new KnowledgeBase(await Promise.all((await bundleRoots(options, config)).map(loadBundleRef)));
+  const load = knowledgeLoadOptions(config);
+  const base = new KnowledgeBase(
+    await Promise.all((await bundleRoots(options, config)).map((ref) => loadBundleRef(ref, load))),
+  );
   const { concept } = base.resolve(id);
   const declared = new Map(concept.computation?.parameters.map((p) => [p.name, parameterType(p)]) ?? []);
   const values: Record<string, unknown> = {};

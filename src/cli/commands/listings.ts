@@ -1,5 +1,5 @@
 import { printListing, table, truncate } from '../output.js';
-import { type ServerOptions, withHost } from '../session.js';
+import { type ServerOptions, withHost } from '../with-host.js';
 
 /** `tack resources`: every server's resources and resource templates, the URIs `tack read` takes. */
 export async function resourcesCommand(options: ServerOptions): Promise<number> {

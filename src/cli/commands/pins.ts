@@ -1,13 +1,14 @@
 import type { TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
 import { hostDefinitions, serverIdentity } from '../../mcp/definitions.js';
-import { acceptPins, DefinitionGuard, pinDiff } from '../../security/pins.js';
+import { acceptPins, DefinitionGuard, guardOptions, pinDiff, scanPinnedText } from '../../security/pins.js';
 import { openConfiguredStore } from '../../store/open.js';
 import type { PinRecord } from '../../store/pins.js';
 import type { TackStore } from '../../store/store.js';
 import { pushAll } from '../../util/arrays.js';
+import { describeFinding } from '../findings.js';
 import { print, printJson, table } from '../output.js';
-import { type GlobalOptions, loadCliConfig, withHost } from '../session.js';
+import { type GlobalOptions, loadCliConfig, withHost } from '../with-host.js';
 
 export interface PinsOptions extends GlobalOptions {
   /** Connect the servers first: pin what is new and hold what changed, then list. */
@@ -26,7 +27,7 @@ export async function pinsListCommand(server: string | undefined, options: PinsO
   if (options.check)
     await withHost(options, server ? [server] : undefined, async (host, _signal, config) => {
       if (!host.store) throw noStore();
-      await new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes }).reviewAll(
+      await new DefinitionGuard(host.store.pins, guardOptions(config, host.store)).reviewAll(
         hostDefinitions(host),
       );
     });
@@ -81,6 +82,11 @@ export async function pinsDiffCommand(
     const held = (await select(store, config, server)).filter(
       (r) => r.pending && (name === undefined || r.name === name),
     );
+    // What the scan finds in the waiting version, each finding explained: the reviewer reads why, not only what.
+    const findingsOf = (r: (typeof held)[number]) =>
+      scanPinnedText(r.kind, serverOf(r.identity, config), r.pending!.definition, {
+        scanBytes: config.limits.scanBytes,
+      }).filter((f) => f.severity !== 'low');
     if (options.json)
       printJson(
         held.map((r) => ({
@@ -89,14 +95,20 @@ export async function pinsDiffCommand(
           name: r.name,
           reason: r.pending!.reason,
           diff: pinDiff(r),
+          findings: findingsOf(r),
         })),
       );
     else if (held.length === 0) print('Nothing is held back.');
     else
-      for (const r of held)
+      for (const r of held) {
+        const findings = findingsOf(r);
         print(
-          `${r.kind === 'skill' ? r.identity : serverOf(r.identity, config)}: ${r.pending!.reason}\n${pinDiff(r)}`,
+          `${r.kind === 'skill' ? r.identity : serverOf(r.identity, config)}: ${r.pending!.reason}\n${pinDiff(r)}` +
+            (findings.length
+              ? `\nThe scan finds in the new version:\n${findings.flatMap((f) => describeFinding(f, '  ')).join('\n')}`
+              : ''),
         );
+      }
     return 0;
   });
 }

@@ -1,13 +1,14 @@
 import { TackError } from '../../errors.js';
 import { renderBlock } from '../../mcp/content.js';
+import { guardDefinition } from '../guard.js';
 import { print, printJson } from '../output.js';
-import { type GlobalOptions, parseJsonObject, withHost } from '../session.js';
+import { type GlobalOptions, parseJsonObject, withHost } from '../with-host.js';
 
 export async function promptCommand(
   server: string,
   name: string,
   argsJson: string | undefined,
-  options: GlobalOptions,
+  options: GlobalOptions & { allowChanged?: boolean },
 ): Promise<number> {
   const args = parseJsonObject(argsJson, 'the prompt arguments');
   const stringArgs: Record<string, string> = {};
@@ -23,7 +24,8 @@ export async function promptCommand(
     }
     stringArgs[key] = value;
   }
-  return withHost(options, [server], async (host, signal) => {
+  return withHost(options, [server], async (host, signal, config) => {
+    await guardDefinition(host, config, { server, kind: 'prompt', name }, options.allowChanged === true);
     const result = await host.getPrompt(server, name, argsJson ? stringArgs : undefined, { signal });
     if (options.json) {
       printJson(result);

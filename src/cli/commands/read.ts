@@ -1,8 +1,21 @@
+import { guardDefinition } from '../guard.js';
 import { print, printJson } from '../output.js';
-import { type ServerOptions, withHost } from '../session.js';
+import { type ServerOptions, withHost } from '../with-host.js';
 
-export async function readCommand(uri: string, options: ServerOptions): Promise<number> {
-  return withHost(options, options.server ? [options.server] : undefined, async (host, signal) => {
+export async function readCommand(
+  uri: string,
+  options: ServerOptions & { allowChanged?: boolean },
+): Promise<number> {
+  return withHost(options, options.server ? [options.server] : undefined, async (host, signal, config) => {
+    // A URI no resource or template lists has no definition to check (a server may serve unlisted URIs).
+    const listing = host.resourceListingFor(uri, options.server);
+    if (listing)
+      await guardDefinition(
+        host,
+        config,
+        { server: listing.server, kind: 'resource', name: listing.key },
+        options.allowChanged === true,
+      );
     const result = await host.readResource(uri, {
       signal,
       ...(options.server ? { server: options.server } : {}),

@@ -4,7 +4,7 @@ import { unknownServer } from '../../mcp/host.js';
 import { stdioEnvironment } from '../../mcp/transport.js';
 import { type CheckReport, checkSandbox } from '../../sandbox/probe.js';
 import { print, printJson, table, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 interface Target {
   subject: string;

@@ -1,6 +1,7 @@
+import { join } from 'node:path';
 import { startDocsServer } from '../../servers/docs/start.js';
 import { parseListen, untilStopped } from '../serving.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface ServeDocsOptions extends GlobalOptions {
   http?: string;
@@ -18,6 +19,7 @@ export async function serveDocsCommand(folder: string, options: ServeDocsOptions
     watch: options.watch !== false,
     // limits.docsFileBytes, docsDepth, docsFiles and docsTotalBytes from tack.json.
     limits: config.limits,
+    cacheDir: join(config.paths.stateDir, 'indexes'),
   });
   process.stderr.write(
     `tack serve-docs: ${server.library.size} documents from ${server.library.root}` +

@@ -4,8 +4,8 @@ import { computationTool, openRuntimes } from '../../knowledge/runtimes.js';
 import { startKnowledgeServer } from '../../servers/knowledge/start.js';
 import { warn } from '../output.js';
 import { httpFromOptions, untilStopped } from '../serving.js';
-import { loadCliConfig } from '../session.js';
-import { bundleRoots, type KnowledgeOptions, runtimeSettings } from './knowledge.js';
+import { loadCliConfig } from '../with-host.js';
+import { bundleRoots, type KnowledgeOptions, knowledgeLoadOptions, runtimeSettings } from './knowledge.js';
 
 export interface ServeKnowledgeOptions extends KnowledgeOptions {
   http?: string;
@@ -16,7 +16,7 @@ export interface ServeKnowledgeOptions extends KnowledgeOptions {
 /** `tack serve-knowledge [bundle...] [--http [host:]port]`: knowledge bundles over MCP. */
 export async function serveKnowledgeCommand(options: ServeKnowledgeOptions): Promise<number> {
   const config = await loadCliConfig(options);
-  const base = await KnowledgeBase.load(await bundleRoots(options, config));
+  const base = await KnowledgeBase.load(await bundleRoots(options, config), knowledgeLoadOptions(config));
   for (const bundle of base.bundles) {
     for (const issue of bundle.issues.filter((i) => i.severity === 'error'))
       warn(`${formatKnowledgeIssue(issue, bundle.name)} (left out)`);

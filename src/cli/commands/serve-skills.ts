@@ -2,7 +2,7 @@ import { startSkillsServer } from '../../servers/skills/start.js';
 import { loadSkills } from '../../skills/load.js';
 import { warn } from '../output.js';
 import { httpFromOptions, untilStopped } from '../serving.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface ServeSkillsOptions extends GlobalOptions {
   http?: string;

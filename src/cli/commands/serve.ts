@@ -1,8 +1,8 @@
-import { startGateway } from '../../servers/gateway/start.js';
+import { flushAudit, startGateway } from '../../servers/gateway/start.js';
 import { loadSkills } from '../../skills/load.js';
 import { warn } from '../output.js';
 import { parseListen, untilStopped } from '../serving.js';
-import { type GlobalOptions, loadCliConfig } from '../session.js';
+import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 /** How long requests in flight may take to finish after SIGTERM (serve.drainTimeoutMs). */
 const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
@@ -34,6 +34,8 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       `${skills.skills.length ? `, ${skills.skills.length} skills` : ''}` +
       `${gateway.url ? ` at ${gateway.url}${config.serve.token ? ' (bearer token required)' : ''}` : ' on stdio'}\n`,
   );
+  // However the process ends short of a SIGKILL, the audit rows still waiting are written (store/audit.ts).
+  process.once('exit', () => flushAudit(gateway.host));
   await untilStopped(Boolean(gateway.url));
   if (!gateway.url) {
     await gateway.close();

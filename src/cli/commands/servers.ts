@@ -1,7 +1,7 @@
 import type { ServerStatus } from '../../mcp/connection.js';
 import { describeStatus } from '../../sandbox/launch.js';
 import { print, printListing, table } from '../output.js';
-import { type GlobalOptions, withHost } from '../session.js';
+import { type GlobalOptions, withHost } from '../with-host.js';
 
 export async function serversCommand(options: GlobalOptions): Promise<number> {
   return withHost({ ...options, quietFailures: true }, undefined, async (host) => {

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
+import { projectSkillsTrusted } from '../../config/apply-trust.js';
 import type { TackConfig } from '../../config/load.js';
-import { projectSkillsTrusted } from '../../config/trust.js';
 import { TackError } from '../../errors.js';
 import type { McpHost } from '../../mcp/host.js';
 import { ToolSearchIndex } from '../../search/tool-index.js';
@@ -12,7 +12,7 @@ import { readSkill } from '../../skills/skill.js';
 import { formatIssue, type SkillIssue, validatePaths, validateSkill } from '../../skills/validate.js';
 import { countTokens } from '../../tokens/count.js';
 import { print, printJson, table, truncate, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig, withHost } from '../session.js';
+import { type GlobalOptions, loadCliConfig, withHost } from '../with-host.js';
 
 export interface SkillsOptions extends GlobalOptions {
   trustProject?: boolean;

@@ -13,7 +13,7 @@ import { openConfiguredStore } from '../../store/open.js';
 import type { TackStore } from '../../store/store.js';
 import type { ToolExample } from '../../store/tool-examples.js';
 import { print, printJson, table, truncate, warn } from '../output.js';
-import { type GlobalOptions, loadCliConfig, type ServerOptions, withHost } from '../session.js';
+import { type GlobalOptions, loadCliConfig, type ServerOptions, withHost } from '../with-host.js';
 
 /**
  * `tack tools search "<query>" ["<query>" ...] [--explain]`: the catalog ranked as search_tools ranks it (several

@@ -2,10 +2,12 @@ import { mcpAgentTools, mcpToolSecurity, withSandboxFacts } from '../../agent/to
 import { hostDefinitions } from '../../mcp/definitions.js';
 import { describeStatus } from '../../sandbox/launch.js';
 import { trifectaLegs } from '../../security/capabilities.js';
-import { DefinitionGuard } from '../../security/pins.js';
+import { scanCatalog } from '../../security/catalog.js';
+import { DefinitionGuard, guardOptions } from '../../security/pins.js';
 import { TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
+import { describeFinding } from '../findings.js';
 import { print, printJson, table, truncate } from '../output.js';
-import { type ServerOptions, withHost } from '../session.js';
+import { type ServerOptions, withHost } from '../with-host.js';
 
 export async function toolsCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
@@ -76,14 +78,28 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
  */
 export async function toolsSecurityCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
-    const guard = host.store && new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes });
+    const guard = host.store && new DefinitionGuard(host.store.pins, guardOptions(config, host.store));
     const held = guard ? (await guard.reviewAll(hostDefinitions(host))).held : [];
     const settings = withSandboxFacts(new Map(config.servers.map((s) => [s.name, s])), host);
-    const rows = host.catalog.tools.map((tool) => {
+    // The poisoning scan of every tool as `tack scan` sees it (the catalog checks included), explained.
+    const scans = scanCatalog(
+      host.catalog.tools.map((t) => ({
+        server: t.server,
+        name: t.definition.name,
+        ...(t.definition.title ? { title: t.definition.title } : {}),
+        ...(t.definition.description ? { description: t.definition.description } : {}),
+        inputSchema: t.definition.inputSchema,
+        ...(t.definition.outputSchema ? { outputSchema: t.definition.outputSchema } : {}),
+        ...(t.definition.annotations ? { annotations: t.definition.annotations } : {}),
+      })),
+      { scanBytes: config.limits.scanBytes },
+    );
+    const rows = host.catalog.tools.map((tool, i) => {
       const hold = held.find(
         (h) => h.kind === 'tool' && h.server === tool.server && h.name === tool.definition.name,
       );
       const { labels, ruledOut } = mcpToolSecurity(tool, settings);
+      const scan = scans[i]!;
       return {
         name: tool.name,
         server: tool.server,
@@ -91,6 +107,11 @@ export async function toolsSecurityCommand(options: ServerOptions): Promise<numb
         ruledOut,
         pin: host.store ? (hold?.why ?? 'pinned') : 'no store',
         ...(hold ? { held: hold.reason } : {}),
+        scan: {
+          verdict: scan.verdict,
+          score: Number(scan.score.toFixed(3)),
+          findings: scan.findings.filter((f) => f.severity !== 'low'),
+        },
       };
     });
     const legs = trifectaLegs(rows.map((r) => ({ name: r.name, labels: r.capabilities })));
@@ -133,6 +154,10 @@ export async function toolsSecurityCommand(options: ServerOptions): Promise<numb
       ),
     );
     for (const r of rows.filter((x) => x.held)) print(`\n${r.name} is held back: ${r.held}`);
+    for (const r of rows.filter((x) => x.scan.verdict !== 'clean'))
+      print(
+        `\n${r.name}: scan ${r.scan.verdict} (score ${r.scan.score.toFixed(2)})\n${r.scan.findings.flatMap((f) => describeFinding(f, '  ')).join('\n')}`,
+      );
     print(
       `\nLethal trifecta: ${trifecta ? 'ALL THREE legs present' : 'not complete'}: untrusted input ${legs['untrusted-input'].length}, private data ${legs['private-data'].length}, egress ${legs.egress.length} tools.` +
         (trifecta ? ' Once untrusted input is read, every egress call asks.' : ''),

@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { type ProjectReview, reviewProject, trustReviewedProject } from '../../agent/project-review.js';
+import { projectTrustScope } from '../../config/apply-trust.js';
 import { loadConfig } from '../../config/load.js';
 import { findProjectRoot } from '../../config/paths.js';
-import { projectTrustScope } from '../../config/trust.js';
 import { TackError } from '../../errors.js';
 import {
   compareProjectFiles,
@@ -17,7 +17,7 @@ import { openConfiguredStore } from '../../store/open.js';
 import type { TackStore } from '../../store/store.js';
 import { isDirectory } from '../../util/fs-probe.js';
 import { print, printJson, table } from '../output.js';
-import { cliStoreLocation, type GlobalOptions } from '../session.js';
+import { cliStoreLocation, type GlobalOptions } from '../with-host.js';
 
 export interface TrustOptions extends GlobalOptions {
   list?: boolean;

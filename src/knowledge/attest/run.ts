@@ -3,7 +3,7 @@ import { join, posix } from 'node:path';
 import { errorMessage, TackError } from '../../errors.js';
 import type { ComputationContract } from '../computation.js';
 import { ATTESTED_COMPUTATION, type Concept, isStale } from '../concept.js';
-import { isUrl, resolveInBundle } from '../paths.js';
+import { isUrl, resolveInBundle } from '../link-targets.js';
 import { type ComputationAttester, sqlEqualityAttester, type Verdict } from './attesters.js';
 import type { ComputationExecutor, Receipt, ReceiptLog } from './executors.js';
 import { checkParameters } from './parameters.js';

@@ -3,10 +3,18 @@ import { realpath, stat } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import leven from 'leven';
-import MiniSearch from 'minisearch';
 import { errorMessage, TackError } from '../../errors.js';
 import { isDocFile, isSkippedDir } from '../../util/doc-files.js';
-import { type Doc, readDoc, slugOf } from './corpus.js';
+import { TextIndex } from '../../util/text-index.js';
+import { type Doc, normalizedSource, type ParsedDoc, parseDoc, readDocSource, slugOf } from './corpus.js';
+import {
+  type DocOrigin,
+  docsCacheFile,
+  type LoadedDocsCache,
+  loadDocsCache,
+  relativePath,
+  saveDocsCache,
+} from './index-cache.js';
 import { type DocsLimits, docsLimits, formatBytes, skipWarning, Warnings } from './limits.js';
 import { listDocFiles } from './walk.js';
 
@@ -25,15 +33,31 @@ export interface LibraryChange {
 export interface DocsLibraryOptions {
   /** Caps on what is read and indexed, as under `limits` in tack.json; each defaults to DEFAULT_LIMITS's. */
   limits?: Partial<DocsLimits> | undefined;
+  /**
+   * A folder to keep the index in between runs (`<state>/indexes`: `config.paths.stateDir`); a warm start then
+   * reads every file but parses and indexes only those that changed. Without it, everything is indexed afresh.
+   */
+  cacheDir?: string | undefined;
 }
 
-/** Files read at once while opening: enough to keep the disk busy, few enough to leave file handles to others. */
-const READ_CONCURRENCY = 8;
+/** How the last open used the index cache: for logs, tests and benchmarks. */
+export interface DocsCacheReport {
+  file: string;
+  /** Documents whose index entry came from the cache. */
+  loaded: number;
+  /** Documents parsed and indexed afresh (new, changed, or not in a usable cache). */
+  indexed: number;
+  /** Whether the cache file was written after opening (something differed from it). */
+  saved: boolean;
+  /** Why an existing cache file was not used, when it was not. */
+  problem?: string;
+}
 
 /**
  * A folder of Markdown documents, indexed for BM25 search (MiniSearch's BM25+, title and description boosted
- * over the body), optionally watched so edits re-index. Emits `change` with the slugs that moved, and `warning`
- * when a re-index leaves a document out (over a cap in `limits`).
+ * over the body, on util/text-index.ts), optionally watched so edits re-index. Emits `change` with the slugs that
+ * moved, and `warning` when a re-index leaves a document out (over a cap in `limits`). With `cacheDir`, the index
+ * is kept between runs (index-cache.ts): written after opening when anything changed, and on close.
  *
  * Within the caps (DocsLimits): no document over `docsFileBytes`, no folder deeper than `docsDepth`, at most
  * `docsFiles` documents of at most `docsTotalBytes` in all, at open and on every change alike.
@@ -54,7 +78,16 @@ export class DocsLibrary extends EventEmitter<{
   readonly #oversize = new Set<string>();
   /** The files behind each slug: `x.md` and `x.mdx` are both `x`; `bySourceOrder` says which one is served. */
   readonly #files = new Map<string, Set<string>>();
-  readonly #index = newIndex();
+  readonly #index = new TextIndex({
+    fields: ['title', 'description', 'text'],
+    boost: { title: 3, description: 2 },
+  });
+  /** Digest and body offset of each shown document's file: what the cache keys it by. */
+  readonly #origins = new Map<string, DocOrigin>();
+  readonly #cacheFile: string | undefined;
+  #cacheReport: DocsCacheReport | undefined;
+  /** Documents changed since the cache was last written. */
+  #dirty = false;
   /** `list()`, kept until a document comes, changes or goes. */
   #sorted: readonly Doc[] | undefined;
   #watcher: FSWatcher | undefined;
@@ -62,11 +95,12 @@ export class DocsLibrary extends EventEmitter<{
   /** The re-index running, if any; the next one waits for it. */
   #refreshing: Promise<unknown> = Promise.resolve();
 
-  private constructor(root: string, realRoot: string, limits: DocsLimits) {
+  private constructor(root: string, realRoot: string, limits: DocsLimits, cacheDir: string | undefined) {
     super();
     this.root = root;
     this.#realRoot = realRoot;
     this.#limits = limits;
+    this.#cacheFile = cacheDir === undefined ? undefined : docsCacheFile(cacheDir, realRoot);
   }
 
   /**
@@ -83,7 +117,7 @@ export class DocsLibrary extends EventEmitter<{
       });
     }
     const limits = docsLimits(options.limits);
-    const library = new DocsLibrary(root, await realpath(root), limits);
+    const library = new DocsLibrary(root, await realpath(root), limits, options.cacheDir);
     const listing = await listDocFiles(root, limits);
     const sizes = new Map(listing.files.map((file) => [file.path, file.bytes]));
     for (const { path } of listing.files) library.#sources(slugOf(root, path)).add(path);
@@ -102,24 +136,31 @@ export class DocsLibrary extends EventEmitter<{
       chosen.push(file);
     }
     const warnings = new Warnings();
-    const read = await mapLimit(chosen, READ_CONCURRENCY, (file) =>
-      readDoc(root, file, { realRoot: library.#realRoot, maxBytes: limits.docsFileBytes }).catch(
-        (error: unknown) => {
-          warnings.add(
-            TackError.isInstance(error) ? skipWarning(error) : `skipped ${file}: ${errorMessage(error)}`,
-          );
-          return undefined;
-        },
-      ),
-    );
-    for (const doc of read) {
-      if (!doc) continue;
+    const cacheFile = library.#cacheFile;
+    const loaded = cacheFile ? loadDocsCache(cacheFile, library.#realRoot, library.#index) : {};
+    if (loaded.problem)
+      warnings.add(`the index cache was not used, so the folder was indexed afresh: ${loaded.problem}`);
+    let fromCache = 0;
+    for (const file of chosen) {
+      let source: ReturnType<typeof readDocSource>;
+      try {
+        source = readDocSource(root, file, { realRoot: library.#realRoot, maxBytes: limits.docsFileBytes });
+      } catch (error) {
+        warnings.add(
+          TackError.isInstance(error) ? skipWarning(error) : `skipped ${file}: ${errorMessage(error)}`,
+        );
+        continue;
+      }
       // A file that grew between the listing and the read.
-      if (library.#totalBytes + doc.bytes > limits.docsTotalBytes) {
-        overTotal = doc.file;
+      if (library.#totalBytes + source.bytes > limits.docsTotalBytes) {
+        overTotal = file;
         break;
       }
-      library.#put(doc);
+      if (library.#showCached(file, source, loaded.cache)) fromCache++;
+      else {
+        const parsed = parseDoc(slugOf(root, file), file, source.text);
+        library.#put(parsed, origin(source, parsed.markdown));
+      }
     }
     // Slugs not shown (left out by a cap, or unreadable) are forgotten: an edit brings them back, caps allowing.
     for (const slug of [...library.#files.keys()]) if (!library.#docs.has(slug)) library.#files.delete(slug);
@@ -130,8 +171,27 @@ export class DocsLibrary extends EventEmitter<{
             'are not served: raise limits.docsTotalBytes in tack.json to index more',
         ]
       : [];
+    if (cacheFile) {
+      // Written when anything differs from the cache: a document indexed afresh, or one the cache has and the
+      // folder no longer shows.
+      const stale = fromCache !== library.size || (loaded.cache?.records.size ?? -1) !== fromCache;
+      library.#dirty = stale;
+      const saved = stale ? library.#saveCache(warnings) : false;
+      library.#cacheReport = {
+        file: cacheFile,
+        loaded: fromCache,
+        indexed: library.size - fromCache,
+        saved,
+        ...(loaded.problem ? { problem: loaded.problem } : {}),
+      };
+    }
     library.#warnings = [...listing.warnings, ...warnings.list(), ...totalWarning];
     return library;
+  }
+
+  /** How the last open used the index cache; undefined without `cacheDir`. */
+  get cache(): DocsCacheReport | undefined {
+    return this.#cacheReport;
   }
 
   get size(): number {
@@ -153,15 +213,13 @@ export class DocsLibrary extends EventEmitter<{
     return this.#sorted;
   }
 
+  /** The `k` best documents for a query: BM25+ as MiniSearch ranks (util/text-index.ts), title and description boosted. */
   search(query: string, k = 3): SearchHit[] {
-    return this.#index
-      .search(query)
-      .slice(0, Math.max(0, k))
-      .map((hit) => ({
-        slug: String(hit.id),
-        title: String(hit.title),
-        score: Math.round(hit.score * 100) / 100,
-      }));
+    return this.#index.search(query, k).map((hit) => ({
+      slug: hit.key,
+      title: this.#docs.get(hit.key)?.title ?? hit.key,
+      score: Math.round(hit.score * 100) / 100,
+    }));
   }
 
   /** Up to three slugs a mistyped one probably meant: same last segment, shared prefix, then edit distance. */
@@ -224,10 +282,66 @@ export class DocsLibrary extends EventEmitter<{
     await new Promise<void>((ready) => this.#watcher?.once('ready', () => ready()));
   }
 
+  /** Stops watching; the index cache is written when documents changed since it last was. */
   async close(): Promise<void> {
     clearTimeout(this.#flushTimer);
     await this.#watcher?.close();
     this.#watcher = undefined;
+    await this.#refreshing;
+    if (this.#dirty) {
+      const warnings = new Warnings();
+      this.#saveCache(warnings);
+      for (const message of warnings.list()) this.emit('warning', message);
+    }
+  }
+
+  /** Writes the index cache; a failure is a warning (the next start indexes afresh). */
+  #saveCache(warnings: Warnings): boolean {
+    if (!this.#cacheFile) return false;
+    const result = saveDocsCache(
+      this.#cacheFile,
+      this.#realRoot,
+      this.root,
+      this.#index,
+      this.#docs,
+      this.#origins,
+    );
+    if (!result.ok) {
+      warnings.add(`the index cache was not written: ${result.message}`);
+      return false;
+    }
+    this.#dirty = false;
+    return true;
+  }
+
+  /**
+   * Shows the document of `file` from the cache when the cache has it with this very content: its record gives
+   * what parsing would (title, description, words, where the body starts) and its entry what indexing would.
+   */
+  #showCached(
+    file: string,
+    source: { text: string; bytes: number; digest: string },
+    cache: LoadedDocsCache | undefined,
+  ): boolean {
+    const record = cache?.records.get(relativePath(this.root, file));
+    if (!cache || !record || record.digest !== source.digest) return false;
+    const normalized = normalizedSource(source.text);
+    if (record.bodyStart > normalized.length) return false;
+    const slug = slugOf(this.root, file);
+    if (!this.#index.addEntry(slug, record.entry, cache.mapping)) return false;
+    this.#show(
+      {
+        slug,
+        title: record.title,
+        description: record.description,
+        markdown: normalized.slice(record.bodyStart),
+        file,
+        bytes: source.bytes,
+        words: record.words,
+      },
+      { digest: source.digest, bodyStart: record.bodyStart },
+    );
+    return true;
   }
 
   async #refresh(files: string[]): Promise<LibraryChange> {
@@ -247,6 +361,7 @@ export class DocsLibrary extends EventEmitter<{
       const sources = this.#sources(slug);
       for (const file of changed) sources.add(file); // one that is gone drops out below, when it does not read
       let doc: Doc | undefined;
+      let fresh: { doc: ParsedDoc; origin: DocOrigin } | undefined;
       let refused: string | undefined;
       // The first file that still reads, in the fixed order: when `x.md` goes, `x.mdx` is read and shown.
       for (const file of served(sources)) {
@@ -260,7 +375,8 @@ export class DocsLibrary extends EventEmitter<{
             'indexed, the cap; raise limits.docsFiles in tack.json to index more';
           break;
         }
-        doc = await this.#read(file, warnings);
+        fresh = await this.#read(file, warnings);
+        doc = fresh?.doc;
         if (doc) break;
         sources.delete(file);
       }
@@ -284,8 +400,8 @@ export class DocsLibrary extends EventEmitter<{
         }
         continue;
       }
-      if (doc === shown) continue; // a file this slug does not show changed
-      this.#put(doc);
+      if (doc === shown || !fresh) continue; // a file this slug does not show changed
+      this.#put(fresh.doc, fresh.origin);
       (shown ? change.updated : change.added).push(slug);
     }
     for (const message of warnings.list()) this.emit('warning', message);
@@ -305,14 +421,15 @@ export class DocsLibrary extends EventEmitter<{
    * The document in `file`, or undefined when it cannot be served: gone (a delete), outside the folder, or over
    * `docsFileBytes`, the last reported in `warnings` once per file until it reads again.
    */
-  async #read(file: string, warnings: Warnings): Promise<Doc | undefined> {
+  async #read(file: string, warnings: Warnings): Promise<{ doc: ParsedDoc; origin: DocOrigin } | undefined> {
     try {
-      const doc = await readDoc(this.root, file, {
+      const source = readDocSource(this.root, file, {
         realRoot: this.#realRoot,
         maxBytes: this.#limits.docsFileBytes,
       });
       this.#oversize.delete(file);
-      return doc;
+      const doc = parseDoc(slugOf(this.root, file), file, source.text);
+      return { doc, origin: origin(source, doc.markdown) };
     } catch (error) {
       if (TackError.isInstance(error) && error.code === 'LIMIT_EXCEEDED') {
         if (!this.#oversize.has(file)) warnings.add(skipWarning(error));
@@ -322,48 +439,43 @@ export class DocsLibrary extends EventEmitter<{
     }
   }
 
-  #put(doc: Doc): void {
-    if (this.#docs.has(doc.slug)) this.#remove(doc.slug);
+  /** Shows and indexes a document read and parsed afresh. */
+  #put(parsed: ParsedDoc, from: DocOrigin): void {
+    const { text, ...doc } = parsed;
+    this.#index.add(doc.slug, [doc.title, doc.description, text]);
+    this.#show(doc, from);
+    this.#dirty = true;
+  }
+
+  /** Shows a document already indexed (the index entry is added by the caller). */
+  #show(doc: Doc, from: DocOrigin): void {
+    const shown = this.#docs.get(doc.slug);
+    if (shown) this.#totalBytes -= shown.bytes;
     this.#sorted = undefined;
     this.#docs.set(doc.slug, doc);
+    this.#origins.set(doc.slug, from);
     this.#totalBytes += doc.bytes;
-    this.#index.add({ id: doc.slug, title: doc.title, description: doc.description, text: doc.text });
   }
 
   #remove(slug: string): void {
     const doc = this.#docs.get(slug);
     if (!doc) return;
     this.#sorted = undefined;
-    this.#index.discard(slug);
+    this.#index.remove(slug);
     this.#docs.delete(slug);
+    this.#origins.delete(slug);
     this.#totalBytes -= doc.bytes;
+    this.#dirty = true;
   }
 }
 
-/** `fn` over `items`, at most `limit` at a time, results in the order of `items`. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
+/** What the cache keys a document by: its file's digest, and where its body starts in the normalized text. */
+function origin(source: { text: string; digest: string }, markdown: string): DocOrigin {
+  return { digest: source.digest, bodyStart: normalizedSource(source.text).length - markdown.length };
 }
 
 /** The files of one slug, the one served first: `.md` before `.mdx`, then by name, so the choice is stable. */
 function served(files: Iterable<string>): string[] {
   const rank = (file: string) => (file.toLowerCase().endsWith('.mdx') ? 1 : 0);
   return [...files].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
-}
-
-function newIndex() {
-  return new MiniSearch<{ id: string; title: string; description: string; text: string }>({
-    fields: ['title', 'description', 'text'],
-    storeFields: ['title'],
-    searchOptions: { boost: { title: 3, description: 2 }, combineWith: 'OR' },
-  });
 }

@@ -23,6 +23,11 @@ export interface DocsServerOptions {
    */
   limits?: Partial<DocsLimits> | undefined;
   /**
+   * A folder to keep the index in between runs (`tack serve-docs` passes `<state>/indexes`), so a restart reads
+   * the documents but re-indexes only those that changed (DocsLibraryOptions.cacheDir).
+   */
+  cacheDir?: string | undefined;
+  /**
    * Where documents left out by a cap are reported, by name, at start and while watching (default: stderr).
    */
   onWarning?: (message: string) => void;
@@ -34,7 +39,10 @@ export interface RunningDocsServer extends Served {
 
 /** `tack serve-docs`: index the folder, watch it, and serve it over stdio or HTTP. */
 export async function startDocsServer(options: DocsServerOptions): Promise<RunningDocsServer> {
-  const library = await DocsLibrary.open(options.folder, { limits: options.limits });
+  const library = await DocsLibrary.open(options.folder, {
+    limits: options.limits,
+    cacheDir: options.cacheDir,
+  });
   library.on(
     'error',
     options.onError ?? ((error) => process.stderr.write(`tack serve-docs: ${error.message}\n`)),

@@ -4,7 +4,7 @@ import {
   type InputRequiredResult,
   isInputRequiredResult,
 } from '@modelcontextprotocol/client';
-import { ProtocolError, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallRound, RoundRequest, RoundResult } from '../../mcp/connection.js';
 import type { McpHost } from '../../mcp/host.js';
 import {
@@ -12,6 +12,7 @@ import {
   type GatewayCall,
   type InteractionRouter,
   PENDING_PREFIX,
+  type RequestContext,
   type Settled,
 } from './interaction.js';
 
@@ -72,7 +73,7 @@ export class Exchanges {
   }
 
   /** The client's answers to a waiting call's questions: hand them upstream and wait for what comes next. */
-  async resume(id: string, key: string, ctx: ServerContext): Promise<Answer | InputRequiredResult> {
+  async resume(id: string, key: string, ctx: RequestContext): Promise<Answer | InputRequiredResult> {
     const pending = this.#pending.get(id);
     if (!pending) {
       throw new ProtocolError(

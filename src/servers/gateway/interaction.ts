@@ -8,6 +8,25 @@ import {
 import { type RoundResult, TimeoutHold } from '../../mcp/connection.js';
 
 /**
+ * What a gateway call uses of the downstream request it serves: the SDK's `ServerContext`, or the one the HTTP
+ * fast path builds (serving/fast-path.ts) for a request it answers without an SDK instance.
+ */
+export interface RequestContext {
+  mcpReq: Pick<
+    ServerContext['mcpReq'],
+    | 'signal'
+    | '_meta'
+    | 'envelope'
+    | 'inputResponses'
+    | 'requestState'
+    | 'notify'
+    | 'elicitInput'
+    | 'requestSampling'
+    | 'send'
+  >;
+}
+
+/**
  * Elicitation and sampling through the gateway: an upstream server asks for input in the middle of a call,
  * and the question must reach the downstream client that made the call, in whichever era each side speaks.
  *
@@ -73,7 +92,7 @@ export class GatewayCall {
   /** Resolves when the upstream work ends, whether or not a downstream request is still waiting for it. */
   readonly ended: Promise<Settled>;
   /** The downstream request now being served; a 2026-07-28 call gets a new one each round. */
-  ctx: ServerContext;
+  ctx: RequestContext;
   /** The least severe log level the downstream client wants for this call; undefined: no logs. */
   logLevel: string | undefined;
   /** What the downstream client declared it can answer (a 2026-07-28 client, per request). */
@@ -88,7 +107,7 @@ export class GatewayCall {
   #wake: (() => void) | undefined;
   #unfollow: (() => void) | undefined;
 
-  constructor(era: 'modern' | 'legacy', ctx: ServerContext, answerTimeoutMs = DEFAULT_ANSWER_TIMEOUT_MS) {
+  constructor(era: 'modern' | 'legacy', ctx: RequestContext, answerTimeoutMs = DEFAULT_ANSWER_TIMEOUT_MS) {
     this.era = era;
     this.ctx = ctx;
     this.#answerTimeoutMs = answerTimeoutMs;
@@ -107,7 +126,7 @@ export class GatewayCall {
   }
 
   /** A new downstream round: progress goes to it, and its cancellation cancels the upstream call. */
-  follow(ctx: ServerContext): void {
+  follow(ctx: RequestContext): void {
     this.detach();
     this.ctx = ctx;
     const signal = ctx.mcpReq.signal;
@@ -237,7 +256,7 @@ export class GatewayCall {
 
 /** Asks a 2025-era downstream client with a server-to-client request related to its tools/call. */
 function askLegacyClient(
-  ctx: ServerContext,
+  ctx: RequestContext,
   request: InputRequestMessage,
   options: RequestOptions,
 ): Promise<unknown> {

@@ -1,11 +1,14 @@
+import { join } from 'node:path';
 import type { TackConfig } from '../../config/load.js';
 import { type HostOptions, McpHost } from '../../mcp/host.js';
 import { configuredSemanticRanker } from '../../search/embeddings.js';
+import { ToolTermCache } from '../../search/term-cache.js';
 import type { SkillLibrary } from '../../skills/library.js';
+import { SqliteAuditLog } from '../../store/audit.js';
 import { openStore } from '../../store/open.js';
 import type { WarningSink } from '../../util/warnings.js';
 import { knowledgeServerConfig } from '../knowledge/entry.js';
-import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
+import { type HttpOptions, type Served, type StdioOptions, serveHttp, serveOnStdio } from '../serve.js';
 import { startTelemetry } from '../telemetry.js';
 import { Gateway } from './gateway.js';
 import { GATEWAY_CLIENT_CAPABILITIES, InteractionRouter } from './interaction.js';
@@ -25,6 +28,13 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   knowledge?: boolean;
   /** Where OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* variables are read (default process.env). */
   telemetryEnv?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * Answer plain `tools/call` requests over HTTP without an SDK instance (default true; serving/fast-path.ts).
+   * False serves everything through the SDK: the tests compare the two.
+   */
+  fastPath?: boolean | undefined;
+  /** Serve stdio on these streams instead of the process's (tests). */
+  stdio?: Pick<StdioOptions, 'stdin' | 'stdout'> | undefined;
 }
 
 export interface RunningGateway extends Served {
@@ -46,6 +56,8 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     knowledge,
     onWarning,
     telemetryEnv: _,
+    fastPath,
+    stdio,
     ...hostOptions
   } = options;
   // The gateway is a composition root: it opens the store unless its caller hands one in, and closes what it opened.
@@ -84,7 +96,9 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
         host.store?.toolEmbeddings,
         onWarning,
       ),
+      toolTerms: new ToolTermCache(join(options.config.paths.stateDir, 'indexes', 'tool-terms.idx')),
       scanBytes: options.config.limits.scanBytes,
+      scanJudge: options.config.scan.judge,
       onWarning,
     });
     served = http
@@ -100,8 +114,13 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
           },
           beforeRequest: () => gateway.ready(),
           legacySessions: { idPrefix: options.config.serve.instance ?? instanceFromEnv() },
+          fastPath: fastPath === false ? undefined : gateway.fastPath,
         })
-      : serveOnStdio(({ era }) => gateway.createServer(era));
+      : serveOnStdio(({ era }) => gateway.createServer(era), {
+          fastPath: fastPath === false ? undefined : gateway.fastPath,
+          stdin: stdio?.stdin,
+          stdout: stdio?.stdout,
+        });
   } catch (error) {
     await skills?.close();
     await host.close();
@@ -122,6 +141,8 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     host,
     gateway,
     close: async () => {
+      // The audit rows first: closing the upstreams can take a while, and a kill meanwhile would lose them.
+      flushAudit(host);
       stopAnnouncing();
       await served.close();
       await release();
@@ -141,4 +162,19 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
 function instanceFromEnv(): string | undefined {
   const name = process.env.TACK_SERVE_INSTANCE;
   return name && /^[A-Za-z0-9-]{1,32}$/.test(name) ? name : undefined;
+}
+
+/**
+ * Writes the audit rows still waiting (store/audit.ts), synchronously where the engine can (SQLite, on process
+ * exit); PostgreSQL rows are committed before their call is answered, so only a started flush is left to finish.
+ * A store that cannot take them does not stop a close.
+ */
+export function flushAudit(host: McpHost): void {
+  const audit = host.store?.audit;
+  try {
+    if (audit instanceof SqliteAuditLog) audit.flushSync();
+    else void audit?.flush().catch(() => {});
+  } catch {
+    // the store closes anyway; the rows are lost with it
+  }
 }

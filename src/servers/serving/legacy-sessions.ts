@@ -2,14 +2,17 @@ import { randomUUID } from 'node:crypto';
 import {
   type EventStore,
   type JSONRPCMessage,
+  type Server,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import type { FastSession } from './fast-path.js';
 import type { LiveInstances, ServerFactory } from './instances.js';
 
 const MAX_SESSIONS = 1000;
 const IDLE_MS = 30 * 60_000;
 const SWEEP_INTERVAL_MS = 60_000;
 const EVENTS_PER_SESSION = 1000;
+const RETRY_INTERVAL_MS = 1000;
 
 export interface LegacySessionOptions {
   /** A session with no request and no open stream for this long is closed (default 30 minutes). */
@@ -25,6 +28,10 @@ export interface LegacySessionOptions {
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
+  instance: Server;
+  events: EventStore;
+  /** Requests the fast path serves on this session, by JSON-RPC id, to cancel on notifications/cancelled. */
+  fastCalls: Map<string | number, (reason: unknown) => void>;
   /** When the last request came or the last stream ended. */
   seen: number;
   /** Open SSE response streams (the GET stream, a POST answered as a stream). */
@@ -55,39 +62,78 @@ export class LegacySessions {
     this.#sweeper.unref();
   }
 
-  async serve(request: Request): Promise<Response> {
+  /** Serves one request of a 2025-era client; `parsedBody` is its body already parsed (read once upstream). */
+  async serve(request: Request, parsedBody?: unknown): Promise<Response> {
+    const options = parsedBody === undefined ? undefined : { parsedBody };
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId) {
       const session = this.#sessions.get(sessionId);
       if (!session) return jsonError(404, -32001, 'Session not found: initialize again');
       session.seen = Date.now();
-      return trackStream(session, request, await session.transport.handleRequest(request));
+      return trackStream(session, request, await session.transport.handleRequest(request, options));
     }
     if (request.method !== 'POST')
       return jsonError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     if (this.#sessions.size >= MAX_SESSIONS) this.#sweep(true);
+    const instance = this.#live.add(this.#factory({ era: 'legacy' }));
+    const events = boundedEventStore(EVENTS_PER_SESSION);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => (this.#idPrefix ? `${this.#idPrefix}.${randomUUID()}` : randomUUID()),
-      eventStore: boundedEventStore(EVENTS_PER_SESSION),
-      retryInterval: 1000,
+      eventStore: events,
+      retryInterval: RETRY_INTERVAL_MS,
       onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, seen: Date.now(), streams: 0 });
+        this.#sessions.set(id, {
+          transport,
+          instance,
+          events,
+          fastCalls: new Map(),
+          seen: Date.now(),
+          streams: 0,
+        });
       },
       onsessionclosed: (id) => {
         this.#sessions.delete(id);
       },
     });
-    const instance = this.#live.add(this.#factory({ era: 'legacy' }));
     transport.onclose = () => {
       if (transport.sessionId) this.#sessions.delete(transport.sessionId);
       this.#live.delete(instance);
       void instance.close();
     };
     await instance.connect(transport);
-    const response = await transport.handleRequest(request);
+    const response = await transport.handleRequest(request, options);
     // Anything but an initialize (refused by the transport) leaves no session behind.
     if (!transport.sessionId) await transport.close();
     return response;
+  }
+
+  /**
+   * The session `sessionId` names, for the fast path (fast-path.ts) to answer one of its requests on a stream
+   * of its own: undefined unless the session is live and its client initialized.
+   */
+  fastSession(sessionId: string | undefined): FastSession | undefined {
+    const session = sessionId === undefined ? undefined : this.#sessions.get(sessionId);
+    if (!session?.instance.getClientCapabilities()) return undefined;
+    session.seen = Date.now();
+    return {
+      instance: session.instance,
+      sessionId: sessionId as string,
+      storeEvent: (stream, message) => session.events.storeEvent(stream, message as JSONRPCMessage),
+      retryIntervalMs: RETRY_INTERVAL_MS,
+      openStream: (id, cancel) => {
+        session.streams++;
+        session.fastCalls.set(id, cancel);
+        let open = true;
+        return () => {
+          if (!open) return;
+          open = false;
+          session.streams--;
+          if (session.fastCalls.get(id) === cancel) session.fastCalls.delete(id);
+          session.seen = Date.now();
+        };
+      },
+      cancel: (id) => session.fastCalls.get(id)?.(new Error('the client cancelled the request')),
+    };
   }
 
   async close(): Promise<void> {

@@ -16,7 +16,6 @@
  * private chunk, not in the package's exports. The gateway serves upstream JSON Schemas through the low-level
  * `Server`, so the SDK never runs the check for it. Keep this in step with that file when the SDK changes.
  */
-import { DEFAULT_MAX_REQUEST_BODY_SIZE, readRequestBody } from '@modelcontextprotocol/server';
 
 /** The JSON-RPC error code for headers that disagree with the body (2026-07-28). */
 export const HEADER_MISMATCH = -32020;
@@ -196,28 +195,20 @@ function valueAt(root: unknown, path: readonly string[]): unknown {
  * (`inputSchema` by the name it is served under) declares header parameters gets its headers compared with its
  * arguments, and a mismatch is answered here with 400 / -32020. Anything else resolves undefined and goes on
  * to the SDK, including requests whose standard headers (`Mcp-Method`, `Mcp-Name`) disagree with the body: the
- * SDK answers those first, as it does for its own servers. The body is read from a clone, and only for a tool
- * with declarations, within the SDK's own size limit (a larger body is left to the SDK to refuse).
+ * SDK answers those first, as it does for its own servers. `message` is the body, parsed once for every check
+ * (serving/http-entry.ts); a body that is not JSON is left to the SDK.
  */
 export function paramHeaderCheck(
-  inputSchema: (tool: string) => unknown | Promise<unknown>,
-): (request: Request) => Promise<Response | undefined> {
-  return async (request) => {
+  inputSchema: (tool: string) => unknown,
+): (request: Request, message: unknown) => Response | undefined {
+  return (request, message) => {
     if (request.method.toUpperCase() !== 'POST') return undefined;
     if (request.headers.get('mcp-method')?.trim() !== 'tools/call') return undefined;
     const nameHeader = request.headers.get('mcp-name');
     const tool = nameHeader === null ? undefined : decodeParamValue(nameHeader.trim());
     if (tool === undefined) return undefined;
-    const declarations = paramHeaderDeclarations(await inputSchema(tool));
+    const declarations = paramHeaderDeclarations(inputSchema(tool));
     if (!declarations) return undefined;
-    let message: unknown;
-    try {
-      const body = await readRequestBody(request.clone(), DEFAULT_MAX_REQUEST_BODY_SIZE);
-      if (body.tooLarge) return undefined;
-      message = JSON.parse(body.text);
-    } catch {
-      return undefined; // unreadable or not JSON: the SDK's answer
-    }
     if (message === null || typeof message !== 'object' || Array.isArray(message)) return undefined;
     const { method, params, id } = message as { method?: unknown; params?: unknown; id?: unknown };
     const call = (params ?? {}) as { name?: unknown; arguments?: unknown };

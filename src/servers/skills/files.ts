@@ -1,8 +1,8 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import type { SkillFileEntry, SkillFiles } from '@modelcontextprotocol/server/ext/skills';
+import { resolveInside } from '../../skills/inside-skill.js';
 import type { SkillEntry, SkillLibrary } from '../../skills/library.js';
-import { resolveInside } from '../../skills/paths.js';
 
 /**
  * The SDK's skill catalog reads storage through a SkillFiles adapter. tack's skills come from several scopes

@@ -2,6 +2,7 @@ import { type SecretMasker, SHAPE_MASKER } from '../../util/secrets.js';
 import {
   type AuditColumns,
   type AuditEntry,
+  type AuditFilter,
   type AuditLog,
   type AuditRow,
   auditEntry,
@@ -72,6 +73,21 @@ export class PostgresAuditLog implements AuditLog {
   /** Resolves when every row recorded so far is written (or failed). */
   async drain(): Promise<void> {
     while (this.#flushing) await this.#flushing;
+  }
+
+  flush(): Promise<void> {
+    return this.drain();
+  }
+
+  /** The newest entries matching every filter given; `strpos` rather than LIKE, so `%` and `_` are literal. */
+  async query(filter: AuditFilter = {}, limit = 200): Promise<AuditEntry[]> {
+    await this.drain();
+    const rows = await this.#db.query<AuditColumns>(
+      `SELECT * FROM audit WHERE ($1 = '' OR server = $1) AND ($2 = '' OR strpos(tool, $2) > 0)
+         AND ($3 = '' OR outcome = $3) AND ($4 = '' OR strpos(client, $4) > 0) ORDER BY id DESC LIMIT $5`,
+      [filter.server ?? '', filter.tool ?? '', filter.outcome ?? '', filter.client ?? '', limit],
+    );
+    return rows.map(auditEntry);
   }
 
   async recent(limit = 50): Promise<AuditEntry[]> {

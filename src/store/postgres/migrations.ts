@@ -104,6 +104,26 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<{ version: number; name: string;
         PRIMARY KEY (tokenizer, digest)
       );`,
   },
+  {
+    version: 2,
+    name: 'scan judgements and input history',
+    sql: `
+      CREATE TABLE scan_judgements (
+        model TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (model, digest)
+      );
+      CREATE TABLE input_history (
+        id BIGSERIAL PRIMARY KEY,
+        project TEXT NOT NULL,
+        text TEXT NOT NULL,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX input_history_project ON input_history (project, id);`,
+  },
 ];
 
 /**

@@ -1,5 +1,6 @@
 import type { StoredOAuthClientInformation } from '@modelcontextprotocol/client';
 import { type EraCache, type EraVerdict, readEraVerdict, type StoredEraVerdict } from '../era-cache.js';
+import { historyEntry, historyLimit, type InputHistory, MAX_HISTORY_ENTRIES } from '../input-history.js';
 import {
   type OAuthClientRecord,
   type OAuthCredentials,
@@ -8,6 +9,7 @@ import {
   parseStored,
   type TokenRow,
 } from '../oauth-credentials.js';
+import { type ScanJudgements, type StoredJudgement, storedJudgement } from '../scan-judgements.js';
 import {
   findSessionByPrefix,
   type SessionColumns,
@@ -389,5 +391,75 @@ export class PostgresSessionIndex implements SessionIndex {
           )
         ).map(sessionRowOf),
     );
+  }
+}
+
+export class PostgresScanJudgements implements ScanJudgements {
+  readonly #db: PostgresDatabase;
+
+  constructor(db: PostgresDatabase) {
+    this.#db = db;
+  }
+
+  async get(model: string, digest: string): Promise<StoredJudgement | undefined> {
+    const [row] = await this.#db.query<{ verdict: string; reason: string }>(
+      'SELECT verdict, reason FROM scan_judgements WHERE model = $1 AND digest = $2',
+      [model, digest],
+    );
+    return storedJudgement(row);
+  }
+
+  async put(model: string, digest: string, judgement: StoredJudgement): Promise<void> {
+    await this.#db.query(
+      `INSERT INTO scan_judgements (model, digest, verdict, reason, at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (model, digest) DO UPDATE SET verdict = excluded.verdict, reason = excluded.reason, at = excluded.at`,
+      [model, digest, judgement.verdict, judgement.reason, new Date().toISOString()],
+    );
+  }
+
+  async count(model: string): Promise<number> {
+    const [row] = await this.#db.query<{ n: string }>(
+      'SELECT COUNT(*) AS n FROM scan_judgements WHERE model = $1',
+      [model],
+    );
+    return Number(row?.n ?? 0);
+  }
+}
+
+export class PostgresInputHistory implements InputHistory {
+  readonly #db: PostgresDatabase;
+
+  constructor(db: PostgresDatabase) {
+    this.#db = db;
+  }
+
+  async list(project: string, limit = MAX_HISTORY_ENTRIES): Promise<string[]> {
+    const rows = await this.#db.query<{ text: string }>(
+      'SELECT text FROM input_history WHERE project = $1 ORDER BY id DESC LIMIT $2',
+      [project, historyLimit(limit)],
+    );
+    return rows.map((r) => r.text).reverse();
+  }
+
+  async add(project: string, text: string, at = new Date()): Promise<void> {
+    const entry = historyEntry(text);
+    if (entry === undefined) return;
+    await this.#db.transaction(async (query) => {
+      const [last] = await query<{ text: string }>(
+        'SELECT text FROM input_history WHERE project = $1 ORDER BY id DESC LIMIT 1',
+        [project],
+      );
+      if (last?.text === entry) return;
+      await query('INSERT INTO input_history (project, text, at) VALUES ($1, $2, $3)', [
+        project,
+        entry,
+        at.toISOString(),
+      ]);
+      await query(
+        `DELETE FROM input_history WHERE project = $1 AND id <= (
+           SELECT id FROM input_history WHERE project = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)`,
+        [project, MAX_HISTORY_ENTRIES],
+      );
+    });
   }
 }

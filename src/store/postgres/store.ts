@@ -6,7 +6,9 @@ import { migratePostgres } from './migrations.js';
 import { PostgresPinRecords } from './pins.js';
 import {
   PostgresEraCache,
+  PostgresInputHistory,
   PostgresOAuthCredentials,
+  PostgresScanJudgements,
   PostgresSessionIndex,
   PostgresTokenCounts,
   PostgresToolEmbeddings,
@@ -30,7 +32,9 @@ export class PostgresStore implements TackStore {
   readonly oauth: PostgresOAuthCredentials;
   readonly trustedProjects: PostgresTrustedProjects;
   readonly pins: PostgresPinRecords;
+  readonly scanJudgements: PostgresScanJudgements;
   readonly tokenCounts: PostgresTokenCounts;
+  readonly inputHistory: PostgresInputHistory;
 
   private constructor(db: PostgresDatabase) {
     this.db = db;
@@ -43,7 +47,9 @@ export class PostgresStore implements TackStore {
     this.oauth = new PostgresOAuthCredentials(db);
     this.trustedProjects = new PostgresTrustedProjects(db);
     this.pins = new PostgresPinRecords(db);
+    this.scanJudgements = new PostgresScanJudgements(db);
     this.tokenCounts = new PostgresTokenCounts(db);
+    this.inputHistory = new PostgresInputHistory(db);
   }
 
   /** Connects and runs pending migrations (once, under an advisory lock, whoever starts first). */

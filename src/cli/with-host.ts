@@ -1,5 +1,9 @@
+import {
+  invalidProjectFilesWarnings,
+  projectTrustWarning,
+  resolveProjectTrust,
+} from '../config/apply-trust.js';
 import { formatIssue, loadConfig, type TackConfig } from '../config/load.js';
-import { invalidProjectFilesWarnings, projectTrustWarning, resolveProjectTrust } from '../config/trust.js';
 import { TackError } from '../errors.js';
 import { McpHost, unknownServer } from '../mcp/host.js';
 import { openConfiguredStore, openStore, type StoreLocation } from '../store/open.js';
@@ -22,7 +26,7 @@ export interface ServerOptions extends GlobalOptions {
 
 /**
  * Loads the configuration, printing its warnings; a broken configuration throws before anything starts. What an
- * untrusted project's files add is held back here (config/trust.ts), so every command sees the same thing.
+ * untrusted project's files add is held back here (config/apply-trust.ts), so every command sees the same thing.
  */
 export async function loadCliConfig(options: GlobalOptions): Promise<TackConfig> {
   const loaded = loadConfig({

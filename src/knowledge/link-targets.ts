@@ -43,12 +43,36 @@ export function resolveInBundle(
         [posix.normalize(clean), 'root-fallback'],
       ];
   for (const [candidate, via] of candidates) {
-    const path = candidate.replace(/\/+$/, '').replace(/^\.$/, '');
-    if (path === '..' || path.startsWith('../')) continue;
+    const path = inBundle(candidate);
+    if (path === undefined) continue;
     const kind = lookup(path);
     if (kind) return { path, via, kind };
   }
   return undefined;
+}
+
+/**
+ * The bundle paths a target written in `from` may name, in the order resolveInBundle tries them: what resolving
+ * needs of the text alone, so a loader can keep it and ask only the file list at the next load.
+ */
+export function candidatePaths(from: string, target: string): string[] {
+  const clean = decodeTarget(target);
+  if (clean === undefined) return [];
+  const written = clean.startsWith('/')
+    ? [posix.normalize(clean.slice(1))]
+    : [posix.normalize(posix.join(posix.dirname(from), clean)), posix.normalize(clean)];
+  const paths: string[] = [];
+  for (const candidate of written) {
+    const path = inBundle(candidate);
+    if (path !== undefined && !paths.includes(path)) paths.push(path);
+  }
+  return paths;
+}
+
+/** A normalized candidate as a bundle path (no trailing `/`, `.` for the root as ''), or undefined outside it. */
+function inBundle(candidate: string): string | undefined {
+  const path = candidate.replace(/\/+$/, '').replace(/^\.$/, '');
+  return path === '..' || path.startsWith('../') ? undefined : path;
 }
 
 /** Strips `#fragment` and `?query`, decodes %-escapes; undefined for a pure fragment or a broken escape. */

@@ -1,0 +1,131 @@
+/**
+ * The public API of tack, as a text file per entry point (api/<entry>.api.txt): every exported name with its kind,
+ * and, for functions, classes and interfaces, their signatures and public members. test/api.test.ts fails when the
+ * code's surface differs from the committed files, so a change to what users can import is a visible diff;
+ * `npm run api` writes the files anew after an intended change.
+ *
+ * Hand-written on the TypeScript compiler API rather than api-extractor: api-extractor wants a build of .d.ts
+ * rollups and its own config per entry; a listing of names and signatures is all the check needs.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+/** The repository: the nearest folder above this file with a package.json (scripts/ from source, dist/scripts built). */
+const REPO = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) || dir.endsWith('/dist')) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error('api-report: no package.json above the script');
+    dir = up;
+  }
+  return dir;
+})();
+
+/** The entry points package.json exports, by the name a user imports. */
+export const ENTRIES: Record<string, string> = {
+  tack: 'src/index.ts',
+  'tack/servers': 'src/entries/servers.ts',
+  'tack/knowledge': 'src/entries/knowledge.ts',
+  'tack/skills': 'src/entries/skills.ts',
+  'tack/security': 'src/entries/security.ts',
+  'tack/search': 'src/entries/search.ts',
+  'tack/console': 'src/entries/console.ts',
+  'tack/tui': 'src/entries/tui.ts',
+};
+
+export function apiFileOf(entry: string): string {
+  return join(REPO, 'api', `${entry.replace('/', '-')}.api.txt`);
+}
+
+/** One TypeScript program over the entries (and, when asked, more root files such as the CLI's). */
+export function apiProgram(extraFiles: readonly string[] = []): ts.Program {
+  const config = ts.readConfigFile(join(REPO, 'tsconfig.json'), ts.sys.readFile).config;
+  const parsed = ts.parseJsonConfigFileContent(config, ts.sys, REPO);
+  const files = [...Object.values(ENTRIES).map((file) => join(REPO, file)), ...extraFiles];
+  return ts.createProgram(files, { ...parsed.options, noEmit: true });
+}
+
+/** Every symbol some entry exports (aliases followed to the declaration they name). */
+export function publicSymbols(program: ts.Program): Set<ts.Symbol> {
+  const checker = program.getTypeChecker();
+  const symbols = new Set<ts.Symbol>();
+  for (const file of Object.values(ENTRIES)) {
+    const module = checker.getSymbolAtLocation(program.getSourceFile(join(REPO, file))!);
+    for (const exported of module ? checker.getExportsOfModule(module) : [])
+      symbols.add(exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported);
+  }
+  return symbols;
+}
+
+/** The report of every entry, by entry name. */
+export function apiReports(program: ts.Program = apiProgram()): Record<string, string> {
+  const checker = program.getTypeChecker();
+  const flags = ts.TypeFormatFlags.NoTruncation;
+  // Private and protected members are not part of what a user can call.
+  const hidden = (p: ts.Symbol) =>
+    (p.declarations ?? []).some(
+      (d) => ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected),
+    );
+  const out: Record<string, string> = {};
+  for (const [entry, file] of Object.entries(ENTRIES)) {
+    const source = program.getSourceFile(join(REPO, file));
+    const module = source && checker.getSymbolAtLocation(source);
+    if (!source || !module) throw new Error(`${file}: not found or not a module`);
+    const lines: string[] = [];
+    for (const exported of checker.getExportsOfModule(module).sort((a, b) => a.name.localeCompare(b.name))) {
+      const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+      const f = symbol.flags;
+      const type = () =>
+        checker.typeToString(checker.getTypeOfSymbolAtLocation(symbol, source), undefined, flags);
+      const declared = () => checker.getDeclaredTypeOfSymbol(symbol);
+      const members = (t: ts.Type) =>
+        checker
+          .getPropertiesOfType(t)
+          .filter((p) => !p.name.startsWith('#') && !p.name.startsWith('__') && !hidden(p))
+          .map(
+            (p) =>
+              `  ${p.name}: ${checker.typeToString(checker.getTypeOfSymbolAtLocation(p, source), undefined, flags)}`,
+          )
+          .sort();
+      if (f & ts.SymbolFlags.Class) {
+        const constructors = checker
+          .getTypeOfSymbolAtLocation(symbol, source)
+          .getConstructSignatures()
+          .map((signature) => `  new ${checker.signatureToString(signature, undefined, flags)}`);
+        lines.push(`class ${exported.name}`, ...constructors, ...members(declared()));
+      } else if (f & ts.SymbolFlags.Interface) {
+        lines.push(`interface ${exported.name}`, ...members(declared()));
+      } else if (f & ts.SymbolFlags.TypeAlias) {
+        lines.push(`type ${exported.name} = ${checker.typeToString(declared(), undefined, flags)}`);
+      } else if (f & ts.SymbolFlags.Function) {
+        lines.push(`function ${exported.name}: ${type()}`);
+      } else if (f & ts.SymbolFlags.Enum) {
+        lines.push(`enum ${exported.name}`);
+      } else {
+        lines.push(`const ${exported.name}: ${type()}`);
+      }
+    }
+    out[entry] = `${lines.join('\n')}\n`;
+  }
+  return out;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  for (const [entry, report] of Object.entries(apiReports())) {
+    const file = apiFileOf(entry);
+    mkdirSync(dirname(file), { recursive: true });
+    const before = (() => {
+      try {
+        return readFileSync(file, 'utf8');
+      } catch {
+        return '';
+      }
+    })();
+    writeFileSync(file, report);
+    process.stdout.write(
+      `${entry}: ${report.split('\n').filter((l) => !l.startsWith(' ')).length - 1} exports${before === report ? '' : ' (changed)'}\n`,
+    );
+  }
+}

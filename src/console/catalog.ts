@@ -1,0 +1,172 @@
+import { type AgentTool, mcpAgentTools, mcpToolSecurity, withSandboxFacts } from '../agent/toolset.js';
+import type { TackConfig } from '../config/load.js';
+import type { Catalog, CatalogTool } from '../mcp/catalog.js';
+import { hostDefinitions } from '../mcp/definitions.js';
+import type { McpHost } from '../mcp/host.js';
+import { describeStatus } from '../sandbox/launch.js';
+import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
+import type { CapabilityLabel } from '../security/capabilities.js';
+import { DefinitionGuard, guardOptions, type HeldDefinition } from '../security/pins.js';
+import { type Finding, scanTool } from '../security/scan.js';
+import { toolDefinitionsTokens } from '../tokens/count.js';
+
+/** One row of the tools table: what `tack tools` and `tack tools --security` print, per tool. */
+export interface ToolRow {
+  name: string;
+  server: string;
+  tool: string;
+  title: string;
+  /** The first line of the description, cut: the full text comes with the definition. */
+  summary: string;
+  tokens: number;
+  alwaysLoad: boolean;
+  capabilities: CapabilityLabel[];
+  ruledOut: CapabilityLabel[];
+  /** `pinned`, `changed` or `flagged` (held back), or `no store`. */
+  pin: string;
+  held?: string;
+  /** The `ui://` resource of an MCP App, when its definition links one. */
+  app?: string;
+  /** `model` and/or `app` (MCP Apps visibility; both by default). */
+  visibility: string[];
+}
+
+export interface ServerTotals {
+  server: string;
+  tools: number;
+  tokens: number;
+}
+
+/** Everything the servers page shows of the catalog, computed once per catalog and kept until it changes. */
+export interface CatalogView {
+  rows: ToolRow[];
+  perServer: ServerTotals[];
+  /** Every MCP definition sent every step. */
+  inlineTokens: number;
+  /** What a deferred step sends instead: search_tools, call_tool and the always-loaded tools. */
+  deferredTokens: number;
+  /** Whether a session with this configuration would defer (agent.toolSearch, 10 % of the window, 40 tools). */
+  deferred: boolean;
+  mode: 'auto' | 'on' | 'off';
+  contextWindow: number;
+  held: HeldDefinition[];
+  findings: Array<{ tool: string; server: string; findings: Finding[] }>;
+  trifecta: { untrustedInput: string[]; privateData: string[]; egress: string[] };
+}
+
+/** MCP Apps: `_meta.ui.resourceUri` (and the deprecated flat `_meta["ui/resourceUri"]`). */
+export function appResourceOf(tool: CatalogTool['definition']): string | undefined {
+  const meta = tool._meta as Record<string, unknown> | undefined;
+  const ui = meta?.ui as { resourceUri?: unknown } | undefined;
+  const uri = typeof ui?.resourceUri === 'string' ? ui.resourceUri : meta?.['ui/resourceUri'];
+  return typeof uri === 'string' && uri.startsWith('ui://') ? uri : undefined;
+}
+
+export function visibilityOf(tool: CatalogTool['definition']): string[] {
+  const ui = (tool._meta as Record<string, unknown> | undefined)?.ui as { visibility?: unknown } | undefined;
+  const list = Array.isArray(ui?.visibility) ? ui.visibility.filter((v) => v === 'model' || v === 'app') : [];
+  return list.length > 0 ? list : ['model', 'app'];
+}
+
+function firstLine(text: string, max = 160): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** Builds the view of the host's current catalog; the caller keeps it until the catalog object changes. */
+export async function catalogView(host: McpHost, config: TackConfig): Promise<CatalogView> {
+  const catalog: Catalog = host.catalog;
+  const settings = new Map(config.servers.map((s) => [s.name, s]));
+  const sent: AgentTool[] = mcpAgentTools(host, settings, catalog.tools);
+  const counts = await toolDefinitionsTokens(sent, host.store?.tokenCounts);
+  const [searchTokens = 0, callTokens = 0] = await toolDefinitionsTokens(
+    [SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION],
+    host.store?.tokenCounts,
+  );
+  // Reviewed as `tack tools --security` does: new definitions pinned, changed or flagged ones held.
+  const guard = host.store && new DefinitionGuard(host.store.pins, guardOptions(config, host.store));
+  const held = guard ? (await guard.reviewAll(hostDefinitions(host))).held : [];
+  const heldByTool = new Map(
+    held.filter((h) => h.kind === 'tool').map((h) => [`${h.server}\u0000${h.name}`, h] as const),
+  );
+  const withFacts = withSandboxFacts(settings, host);
+  const findings: CatalogView['findings'] = [];
+  const perServer = new Map<string, ServerTotals>();
+  const rows = catalog.tools.map((tool, i): ToolRow => {
+    const { definition } = tool;
+    const hold = heldByTool.get(`${tool.server}\u0000${definition.name}`);
+    const { labels, ruledOut } = mcpToolSecurity(tool, withFacts);
+    const alwaysLoad = settings.get(tool.server)?.alwaysLoad ?? false;
+    const scan = scanTool({ server: tool.server, ...definition }, { scanBytes: config.limits.scanBytes });
+    if (scan.findings.length > 0)
+      findings.push({ tool: tool.name, server: tool.server, findings: scan.findings });
+    const totals = perServer.get(tool.server) ?? { server: tool.server, tools: 0, tokens: 0 };
+    perServer.set(tool.server, totals);
+    totals.tools++;
+    totals.tokens += counts[i]!;
+    const app = appResourceOf(definition);
+    return {
+      name: tool.name,
+      server: tool.server,
+      tool: definition.name,
+      title: definition.title ?? definition.annotations?.title ?? '',
+      summary: firstLine(definition.description ?? ''),
+      tokens: counts[i]!,
+      alwaysLoad:
+        alwaysLoad === true ||
+        (Array.isArray(alwaysLoad) && alwaysLoad.some((n) => n === definition.name || n === tool.name)),
+      capabilities: [...labels],
+      ruledOut: [...ruledOut],
+      pin: host.store ? (hold?.why ?? 'pinned') : 'no store',
+      ...(hold ? { held: hold.reason } : {}),
+      ...(app ? { app } : {}),
+      visibility: visibilityOf(definition),
+    };
+  });
+  const inlineTokens = rows.reduce((n, r) => n + r.tokens, 0);
+  const deferredTokens =
+    searchTokens + callTokens + rows.filter((r) => r.alwaysLoad).reduce((n, r) => n + r.tokens, 0);
+  const mode = config.agent.toolSearch ?? 'auto';
+  const contextWindow = config.agent.contextWindow ?? 200_000;
+  const deferred =
+    rows.length > 0 &&
+    (mode === 'on' || (mode === 'auto' && (inlineTokens > 0.1 * contextWindow || rows.length > 40)));
+  const holders = (capability: string) =>
+    rows.filter((r) => r.capabilities.some((l) => l.capability === capability)).map((r) => r.name);
+  return {
+    rows,
+    perServer: [...perServer.values()],
+    inlineTokens,
+    deferredTokens,
+    deferred,
+    mode,
+    contextWindow,
+    held,
+    findings,
+    trifecta: {
+      untrustedInput: holders('untrusted-input'),
+      privateData: holders('private-data'),
+      egress: holders('egress'),
+    },
+  };
+}
+
+/** The servers table: `tack servers`, with each server's sandbox in words. */
+export function serverRows(host: McpHost) {
+  return host.servers().map((s) => ({
+    name: s.name,
+    transport: s.transport,
+    status: s.status,
+    disabledReason: s.disabledReason,
+    era: s.era,
+    eraSource: s.eraSource,
+    protocolVersion: s.protocolVersion,
+    serverInfo: s.serverInfo ? { name: s.serverInfo.name, version: s.serverInfo.version } : undefined,
+    counts: s.counts,
+    connectMs: s.connectMs,
+    restarts: s.restarts,
+    error: s.error,
+    diagnostics: s.diagnostics,
+    sandbox: describeStatus(s.sandbox),
+  }));
+}

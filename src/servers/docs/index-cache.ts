@@ -1,0 +1,157 @@
+import { join, relative, sep } from 'node:path';
+import { cacheFileName, readCacheFile, writeCacheFile } from '../../util/cache-file.js';
+import type { TermMapping, TextIndex } from '../../util/text-index.js';
+import type { Doc } from './corpus.js';
+
+/**
+ * The docs library's index, kept in the state directory (`<state>/indexes/docs-<hash of the folder>.idx`) so a
+ * warm start reads what it indexed last time instead of parsing and tokenizing every document again. Each
+ * document is keyed by its file (below the folder) and the SHA-256 of its bytes: the files are read at every
+ * start (that is how a change is seen, whatever their times say), and a file whose digest matches takes its
+ * title, description, word count and index entry from the cache; any other is parsed and indexed afresh, and a
+ * file that is gone is dropped. Everything cached is a function of one file's bytes, so nothing in it can go
+ * stale when another file changes. Bump VERSION whenever what is cached, or how it is computed, changes.
+ */
+export const DOCS_CACHE_KIND = 'docs';
+export const DOCS_CACHE_VERSION = 1;
+
+/** What the cache keeps of one document besides its index entry. */
+export interface DocRecord {
+  digest: string;
+  /** Where `markdown` starts in the normalized text (normalizedSource): the front matter is not read again. */
+  bodyStart: number;
+  words: number;
+  title: string;
+  description: string;
+  entry: Uint32Array;
+}
+
+/** The digest and body offset of a document as the library read it: what its record is written with. */
+export interface DocOrigin {
+  digest: string;
+  bodyStart: number;
+}
+
+export interface LoadedDocsCache {
+  /** By path below the folder, `/`-separated. */
+  records: Map<string, DocRecord>;
+  mapping: TermMapping;
+}
+
+type RecordTuple = [
+  path: string,
+  digest: string,
+  bodyStart: number,
+  words: number,
+  title: string,
+  description: string,
+];
+
+export function docsCacheFile(cacheDir: string, realRoot: string): string {
+  return join(cacheDir, cacheFileName(DOCS_CACHE_KIND, realRoot));
+}
+
+/**
+ * The cache of the folder `realRoot`, checked: undefined with no problem when there is none yet, a problem
+ * (for a warning) when there is one that cannot be used. Its term table is handed to `index`, which must be new.
+ */
+export function loadDocsCache(
+  file: string,
+  realRoot: string,
+  index: TextIndex,
+): { cache?: LoadedDocsCache; problem?: string } {
+  const read = readCacheFile(file, { kind: DOCS_CACHE_KIND, version: DOCS_CACHE_VERSION });
+  if (!read.ok) return read.reason === 'missing' ? {} : { problem: read.message };
+  const meta = (read.sections.get('meta') as { json?: unknown } | undefined)?.json as
+    | { root?: unknown; fields?: unknown; terms?: unknown; records?: unknown }
+    | undefined;
+  const offsets = read.sections.get('offsets');
+  const entries = read.sections.get('entries');
+  if (
+    !meta ||
+    meta.root !== realRoot ||
+    JSON.stringify(meta.fields) !== JSON.stringify(index.fields) ||
+    !Array.isArray(meta.terms) ||
+    !meta.terms.every((t) => typeof t === 'string') ||
+    !Array.isArray(meta.records) ||
+    !(offsets instanceof Uint32Array) ||
+    !(entries instanceof Uint32Array) ||
+    offsets.length !== meta.records.length + 1
+  )
+    return { problem: `${file} is not an index of ${realRoot}` };
+  const records = new Map<string, DocRecord>();
+  for (const [i, value] of (meta.records as unknown[]).entries()) {
+    const from = offsets[i]!;
+    const to = offsets[i + 1]!;
+    if (!isRecord(value) || from > to || to > entries.length)
+      return { problem: `${file}: record ${i} is malformed` };
+    const [path, digest, bodyStart, words, title, description] = value;
+    records.set(path, { digest, bodyStart, words, title, description, entry: entries.subarray(from, to) });
+  }
+  return { cache: { records, mapping: index.terms(meta.terms as string[]) } };
+}
+
+/** Writes the library's documents and index entries (never throws; a failure is returned for a warning). */
+export function saveDocsCache(
+  file: string,
+  realRoot: string,
+  root: string,
+  index: TextIndex,
+  docs: ReadonlyMap<string, Doc>,
+  origins: ReadonlyMap<string, DocOrigin>,
+): { ok: boolean; message?: string } {
+  const snapshot = index.snapshot();
+  const records: RecordTuple[] = [];
+  const offsets: number[] = [];
+  const parts: Uint32Array[] = [];
+  let at = 0;
+  snapshot.keys.forEach((slug, i) => {
+    const doc = docs.get(slug);
+    const origin = origins.get(slug);
+    if (!doc || !origin) return;
+    const entry = snapshot.entries.subarray(snapshot.offsets[i]!, snapshot.offsets[i + 1]!);
+    records.push([
+      relativePath(root, doc.file),
+      origin.digest,
+      origin.bodyStart,
+      doc.words,
+      doc.title,
+      doc.description,
+    ]);
+    offsets.push(at);
+    parts.push(entry);
+    at += entry.length;
+  });
+  offsets.push(at);
+  const entries = new Uint32Array(at);
+  let p = 0;
+  for (const part of parts) {
+    entries.set(part, p);
+    p += part.length;
+  }
+  return writeCacheFile(file, DOCS_CACHE_KIND, DOCS_CACHE_VERSION, {
+    meta: { json: { root: realRoot, fields: index.fields, terms: snapshot.terms, records } },
+    offsets: Uint32Array.from(offsets),
+    entries,
+  });
+}
+
+/** A file's path below the folder, `/`-separated: the key of its record. */
+export function relativePath(root: string, file: string): string {
+  return relative(root, file).split(sep).join('/');
+}
+
+function isRecord(value: unknown): value is RecordTuple {
+  if (!Array.isArray(value) || value.length !== 6) return false;
+  const [path, digest, bodyStart, words, title, description] = value as unknown[];
+  return (
+    typeof path === 'string' &&
+    typeof digest === 'string' &&
+    Number.isSafeInteger(bodyStart) &&
+    (bodyStart as number) >= 0 &&
+    Number.isSafeInteger(words) &&
+    (words as number) >= 0 &&
+    typeof title === 'string' &&
+    typeof description === 'string'
+  );
+}

@@ -1,0 +1,236 @@
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from '@modelcontextprotocol/client';
+import type { Server } from '@modelcontextprotocol/server';
+import { errorMessage } from '../../errors.js';
+import type { Catalog } from '../../mcp/catalog.js';
+import { hostDefinitions } from '../../mcp/definitions.js';
+import type { McpHost } from '../../mcp/host.js';
+import type { SemanticRanker } from '../../search/semantic.js';
+import type { ToolTermCache } from '../../search/term-cache.js';
+import type { SearchableTool, ToolSearchIndex } from '../../search/tool-index.js';
+import { HeldOnce, HeldView, heldNotice } from '../../security/held.js';
+import type { DefinitionGuard } from '../../security/pins.js';
+import type { AuditEntry, AuditSink } from '../../store/audit.js';
+import { sendWarning, type WarningSink } from '../../util/warnings.js';
+import type { Exchanges } from './exchange.js';
+import { GatewayNames } from './names.js';
+import type { GatewaySkills } from './skills.js';
+
+/** Past this many upstream tools, `toolSearch: 'auto'` serves the two meta-tools instead of the list. */
+const AUTO_SEARCH_TOOLS = 40;
+
+const INSTRUCTIONS_CAP = 400;
+
+/**
+ * What the gateway serves for one catalog, each part computed on first use: the host rebuilds its catalog on
+ * every status or list change, so this is one computation per change, not one per request or instance.
+ */
+export interface CatalogView {
+  readonly catalog: Catalog;
+  readonly names: GatewayNames;
+  /** Upstream definitions held back in this catalog (not served). */
+  readonly held: HeldView;
+  /** Whether this catalog is served as search_tools + call_tool. */
+  readonly searching: boolean;
+  instructions?: string;
+  tools?: Tool[];
+  resources?: Resource[];
+  resourceTemplates?: ResourceTemplate[];
+  prompts?: Prompt[];
+  search?: { index: ToolSearchIndex; tools: SearchableTool[] };
+}
+
+/** One downstream connection (stdio, a 2025-era HTTP session) or request (2026-07-28 HTTP). */
+export interface Downstream {
+  server: Server | undefined;
+  era: 'modern' | 'legacy';
+  /** The level a 2025-era client set with logging/setLevel for its session. */
+  logLevel: string | undefined;
+  /** What a 2025-era client declared in `initialize` (a 2026-07-28 client declares per request). */
+  clientCapabilities(): Record<string, unknown> | undefined;
+  clientInfo(): { name?: string; version?: string } | undefined;
+}
+
+export interface GatewayCoreOptions {
+  host: McpHost;
+  audit: AuditSink | undefined;
+  transport: 'stdio' | 'http';
+  namespaced: boolean;
+  exchanges: Exchanges;
+  answerTimeoutMs: number | undefined;
+  skills: GatewaySkills | undefined;
+  toolSearch: 'auto' | 'on' | 'off';
+  semantic: SemanticRanker | undefined;
+  /** Tokens of the catalog kept between runs (search/term-cache.ts), for search_tools over a large catalog. */
+  toolTerms?: ToolTermCache | undefined;
+  guard: DefinitionGuard | undefined;
+  onWarning: WarningSink | undefined;
+}
+
+/**
+ * The gateway's state and what every request handler (handlers/) shares: the host, the view of the current
+ * catalog, the exchanges in flight, the audit log.
+ */
+export class GatewayCore {
+  readonly host: McpHost;
+  readonly transport: 'stdio' | 'http';
+  readonly namespaced: boolean;
+  readonly exchanges: Exchanges;
+  readonly answerTimeoutMs: number | undefined;
+  readonly skills: GatewaySkills | undefined;
+  readonly semantic: SemanticRanker | undefined;
+  readonly toolTerms: ToolTermCache | undefined;
+  readonly #audit: AuditSink | undefined;
+  readonly #toolSearch: 'auto' | 'on' | 'off';
+  readonly #guard: DefinitionGuard | undefined;
+  /** Built once per catalog (the guard's review is a store round trip); the latest, for the synchronous readers. */
+  readonly #views = new WeakMap<Catalog, Promise<CatalogView>>();
+  #latest: CatalogView | undefined;
+  /** Held definitions already reported (each catalog rebuild reviews again). */
+  readonly #reported = new HeldOnce();
+  readonly #onWarning: WarningSink | undefined;
+  /** Other problems already reported (a term cache that cannot be written), once each. */
+  readonly #problems = new Set<string>();
+
+  constructor(options: GatewayCoreOptions) {
+    this.host = options.host;
+    this.transport = options.transport;
+    this.namespaced = options.namespaced;
+    this.exchanges = options.exchanges;
+    this.answerTimeoutMs = options.answerTimeoutMs;
+    this.skills = options.skills;
+    this.semantic = options.semantic;
+    this.toolTerms = options.toolTerms;
+    this.#audit = options.audit;
+    this.#toolSearch = options.toolSearch;
+    this.#guard = options.guard;
+    this.#onWarning = options.onWarning;
+  }
+
+  /** Reports a problem of the gateway's own (not of a request) as a warning, once per distinct message. */
+  warnOnce(code: 'INDEX_CACHE', message: string): void {
+    if (this.#problems.has(message)) return;
+    this.#problems.add(message);
+    sendWarning(this.#onWarning, { code, message });
+  }
+
+  /**
+   * The view of the host's current catalog, reviewed by the guard first: nothing of a new catalog is served before
+   * its definitions are checked against the pins (a store that cannot be read fails the request, not open).
+   */
+  async view(): Promise<CatalogView> {
+    const catalog = this.host.catalog;
+    const pending = this.#views.get(catalog);
+    if (pending) {
+      const view = await pending;
+      // A held definition accepted with `tack pins accept` (or through another instance sharing the store) is
+      // served from the next request: one store read per server with held definitions, only while any is held.
+      if (view.held.size === 0 || !(await this.#releasedSafely(view))) return view;
+      if (this.#views.get(catalog) !== pending) return this.view();
+    }
+    const building = this.#build(catalog);
+    this.#views.set(catalog, building);
+    building.then(
+      (view) => {
+        if (this.#views.get(catalog) === building) this.#latest = view;
+      },
+      () => {
+        // Not kept: the next request reviews again (the store may be back).
+        if (this.#views.get(catalog) === building) this.#views.delete(catalog);
+      },
+    );
+    return building;
+  }
+
+  /**
+   * The reviewed view of the current catalog if there is one already, without waiting (the fast path, the
+   * Mcp-Param check, instructions): undefined when the catalog changed since and its review has not finished.
+   */
+  current(): CatalogView | undefined {
+    return this.#latest?.catalog === this.host.catalog ? this.#latest : undefined;
+  }
+
+  /** The names of the current catalog: reviewed if the review is done, else without held definitions marked. */
+  names(): GatewayNames {
+    return this.current()?.names ?? new GatewayNames(this.host.catalog, this.namespaced, () => false);
+  }
+
+  /** Whether something held was released; a store that cannot say keeps it held. */
+  async #releasedSafely(view: CatalogView): Promise<boolean> {
+    try {
+      return (await this.#guard?.released(view.held.all)) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  async #build(catalog: Catalog): Promise<CatalogView> {
+    const review = await this.#guard?.reviewAll(hostDefinitions(this.host, catalog));
+    const held = new HeldView(review?.held ?? []);
+    for (const h of held.all)
+      if (this.#reported.first(h))
+        sendWarning(this.#onWarning, { code: 'DEFINITION_HELD', message: heldNotice(h), server: h.server });
+    const names = new GatewayNames(catalog, this.namespaced, (kind, server, name) =>
+      held.has(server, kind, name),
+    );
+    const searching =
+      this.#toolSearch !== 'off' && (this.#toolSearch === 'on' || names.tools.size > AUTO_SEARCH_TOOLS);
+    return { catalog, names, held, searching };
+  }
+
+  /**
+   * The instructions: the connected servers with theirs, capped; how names are formed; tack's own skills. A
+   * catalog the guard has not reviewed yet (it changed between `view()` and this instance) is described without
+   * any server's instructions, which may be held.
+   */
+  instructions(): string {
+    const view = this.current();
+    if (view?.instructions !== undefined) return view.instructions;
+    const servers = this.host.servers().filter((s) => s.status === 'connected');
+    const lines = servers.map((s) => {
+      const text =
+        !view || view.held.instructionsHeld(s.name) ? '' : (s.instructions ?? '').replace(/\s+/g, ' ').trim();
+      const capped = text.length > INSTRUCTIONS_CAP ? `${text.slice(0, INSTRUCTIONS_CAP - 3)}...` : text;
+      return `- ${s.name}${capped ? `: ${capped}` : ''}`;
+    });
+    const naming = this.namespaced
+      ? ' Tools and prompts are named <server>__<name>; resource URIs tack://<server>/<uri>.'
+      : '';
+    const skills = this.skills
+      ? [`- tack's own ${this.skills.skills} Agent Skills: skills/list, skill://<name>/SKILL.md`]
+      : [];
+    const text = [
+      `tack gateway in front of ${servers.length} MCP server${servers.length === 1 ? '' : 's'}.${naming}`,
+      ...lines,
+      ...skills,
+    ].join('\n');
+    if (view) view.instructions = text;
+    return text;
+  }
+
+  /** The audit label of a downstream client: name@version (transport, era). */
+  clientLabel(era: 'modern' | 'legacy', info: { name?: string; version?: string } | undefined): string {
+    return `${info?.name ?? 'unknown'}${info?.version ? `@${info.version}` : ''} (${this.transport}, ${era})`;
+  }
+
+  /**
+   * Awaited before the call's answer goes out: with the PostgreSQL store a call answered is a call whose row is
+   * committed; the SQLite store queues it for its next batch (store/audit.ts).
+   */
+  async record(entry: AuditEntry): Promise<void> {
+    try {
+      await this.#audit?.record(entry);
+    } catch (error) {
+      // An audit write that fails (disk full, the database down) must not fail the call it describes; it is said.
+      sendWarning(this.#onWarning, {
+        code: 'AUDIT_FAILED',
+        message: `audit row not written for ${entry.server}/${entry.tool}: ${errorMessage(error)}`,
+        server: entry.server,
+      });
+    }
+  }
+}

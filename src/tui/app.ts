@@ -1,0 +1,405 @@
+import { Box, Static, Text, useApp, useInput, useStdout } from 'ink';
+import { createElement as h, type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
+import type { RunningAgent } from '../agent/agent.js';
+import type { InputHistory } from '../store/input-history.js';
+import type { SecretMasker } from '../util/secrets.js';
+import { completeCommand, costText, helpText, serversText, skillsText, toolsText } from './commands.js';
+import { DialogView, InputBox, ItemView, StatusLine, type Theme } from './components.js';
+import type { DialogQueue } from './dialogs.js';
+import * as ed from './editor.js';
+import { attachMentions, commonPrefix, completeMention } from './mentions.js';
+import type { TranscriptView, ViewItem } from './transcript-view.js';
+
+export interface ChatAppProps {
+  agent: RunningAgent;
+  view: TranscriptView;
+  dialogs: DialogQueue;
+  /** The model's context window, for the status line's percentage. */
+  window: number;
+  cwd: string;
+  history?: InputHistory | undefined;
+  masker?: SecretMasker | undefined;
+  theme: Theme;
+  /** Called once, when the user leaves (/exit, Ctrl-D, Ctrl-C twice). */
+  onExit(): void;
+}
+
+/** Redraws at most this often while events stream in (a token per event would redraw per token). */
+const FRAME_MS = 33;
+/** Two Ctrl-C within this long quit. */
+const DOUBLE_PRESS_MS = 2000;
+
+/**
+ * `tack chat` full screen: the transcript (earlier turns written once to the terminal's scrollback, the last turn
+ * live), a dialog when the session asks a person something, the input box and the status line. It drives the
+ * session only through its public API (run, compact, tools) and draws only from its events (TranscriptView).
+ */
+export function ChatApp(props: ChatAppProps): ReactNode {
+  const { agent, view, dialogs, cwd, history, masker, theme } = props;
+  const app = useApp();
+  const { stdout } = useStdout();
+  const [width, setWidth] = useState(stdout.columns || 80);
+  const [rows, setRows] = useState(stdout.rows || 24);
+  const [, setFrame] = useState(0);
+  // The key handler reads these through refs: it may run before React has handed it the latest render's values.
+  const [editor, setEditorState] = useState<ed.EditorState>(ed.EMPTY_EDITOR);
+  const editorRef = useRef(editor);
+  const setEditor = (next: ed.EditorState) => {
+    editorRef.current = next;
+    setEditorState(next);
+  };
+  const [answer, setAnswerState] = useState<ed.EditorState>(ed.EMPTY_EDITOR);
+  const answerRef = useRef(answer);
+  const setAnswer = (next: ed.EditorState) => {
+    answerRef.current = next;
+    setAnswerState(next);
+  };
+  const [completions, setCompletions] = useState<string[]>([]);
+  const [expanded, setExpanded] = useState(false);
+  const [running, setRunningState] = useState(false);
+  const runningRef = useRef(false);
+  const setRunning = (next: boolean) => {
+    runningRef.current = next;
+    setRunningState(next);
+  };
+  /** Earlier turns: written once (Static) and dropped from the live view, so memory stays bounded. */
+  const [committed, setCommitted] = useState<{ batch: number; items: ViewItem[] }>({ batch: 0, items: [] });
+  const controller = useRef<AbortController | undefined>(undefined);
+  const lastCtrlC = useRef(0);
+  const recalled = useRef<{ entries: string[]; index: number; draft: string } | undefined>(undefined);
+  const entries = useRef<string[]>([]);
+  // The kept history arrives from the store (asynchronous: it may be a PostgreSQL server); what was typed
+  // meanwhile stays after it.
+  useEffect(() => {
+    let live = true;
+    history?.list(cwd).then(
+      (kept) => {
+        if (live) entries.current = [...kept, ...entries.current];
+      },
+      () => {
+        // The history is a convenience: a store that cannot be read starts it empty.
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [history, cwd]);
+  const exiting = useRef(false);
+
+  // Events arrive per token; the screen follows at most once a frame.
+  useEffect(() => {
+    let timer: NodeJS.Timeout | undefined;
+    const redraw = () => {
+      if (timer) return;
+      timer = setTimeout(() => {
+        timer = undefined;
+        setFrame((n) => n + 1);
+      }, FRAME_MS);
+    };
+    const offView = view.subscribe(redraw);
+    const offDialogs = dialogs.subscribe(() => setFrame((n) => n + 1));
+    return () => {
+      offView();
+      offDialogs();
+      if (timer) clearTimeout(timer);
+    };
+  }, [view, dialogs]);
+
+  useEffect(() => {
+    const onResize = () => {
+      setWidth(stdout.columns || 80);
+      setRows(stdout.rows || 24);
+    };
+    stdout.on('resize', onResize);
+    return () => {
+      stdout.off('resize', onResize);
+    };
+  }, [stdout]);
+
+  const exit = () => {
+    if (exiting.current) return;
+    exiting.current = true;
+    controller.current?.abort();
+    dialogs.cancelAll();
+    app.exit();
+    props.onExit();
+  };
+
+  const run = async (text: string) => {
+    // The previous turn goes to the scrollback; this one is drawn live.
+    const done = view.takeItems();
+    if (done.length > 0) setCommitted((c) => ({ batch: c.batch + 1, items: done }));
+    setExpanded(false);
+    view.user(text);
+    const { text: message, notes } = attachMentions(text, cwd);
+    for (const note of notes) view.notice(note);
+    const abort = new AbortController();
+    controller.current = abort;
+    setRunning(true);
+    try {
+      await agent.session.run(message, { signal: abort.signal });
+    } catch (error) {
+      view.apply({ type: 'error', message: error instanceof Error ? error.message : String(error) });
+    } finally {
+      controller.current = undefined;
+      setRunning(false);
+    }
+  };
+
+  const command = async (line: string) => {
+    const [name] = line.split(/\s+/);
+    switch (name) {
+      case '/exit':
+      case '/quit':
+        exit();
+        return;
+      case '/help':
+        view.output('/help', helpText());
+        return;
+      case '/tools':
+        view.output('/tools', toolsText(agent));
+        return;
+      case '/skills':
+        view.output('/skills', skillsText(agent, view.status.activeSkills));
+        return;
+      case '/servers':
+        view.output('/servers', serversText(agent));
+        return;
+      case '/cost':
+        view.output('/cost', costText(agent));
+        return;
+      case '/clear':
+        setCommitted((c) => ({ batch: c.batch + 1, items: [] }));
+        view.clear();
+        stdout.write('\u001b[2J\u001b[3J\u001b[H');
+        return;
+      case '/compact': {
+        setRunning(true);
+        try {
+          const done = await agent.session.compact();
+          if (!done) view.notice('nothing to compact');
+        } catch (error) {
+          view.apply({ type: 'error', message: `compaction failed: ${(error as Error).message}` });
+        } finally {
+          setRunning(false);
+        }
+        return;
+      }
+      default:
+        view.output(name ?? line, `unknown command ${name}: type /help for the list`);
+    }
+  };
+
+  const submit = (text: string) => {
+    const trimmed = text.trim();
+    if (trimmed === '') return;
+    entries.current.push(trimmed);
+    history?.add(cwd, trimmed).catch(() => {
+      // The history is a convenience: a store that cannot write must not stop the chat.
+    });
+    recalled.current = undefined;
+    setEditor(ed.EMPTY_EDITOR);
+    setCompletions([]);
+    if (trimmed.startsWith('/') && !trimmed.includes('\n')) void command(trimmed);
+    else void run(trimmed);
+  };
+
+  const dialog = dialogs.current;
+
+  useInput((input, key) => {
+    const editor = editorRef.current;
+    const running = runningRef.current;
+    const dialog = dialogs.current;
+    // Ctrl-C: interrupt a turn (denying what it waits on); idle, clear the input; twice quits.
+    if (key.ctrl && input === 'c') {
+      const now = Date.now();
+      if (now - lastCtrlC.current < DOUBLE_PRESS_MS) {
+        exit();
+        return;
+      }
+      lastCtrlC.current = now;
+      if (controller.current) {
+        controller.current.abort();
+        dialogs.cancelAll();
+        view.notice('interrupted; Ctrl-C again to quit');
+      } else if (editor.text !== '') setEditor(ed.EMPTY_EDITOR);
+      else view.notice('Ctrl-C again to quit');
+      return;
+    }
+    if (dialog) {
+      answerDialog(input, key);
+      return;
+    }
+    if (key.escape) {
+      if (controller.current) {
+        controller.current.abort();
+        view.notice('interrupted');
+      }
+      setCompletions([]);
+      return;
+    }
+    if (key.ctrl && input === 'd') {
+      if (editor.text === '') exit();
+      return;
+    }
+    if (key.ctrl && input === 'o') {
+      setExpanded((e) => !e);
+      return;
+    }
+    if (running) {
+      // Typing ahead is allowed; sending waits for the turn to end.
+      if (key.return) return;
+    }
+    if (key.return && !key.meta) {
+      if (editor.text.endsWith('\\') && editor.cursor === editor.text.length) {
+        setEditor(ed.insert(ed.backspace(editor), '\n'));
+        return;
+      }
+      if (!running) submit(editor.text);
+      return;
+    }
+    if ((key.return && key.meta) || input === '\n') {
+      setEditor(ed.insert(editor, '\n'));
+      return;
+    }
+    if (key.tab) {
+      complete();
+      return;
+    }
+    setCompletions([]);
+    if (key.backspace || key.delete) setEditor(ed.backspace(editor));
+    else if (key.leftArrow) setEditor(ed.left(editor));
+    else if (key.rightArrow) setEditor(ed.right(editor));
+    else if (key.upArrow) setEditor(ed.up(editor) ?? recall(-1));
+    else if (key.downArrow) setEditor(ed.down(editor) ?? recall(1));
+    else if (key.home || (key.ctrl && input === 'a')) setEditor(ed.home(editor));
+    else if (key.end || (key.ctrl && input === 'e')) setEditor(ed.end(editor));
+    else if (key.ctrl && input === 'u') setEditor(ed.killLineBefore(editor));
+    else if (key.ctrl && input === 'w') setEditor(ed.killWordBefore(editor));
+    else if (!key.ctrl && !key.meta && input !== '') {
+      // Text and Enter in one read (typed ahead while the screen was busy, or sent by a script): the text, then send.
+      if (input.length > 1 && input.endsWith('\r') && !input.slice(0, -1).includes('\r')) {
+        const text = ed.insert(editor, input.slice(0, -1)).text;
+        if (running) setEditor(ed.fromText(text));
+        else submit(text);
+      } else setEditor(ed.insert(editor, input));
+    }
+  });
+
+  /** History: -1 older, +1 newer; the draft being typed comes back past the newest. */
+  function recall(direction: -1 | 1): ed.EditorState {
+    const editor = editorRef.current;
+    const list = entries.current;
+    const state = recalled.current ?? { entries: list, index: list.length, draft: editor.text };
+    const index = Math.max(0, Math.min(list.length, state.index + direction));
+    recalled.current = { ...state, index };
+    return ed.fromText(index === list.length ? state.draft : list[index]!);
+  }
+
+  function complete(): void {
+    const editor = editorRef.current;
+    const { word } = ed.wordAtCursor(editor);
+    const options =
+      word.startsWith('/') && editor.text.trimStart() === word
+        ? completeCommand(word)
+        : word.startsWith('@')
+          ? completeMention(word, cwd)
+          : [];
+    if (options.length === 0) return;
+    const prefix = options.length === 1 ? options[0]! : commonPrefix(options);
+    const filled = options.length === 1 && !prefix.endsWith('/') ? `${prefix} ` : prefix;
+    setEditor(ed.replaceWord(editor, filled));
+    setCompletions(options.length > 1 ? options : []);
+  }
+
+  function answerDialog(
+    input: string,
+    key: {
+      escape: boolean;
+      return: boolean;
+      backspace: boolean;
+      delete: boolean;
+      ctrl: boolean;
+      meta: boolean;
+    },
+  ): void {
+    const dialog = dialogs.current;
+    const answer = answerRef.current;
+    if (!dialog) return;
+    const char = input.toLowerCase();
+    switch (dialog.kind) {
+      case 'approval': {
+        const always = dialog.request.alwaysRule !== undefined;
+        if (char === 'y') dialog.answer({ decision: 'allow' });
+        else if (char === 's') dialog.answer({ decision: 'allow', remember: 'session' });
+        else if (char === 'a' && always) dialog.answer({ decision: 'allow', remember: 'always' });
+        else if (char === 'n' || key.escape) dialog.answer({ decision: 'deny' });
+        else return;
+        break;
+      }
+      case 'definition':
+      case 'confirm':
+        if (char === 'y') dialog.answer(true);
+        else if (char === 'n' || key.escape) dialog.answer(false);
+        else return;
+        break;
+      case 'question':
+        if (key.escape) dialog.answer(undefined);
+        else if (key.return) {
+          dialog.answer(answer.text);
+          setAnswer(ed.EMPTY_EDITOR);
+        } else {
+          if (key.backspace || key.delete) setAnswer(ed.backspace(answer));
+          else if (!key.ctrl && !key.meta && input !== '') setAnswer(ed.insert(answer, input));
+          return;
+        }
+        break;
+    }
+    dialogs.settle();
+  }
+
+  // The status figures that ask the session and the host: once per change of the view, not per keystroke.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: view.version and running are what say they changed.
+  const extra = useMemo(() => {
+    const host = agent.host;
+    const servers = host?.servers() ?? [];
+    const up = servers.filter((s) => s.status === 'connected').length;
+    const down = servers.filter((s) => s.status === 'failed').length;
+    const tools = agent.session.tools();
+    const mcpTools = tools.filter((t) => t.server).length;
+    return {
+      servers: servers.length > 0 ? `servers ${up} up${down > 0 ? ` ${down} down` : ''}` : '',
+      tools: agent.session.deferringTools
+        ? `tools ${mcpTools}/${host?.catalog.tools.length ?? 0} loaded`
+        : `${tools.length} tools`,
+    };
+  }, [agent, view.version, running]);
+
+  return h(
+    Box,
+    { flexDirection: 'column', width },
+    // A new batch is a new Static: it writes its items once, then they live in the terminal's scrollback.
+    h(Static<ViewItem>, {
+      key: committed.batch,
+      items: committed.items,
+      // biome-ignore lint/correctness/noChildrenProp: Static's typed props take the render function as children.
+      children: (item: ViewItem) =>
+        h(ItemView, { key: item.id, item, width, expanded: false, masker, theme }),
+    }),
+    ...view.items.map((item) =>
+      h(ItemView, { key: item.id, item, width, expanded, masker, theme, liveLines: Math.max(5, rows - 12) }),
+    ),
+    h(Box, { marginTop: 1 }),
+    dialog
+      ? h(DialogView, { dialog, masker, answerText: answer, theme })
+      : h(InputBox, {
+          editor,
+          active: true,
+          hint: running ? 'working… (Esc interrupts)' : 'message, /help, @file',
+          completions,
+          theme,
+        }),
+    h(StatusLine, { figures: view.status, window: props.window, extra, running, theme }),
+    h(Text, null, ''),
+  );
+}

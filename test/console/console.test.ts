@@ -1,0 +1,407 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningAgent, startAgent } from '../../src/agent/agent.js';
+import { resolveProjectTrust } from '../../src/config/apply-trust.js';
+import type { TackConfig } from '../../src/config/load.js';
+import { type RunningConsole, startConsole } from '../../src/console/server.js';
+import { hostDefinitions } from '../../src/mcp/definitions.js';
+import { McpHost } from '../../src/mcp/host.js';
+import { DefinitionGuard } from '../../src/security/pins.js';
+import { TackStore } from '../../src/store/store.js';
+import { launchChromium } from '../helpers/browser.js';
+import { type FakeProvider, providerEnv, startFakeProvider } from '../helpers/fake-provider.js';
+import { fixtureEntry, REPO, type TempProject, tempProject } from '../helpers/project.js';
+
+/**
+ * `tack console` against real servers (the MCP App fixture and the catalog fixture over stdio), a real store,
+ * real transcripts written by real sessions (the harness and the local fake model), a real SQLite runtime for
+ * the shop bundle's computations, and Debian's Chromium driving the pages. One console and one browser for the
+ * whole file: starting them is most of its cost.
+ *
+ * With TACK_CONSOLE_SCREENSHOTS=<folder>, each page is also saved there as a PNG (docs/console.md's pictures).
+ */
+const SHOTS = process.env.TACK_CONSOLE_SCREENSHOTS;
+
+let p: TempProject;
+let config: TackConfig;
+let running: RunningConsole;
+let browser: BrowserContext & AsyncDisposable;
+let provider: FakeProvider;
+let liveAgent: RunningAgent | undefined;
+let liveRun: Promise<unknown> | undefined;
+let finishedSession: string;
+let parentSession: string;
+/** Lets the running session's model answer: the page must see it running first. */
+let release: () => void = () => {};
+let liveSession: string;
+const cleanups: Array<() => unknown> = [];
+
+/** The status of a GET sent exactly with these headers. */
+function statusOf(path: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) =>
+    request(`${running.origin}${path}`, { headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    })
+      .on('error', reject)
+      .end(),
+  );
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `console-${name}.png`) });
+}
+
+async function open(hash = ''): Promise<Page> {
+  const page = await browser.newPage();
+  page.on('pageerror', (error) => {
+    throw error;
+  });
+  await page.goto(`${running.url}${hash}`);
+  return page;
+}
+
+/** Waits until the transcript file of `agent` holds an event of this type. */
+async function transcriptHas(agent: RunningAgent, type: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const text = readFileSync(agent.transcript!.file, 'utf8');
+    if (text.includes(`"type":"${type}"`)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no ${type} in the transcript`);
+}
+
+beforeAll(async () => {
+  p = tempProject('tack-console-');
+  cleanups.push(() => p[Symbol.dispose]());
+  const variant = p.write('variant.txt', 'first version');
+  const shopDb = join(p.dir, 'shop.db');
+  const db = new Database(shopDb);
+  db.exec(readFileSync(join(REPO, 'test', 'fixtures', 'okf', 'shop-data.sql'), 'utf8'));
+  db.close();
+  p.write('tack.json', {
+    mcpServers: {
+      app: fixtureEntry('app-server.js', ['--variant-file', variant]),
+      fixture: fixtureEntry('stdio-server.js'),
+    },
+    skills: [join(REPO, 'test', 'fixtures', 'skills', 'invalid', 'missing-reference')],
+    knowledge: {
+      bundles: [join(REPO, 'test', 'fixtures', 'okf', 'shop')],
+      runtimes: { sqlite: { database: shopDb } },
+    },
+  });
+  config = await resolveProjectTrust(p.load(), { trustProject: true });
+
+  // The app server's definitions are pinned as first seen; then its show_counter changes, and is held.
+  const pinStore = TackStore.open(config.paths.storeFile);
+  const first = await McpHost.start({ config, store: pinStore });
+  new DefinitionGuard(pinStore.pins).reviewAll(hostDefinitions(first));
+  await first.close();
+  pinStore.close();
+  writeFileSync(variant, 'Second version: now also sends the count to example.com.');
+
+  // Two real sessions through the harness and the fake model: one finished, one still running.
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  provider = await startFakeProvider(async (request, index) => {
+    if (index % 2 === 0)
+      return {
+        text: 'Echoing.',
+        toolCalls: [{ name: 'mcp__fixture__echo', input: { text: `hello ${index}` } }],
+      };
+    if (index === 3) await released;
+    return { text: `Done: ${request.messages.length} messages.` };
+  });
+  cleanups.push(() => provider.close());
+  const agentConfig = { ...config, servers: config.servers.filter((s) => s.name === 'fixture') };
+  const agentOptions = {
+    config: agentConfig,
+    model: 'anthropic:claude-sonnet-4-5',
+    env: { ...p.env, ...providerEnv(provider) },
+    cwd: p.dir,
+    trustProject: true,
+    approver: async () => ({ decision: 'allow' as const }),
+    session: { maxRetries: 0 },
+  };
+  const done = await startAgent(agentOptions);
+  await done.session.run('Echo hello, please.');
+  finishedSession = done.transcript!.sessionId;
+  await done.close();
+  // A third one hands work to a sub-agent, whose own call is nested in the parent's transcript.
+  const delegating = await startFakeProvider(async (_request, index) => {
+    if (index === 0)
+      return {
+        toolCalls: [
+          {
+            name: 'task',
+            input: {
+              description: 'echo from a sub-agent',
+              prompt: 'Echo it.',
+              tools: ['mcp__fixture__echo'],
+            },
+          },
+        ],
+      };
+    if (index === 1)
+      return { toolCalls: [{ name: 'mcp__fixture__echo', input: { text: 'from the sub-agent' } }] };
+    if (index === 2) return { text: 'Echoed.' };
+    return { text: 'The sub-agent echoed.' };
+  });
+  cleanups.push(() => delegating.close());
+  const parent = await startAgent({ ...agentOptions, env: { ...p.env, ...providerEnv(delegating) } });
+  await parent.session.run('Have a sub-agent echo it.');
+  parentSession = parent.transcript!.sessionId;
+  await parent.close();
+  liveAgent = await startAgent(agentOptions);
+  liveSession = liveAgent.transcript!.sessionId;
+  liveRun = liveAgent.session.run('Echo again, slowly.');
+  await transcriptHas(liveAgent, 'tool-result');
+
+  running = await startConsole({ config });
+  cleanups.push(() => running.close());
+  browser = await launchChromium();
+  cleanups.push(() => browser[Symbol.asyncDispose]());
+}, 60_000);
+
+afterAll(async () => {
+  release();
+  await liveRun?.catch(() => {});
+  await liveAgent?.close();
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+describe('tack console: access', () => {
+  it('serves no page and no data without the token, and refuses foreign Origin and Host headers', async () => {
+    const page = await browser.newPage();
+    const bare = await page.goto(`${running.origin}/`);
+    expect(bare!.status()).toBe(401);
+    expect(await page.textContent('body')).toContain('open the URL');
+    const wrong = await page.goto(`${running.origin}/?token=not-the-token`);
+    expect(wrong!.status()).toBe(401);
+    await page.close();
+
+    const auth = { authorization: `Bearer ${running.token}` };
+    expect((await fetch(`${running.origin}/api/overview`)).status).toBe(401);
+    expect(
+      (await fetch(`${running.origin}/api/overview`, { headers: { authorization: 'Bearer nope' } })).status,
+    ).toBe(401);
+    expect((await fetch(`${running.origin}/api/overview`, { headers: auth })).status).toBe(200);
+    // A page elsewhere (even one that has the token), a page on another local port, a DNS-rebound name: refused.
+    // Made with node:http, since fetch sets Origin and Host itself.
+    expect(await statusOf('/api/overview', { ...auth, origin: 'http://evil.example' })).toBe(403);
+    expect(await statusOf('/api/overview', { ...auth, origin: 'http://127.0.0.1:1' })).toBe(403);
+    expect(await statusOf('/api/overview', { ...auth, origin: 'null' })).toBe(403);
+    expect(await statusOf('/api/overview', { ...auth, host: 'evil.example' })).toBe(403);
+    expect(await statusOf('/api/overview', { ...auth, origin: running.origin })).toBe(200);
+    expect(await statusOf(`/?token=${running.token}`, { origin: 'http://evil.example' })).toBe(403);
+    // The page itself carries a strict policy: no inline script, nothing from elsewhere, no framing.
+    const index = await fetch(running.url);
+    const csp = index.headers.get('content-security-policy')!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(index.headers.get('referrer-policy')).toBe('no-referrer');
+  });
+});
+
+describe('tack console: pages', () => {
+  it('servers and tools: states, token bars, inline and deferred cost, labels and pins, hostile text as text', async () => {
+    const page = await open();
+    await page.waitForSelector('[data-testid=servers-table] >> text=app');
+    await expect.poll(() => page.locator('[data-testid=servers-table] .state-connected').count()).toBe(2);
+    await page.waitForSelector('[data-testid=tools-table] >> text=mcp__app__show_counter');
+    expect(await page.locator('canvas').count()).toBeGreaterThanOrEqual(2);
+    expect(await page.textContent('[data-testid=inline-cost]')).toMatch(/inline: \d+ tokens/);
+    expect(await page.textContent('[data-testid=deferred-cost]')).toMatch(/deferred: \d+ tokens/);
+    const row = page.locator('[data-testid=tools-table] tr', { hasText: 'mcp__app__show_counter' });
+    expect(await row.textContent()).toContain('changed');
+    await shot(page, 'servers');
+    // Markup in a tool's description is shown as text and runs nothing.
+    await page.goto(`${running.url}#/servers/tool/mcp__app__markup`);
+    await page.waitForSelector('h1 >> text=mcp__app__markup');
+    expect(await page.textContent('.json')).toContain('<img src=x onerror=');
+    expect(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)).toBeUndefined();
+    expect(await page.locator('main img').count()).toBe(0);
+    await page.close();
+  });
+
+  it('calls a tool from its schema form: the gate asks in a dialog with the arguments, the answer decides', async () => {
+    const page = await open('#/servers/tool/mcp__fixture__echo');
+    await page.fill('#arg-text', 'from the console');
+    await page.click('button[type=submit]');
+    const dialog = page.locator('dialog.approval');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('"text": "from the console"');
+    expect(await dialog.textContent()).toContain('Why it asks');
+    await shot(page, 'approval');
+    await page.click('dialog >> text=Deny');
+    await page.waitForSelector('[data-testid=call-denied]');
+    expect(await page.textContent('[data-testid=call-denied]')).toContain('denied by the user');
+    await page.click('button[type=submit]');
+    await page.click('dialog >> text=Allow once');
+    await page.waitForSelector('[data-testid=tool-result] >> text=from the console');
+    // Both calls are in the audit log, as the console's.
+    const audit = (await (
+      await fetch(`${running.origin}/api/audit?client=console&tool=echo`, {
+        headers: { authorization: `Bearer ${running.token}` },
+      })
+    ).json()) as Array<{ outcome: string }>;
+    expect(audit.map((e) => e.outcome)).toEqual(['ok', 'denied']);
+    await page.close();
+  });
+
+  it('renders an MCP App view in a sandboxed frame; its tool calls go through the approval dialog', async () => {
+    // Accepting the changed definition first: a held tool is never called.
+    const store = TackStore.open(config.paths.storeFile);
+    cleanups.push(() => store.close());
+    const page = await open('#/servers/tool/mcp__app__show_counter');
+    await page.fill('#arg-start', '41');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-testid=call-denied] >> text=held back');
+    await page.close();
+    const held = (await store.pins.list()).find((r) => r.pending && r.name === 'show_counter')!;
+    const accepted = await fetch(`${running.origin}/api/pins/accept`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        identity: held.identity,
+        kind: 'tool',
+        name: 'show_counter',
+        sha256: held.pending!.sha256,
+      }),
+    });
+    expect(accepted.status).toBe(200);
+
+    const app = await open('#/servers/tool/mcp__app__show_counter');
+    await app.fill('#arg-start', '41');
+    await app.click('button[type=submit]');
+    await app.click('dialog >> text=Allow once');
+    const iframe = app.locator('iframe');
+    await iframe.waitFor();
+    expect(await iframe.getAttribute('sandbox')).toBe('allow-scripts');
+    const view = app.frameLocator('iframe');
+    await view.locator('#count >> text=count: 41').waitFor();
+    expect(await view.locator('#input').textContent()).toBe('input: {"start":41}');
+    expect(await view.locator('#status').textContent()).toBe('initialized by tack console');
+    // The view cannot reach the console's API: its policy allows no connection (the declared origin carried a
+    // directive and was dropped).
+    await view.locator('#fetch >> text=fetch blocked').waitFor();
+    await view.locator('#inc').click();
+    const dialog = app.locator('dialog.approval');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('mcp__app__increment');
+    await shot(app, 'app');
+    await app.click('dialog >> text=Allow once');
+    await view.locator('#count >> text=count: 42').waitFor();
+    // A tool hidden from apps is refused without asking anyone.
+    await view.locator('#hidden').click();
+    await view.locator('#status >> text=model_only refused').waitFor();
+    expect(await view.locator('#status').textContent()).toContain('not visible to apps');
+    const html = await fetch(`${running.origin}${await iframe.getAttribute('src')}`);
+    const csp = html.headers.get('content-security-policy')!;
+    expect(csp).toContain('sandbox allow-scripts');
+    expect(csp).toContain("connect-src 'none'");
+    expect(csp).not.toContain('script-src *');
+    await app.close();
+  });
+
+  it('sessions: the index, a transcript as a timeline with durations, approvals and tokens, and a run live', async () => {
+    const page = await open('#/sessions');
+    await page.waitForSelector(`[data-testid=sessions-table] >> text=${finishedSession}`);
+    await shot(page, 'sessions');
+    await page.goto(`${running.url}#/sessions/${finishedSession}`);
+    const call = page.locator('[data-testid=tool-call]').first();
+    await call.waitFor();
+    expect(await call.textContent()).toMatch(/mcp__fixture__echo \d+ ms/);
+    expect(await call.textContent()).toContain('allow (user)');
+    expect(await page.locator('canvas').count()).toBe(1);
+    expect(await page.textContent('[data-testid=timeline]')).toContain('end: completed');
+    await shot(page, 'session');
+
+    // A sub-agent's work is nested under the task call that started it, with its own calls.
+    await page.goto(`${running.url}#/sessions/${parentSession}`);
+    const work = page.locator('[data-testid=subagent]');
+    await work.waitFor();
+    const text = (await work.textContent()) ?? '';
+    expect(text).toContain('echo from a sub-agent');
+    expect(text).toMatch(/completed after 2 steps/);
+    expect(text).toMatch(/mcp__fixture__echo \d+ ms/);
+    // The sub-agent keeps no transcript of its own (its events are the parent's): no link to a missing page.
+    expect(await work.locator('a').count()).toBe(0);
+    await shot(page, 'subagent');
+
+    // The second session is waiting for its model: the page follows its transcript until it ends.
+    await page.goto(`${running.url}#/sessions/${liveSession}`);
+    await page.waitForSelector('[data-testid=live]');
+    await page.waitForSelector('[data-testid=timeline] >> text=mcp__fixture__echo');
+    expect(await page.textContent('[data-testid=timeline]')).not.toContain('end: completed');
+    release();
+    await page.waitForSelector('[data-testid=timeline] >> text=end: completed', { timeout: 15_000 });
+    await page.close();
+  });
+
+  it('security: held definitions with their diff, accepted in the page (the store records it), audit filters', async () => {
+    // A second change to hold: the fixture server is restarted on the variant file's third version.
+    writeFileSync(join(p.dir, 'variant.txt'), 'Third version.');
+    await running.host.restart('app');
+    const page = await open('#/security');
+    const held = page.locator('[data-testid=held]', { hasText: 'show_counter' });
+    await held.waitFor();
+    expect(await held.locator('.diff').textContent()).toContain('+');
+    expect(await held.textContent()).toContain('Third version.');
+    expect(await page.textContent('[data-testid=trust]')).toContain('trusted');
+    await page.selectOption('select[aria-label=outcome]', 'denied');
+    await expect.poll(() => page.locator('[data-testid=audit] tbody tr').count()).toBe(1);
+    await shot(page, 'security');
+    await held.locator('button').click();
+    await page.waitForSelector('[role=status] >> text=accepted tool show_counter');
+    await held.waitFor({ state: 'detached' });
+    // The tool whose description tells the model to ignore its instructions stays held (a high scan finding).
+    expect(await page.textContent('main')).toContain('markup');
+    const store = TackStore.open(config.paths.storeFile);
+    const record = (await store.pins.list()).find((r) => r.name === 'show_counter')!;
+    store.close();
+    expect(record.pending).toBeUndefined();
+    expect(JSON.parse(record.definition).description).toContain('Third version.');
+    await page.close();
+  });
+
+  it('knowledge: the link graph by trust tier, a concept with its provenance, an attested computation run', async () => {
+    const page = await open('#/knowledge/shop/computations/revenue-year-sqlite');
+    await page.waitForSelector('[data-testid=graph][data-drawn=yes]');
+    expect(await page.textContent('[data-testid=bundle-summary]')).toMatch(/\d+ concepts, \d+ links/);
+    const concept = page.locator('[data-testid=concept]');
+    await concept.waitFor();
+    expect(await concept.textContent()).toContain('Revenue for a year');
+    expect(await concept.textContent()).toContain('human:mreyes');
+    expect(await concept.textContent()).toContain('human-reviewed');
+    await shot(page, 'knowledge');
+    const computation = page
+      .locator('[data-testid=computation]', { hasText: 'Revenue for a year' })
+      .filter({ hasText: 'sqlite' });
+    await computation.locator('input').fill('2025');
+    await computation.locator('button').click();
+    await computation.locator('text=executed_sql').waitFor();
+    expect(await computation.textContent()).toContain('"status": "attested"');
+    await shot(page, 'computation');
+    await page.close();
+  });
+
+  it('skills: the tier-1 index and its cost, a skill body, its files and validation findings', async () => {
+    const page = await open('#/skills');
+    await page.waitForSelector('[data-testid=skills-index-cost]');
+    expect(await page.textContent('[data-testid=skills-index-cost]')).toMatch(/costs \d+ tokens every turn/);
+    await shot(page, 'skills');
+    await page.click('text=missing-reference');
+    await page.waitForSelector('[data-testid=skill-body]');
+    expect(await page.textContent('[data-testid=skill-issues]')).toContain('warning');
+    await page.close();
+  });
+});

@@ -1,0 +1,73 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import xterm from '@xterm/headless';
+import { expect } from 'vitest';
+import { BIN } from './cli.js';
+
+/**
+ * The real `tack` in a real pseudo-terminal (`script`) of a given size, its output fed to a terminal emulator
+ * (@xterm/headless), so a test reads the screen a person would see: cursor moves, redraws and wraps applied.
+ */
+export interface ScreenSession {
+  child: ChildProcess;
+  /** The visible screen, one string per row, trailing blanks trimmed. */
+  rows(): string[];
+  screen(): string;
+  /** Every byte tack wrote, escape sequences included. */
+  raw(): string;
+  waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>;
+  /** Sends raw keys (`\r` is Enter, `\u001b` Esc, `\u000f` Ctrl-O). */
+  keys(data: string): void;
+  exited(): Promise<number | null>;
+}
+
+export function screenTack(
+  args: string[],
+  options: {
+    cwd: string;
+    env: Record<string, string | undefined>;
+    cols: number;
+    rows: number;
+    onStart?: (kill: () => void) => void;
+  },
+): ScreenSession {
+  const tack = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
+  // The pty's size is set inside it, before tack starts, so tack reads it as a terminal would tell it.
+  const command = `stty cols ${options.cols} rows ${options.rows}; exec ${tack}`;
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    cwd: options.cwd,
+    env: { TERM: 'xterm-256color', ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  options.onStart?.(() => child.kill('SIGKILL'));
+  const term = new xterm.Terminal({ cols: options.cols, rows: options.rows, allowProposedApi: true });
+  let raw = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    raw += chunk.toString();
+    term.write(chunk);
+  });
+  const rows = () => {
+    const buffer = term.buffer.active;
+    const out: string[] = [];
+    for (let i = 0; i < options.rows; i++)
+      out.push(buffer.getLine(buffer.viewportY + i)?.translateToString(true) ?? '');
+    return out;
+  };
+  const screen = () => rows().join('\n');
+  return {
+    child,
+    rows,
+    screen,
+    raw: () => raw,
+    async waitFor(text, timeoutMs = 20_000) {
+      const seen = () => (typeof text === 'string' ? screen().includes(text) : text.test(screen()));
+      const deadline = Date.now() + timeoutMs;
+      while (!seen() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(screen()).toMatch(text);
+    },
+    keys(data) {
+      child.stdin?.write(data);
+    },
+    exited: () => exit,
+  };
+}

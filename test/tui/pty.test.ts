@@ -1,0 +1,157 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ptyTack } from '../helpers/cli.js';
+import { providerEnv } from '../helpers/fake-provider.js';
+import { fixtureEntry, REPO, type TempProject } from '../helpers/project.js';
+import { testScope } from '../helpers/scope.js';
+import { type ScreenSession, screenTack } from '../helpers/screen.js';
+
+const EXAMPLES = join(REPO, 'dist', 'examples', 'servers');
+const MODEL = ['--model', 'anthropic:claude-sonnet-4-5'];
+const scope = testScope();
+const { cleanups, fake } = scope;
+
+function project(): TempProject {
+  const p = scope.project('tack-tui-pty-');
+  p.write('tack.json', {
+    mcpServers: {
+      notes: { command: process.execPath, args: [join(EXAMPLES, 'notes.js')] },
+      weather: { command: process.execPath, args: [join(EXAMPLES, 'weather-legacy.js')], trusted: true },
+      cat: fixtureEntry('stdio-server.js'),
+    },
+  });
+  return p;
+}
+
+/** The input box is whole: its top and bottom borders span the width, and the status line is under it. */
+function layoutIntact(s: ScreenSession, cols: number): void {
+  const rows = s.rows();
+  const top = rows.findLastIndex((r) => r.startsWith('╭'));
+  const bottom = rows.findLastIndex((r) => r.startsWith('╰'));
+  expect(top, s.screen()).toBeGreaterThanOrEqual(0);
+  expect(bottom).toBeGreaterThan(top);
+  expect(rows[top]).toMatch(new RegExp(`^╭─{${cols - 2}}╮$`));
+  expect(rows[bottom]).toMatch(new RegExp(`^╰─{${cols - 2}}╯$`));
+  expect(rows[bottom + 1]).toMatch(/^anthropic:claude-sonnet-4-5 │ ctx /);
+}
+
+describe('tack chat in a pseudo-terminal, read off an emulated screen', () => {
+  for (const cols of [60, 200]) {
+    it(`two turns at ${cols} columns: Markdown streamed, a tool call expanded, an approval, /exit`, async () => {
+      const p = project();
+      const provider = await fake([
+        {
+          text: '## Forecast plan\n\nI will use `get_forecast`:\n\n```sh\ntack call mcp__weather__get_forecast\n```',
+        },
+        { toolCalls: [{ id: 'w1', name: 'mcp__weather__get_forecast', input: { city: 'Lisbon' } }] },
+        {
+          toolCalls: [{ id: 'n1', name: 'mcp__notes__add_note', input: { title: 'Lisbon', body: 'sunny' } }],
+        },
+        { text: 'Lisbon is **sunny**; noted.' },
+      ]);
+      const s = screenTack(['chat', ...MODEL], {
+        cwd: p.dir,
+        env: { ...p.env, ...providerEnv(provider) },
+        cols,
+        rows: 40,
+        onStart: (kill) => cleanups.push(kill),
+      });
+      await s.waitFor('servers 3 up');
+      layoutIntact(s, cols);
+      s.keys('plan the forecast');
+      await s.waitFor('plan the forecast');
+      s.keys('\r');
+      await s.waitFor('tack call mcp__weather__get_forecast');
+      expect(s.screen()).toContain('Forecast plan');
+      expect(s.screen()).not.toContain('```');
+
+      s.keys('weather and note it');
+      await s.waitFor('weather and note it');
+      s.keys('\r');
+      await s.waitFor('Approve notes › add_note?');
+      expect(s.screen()).toContain('Why it asks: it may change something (not read-only).');
+      s.keys('y');
+      await s.waitFor('Lisbon is sunny; noted.');
+      expect(s.screen()).toMatch(/✓ weather › get_forecast city: "Lisbon" \d+ ms/);
+      // The argument summary is cut to the width; the figures after it never are.
+      expect(s.screen()).toMatch(/✓ notes › add_note title: "L[^\n]* \d+ ms \(\+[\d.]+ m?s approving\)/);
+      if (cols >= 100) expect(s.screen()).toContain('add_note title: "Lisbon", body: "sunny"');
+      expect(s.screen()).not.toContain('Lisbon: 16');
+      s.keys('\u000f');
+      await s.waitFor('Lisbon: 16');
+      expect(s.screen()).not.toContain('<tool_result');
+      layoutIntact(s, cols);
+
+      s.keys('/exit');
+      await s.waitFor('/exit');
+      s.keys('\r');
+      expect(await s.exited()).toBe(0);
+    }, 60_000);
+  }
+
+  it('Esc interrupts a long tool call, and the chat goes on', async () => {
+    const p = project();
+    const provider = await fake([
+      { toolCalls: [{ id: 's1', name: 'mcp__cat__slow', input: { steps: 200, delayMs: 100 } }] },
+      { text: 'After the interruption.' },
+    ]);
+    const s = screenTack(['chat', ...MODEL], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+      cols: 100,
+      rows: 30,
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await s.waitFor('servers 3 up');
+    s.keys('be slow');
+    await s.waitFor('be slow');
+    s.keys('\r');
+    await s.waitFor('Approve cat › slow?');
+    s.keys('y');
+    await s.waitFor(/⋯ cat › slow/);
+    s.keys('\u001b');
+    await s.waitFor('aborted: interrupted', 10_000);
+    s.keys('go on');
+    await s.waitFor('go on');
+    s.keys('\r');
+    await s.waitFor('After the interruption.');
+    s.keys('\u0004');
+    expect(await s.exited()).toBe(0);
+  }, 60_000);
+
+  it('honours NO_COLOR, and falls back to the line mode for TERM=dumb', async () => {
+    const p = project();
+    const provider = await fake([{ text: 'Plain **answer**.' }, { text: 'Line mode.' }]);
+    const env = { ...p.env, ...providerEnv(provider) };
+    const s = screenTack(['chat', ...MODEL], {
+      cwd: p.dir,
+      env: { ...env, NO_COLOR: '1' },
+      cols: 100,
+      rows: 30,
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await s.waitFor('servers 3 up');
+    s.keys('hi');
+    await s.waitFor('hi');
+    s.keys('\r');
+    await s.waitFor('Plain answer.');
+    // No color at all: no SGR sequence setting a foreground or background color.
+    const sgrColor = new RegExp(
+      `${String.fromCharCode(27)}\\[(?:[0-9;]*;)?(?:3[0-9]|4[0-9]|9[0-7])(?:;[0-9;]*)?m`,
+    );
+    expect(s.raw()).not.toMatch(sgrColor);
+    s.keys('\u0004');
+    expect(await s.exited()).toBe(0);
+
+    const dumb = ptyTack(['chat', ...MODEL], {
+      cwd: p.dir,
+      env: { ...env, TERM: 'dumb' },
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await dumb.waitFor('/tools /skills /cost /compact /exit');
+    dumb.type('hello');
+    await dumb.waitFor('Line mode.');
+    dumb.type('/exit');
+    expect(await dumb.exited()).toBe(0);
+  }, 60_000);
+});

@@ -1,0 +1,141 @@
+import { useState } from 'preact/hooks';
+import { q } from '../api';
+import { Load } from '../components';
+import { href, useApi } from '../hooks';
+
+interface SkillsView {
+  index?: { text: string; tokens: number; budgetTokens: number; dropped: string[] };
+  skills: Array<{
+    name: string;
+    description: string;
+    scope: string;
+    path: string;
+    indexTokens: number;
+    shortened: boolean;
+    dropped: boolean;
+  }>;
+  warnings: string[];
+}
+
+interface SkillView {
+  name: string;
+  description: string;
+  scope: string;
+  dir: string;
+  body: string;
+  bodyTokens: number;
+  files: string[];
+  issues: Array<{ severity: string; rule: string; file: string; line: number; message: string }>;
+}
+
+export function SkillsPage() {
+  const load = useApi<SkillsView>('/skills');
+  return (
+    <Load load={load}>
+      {(view) => (
+        <>
+          <h1>Skills</h1>
+          {view.index ? (
+            <p data-testid="skills-index-cost">
+              The tier-1 index costs <b>{view.index.tokens}</b> tokens every turn (budget{' '}
+              {view.index.budgetTokens})
+              {view.index.dropped.length > 0 ? `; ${view.index.dropped.length} skills dropped` : ''}.
+            </p>
+          ) : (
+            <p class="muted">No skills.</p>
+          )}
+          {view.warnings.map((w) => (
+            <p key={w} class="notice small">
+              {w}
+            </p>
+          ))}
+          <table class="grid" data-testid="skills-table">
+            <thead>
+              <tr>
+                <th>skill</th>
+                <th>scope</th>
+                <th>index tokens</th>
+                <th>description</th>
+              </tr>
+            </thead>
+            <tbody>
+              {view.skills.slice(0, 1000).map((s) => (
+                <tr key={s.name}>
+                  <td>
+                    <a href={href('skills', s.name)}>{s.name}</a>
+                    {s.dropped ? (
+                      <span class="label">dropped</span>
+                    ) : s.shortened ? (
+                      <span class="label">shortened</span>
+                    ) : null}
+                  </td>
+                  <td>{s.scope}</td>
+                  <td class="num">{s.indexTokens}</td>
+                  <td class="muted">{s.description.slice(0, 200)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {view.index && (
+            <details>
+              <summary>the index as the model gets it</summary>
+              <pre>{view.index.text}</pre>
+            </details>
+          )}
+        </>
+      )}
+    </Load>
+  );
+}
+
+export function SkillPage(props: { name: string }) {
+  const load = useApi<SkillView>(`/skills/${q(props.name)}`);
+  const [file, setFile] = useState<string>();
+  const fileLoad = useApi<{ path: string; text: string; truncated: boolean; binary: boolean }>(
+    file ? `/skills/${q(props.name)}/file?path=${q(file)}` : undefined,
+  );
+  return (
+    <Load load={load}>
+      {(s) => (
+        <>
+          <p>
+            <a href={href('skills')}>← skills</a>
+          </p>
+          <h1>{s.name}</h1>
+          <p>
+            {s.scope} · {s.dir} · body {s.bodyTokens} tokens
+          </p>
+          <h2>Validation</h2>
+          {s.issues.length === 0 ? (
+            <p class="muted">No findings.</p>
+          ) : (
+            <ul data-testid="skill-issues">
+              {s.issues.map((i, k) => (
+                <li key={k} class={`sev-${i.severity}`}>
+                  {i.file}:{i.line}: {i.severity}: {i.message}
+                </li>
+              ))}
+            </ul>
+          )}
+          <h2>Files</h2>
+          <ul>
+            {s.files.map((f) => (
+              <li key={f}>
+                <button type="button" class="link" onClick={() => setFile(f)}>
+                  {f}
+                </button>
+              </li>
+            ))}
+          </ul>
+          {file && (
+            <Load load={fileLoad}>
+              {(f) => <pre data-testid="skill-file">{f.binary ? '(binary file)' : f.text}</pre>}
+            </Load>
+          )}
+          <h2>Body (tier 2)</h2>
+          <pre data-testid="skill-body">{s.body}</pre>
+        </>
+      )}
+    </Load>
+  );
+}
