@@ -148,10 +148,13 @@ export class GatewayCore {
 
   /**
    * The reviewed view of the current catalog if there is one already, without waiting (the fast path, the
-   * Mcp-Param check, instructions): undefined when the catalog changed since and its review has not finished.
+   * Mcp-Param check, instructions): undefined when the catalog changed since and its review has not finished,
+   * which it then starts, so the next request finds it (stdio has no hook that awaits it before a request).
    */
   current(): CatalogView | undefined {
-    return this.#latest?.catalog === this.host.catalog ? this.#latest : undefined;
+    if (this.#latest?.catalog === this.host.catalog) return this.#latest;
+    this.view().catch(() => {});
+    return undefined;
   }
 
   /** The names of the current catalog: reviewed if the review is done, else without held definitions marked. */

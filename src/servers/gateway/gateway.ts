@@ -102,6 +102,8 @@ export class Gateway {
         notifier.resourceUpdated(this.names().uri(event.server, event.uri));
         return;
       }
+      // A new catalog is reviewed now rather than by the next request (which waits for it meanwhile).
+      void this.ready();
       const change = event.type === 'catalog' ? event.change : 'all';
       if (change === 'tools' || change === 'all') notifier.toolsChanged();
       if (change === 'resources' || change === 'all') notifier.resourcesChanged();
@@ -140,6 +142,8 @@ export class Gateway {
 
   /** One server instance, for one stdio connection, one 2025-era HTTP session, or one 2026-07-28 request. */
   createServer(era: 'modern' | 'legacy'): Server {
+    // A new connection reviews the catalog now (if that is not done yet), so its first call can take the fast path.
+    void this.ready();
     const server = new Server(
       { name: 'tack-gateway', version: VERSION },
       {

@@ -101,6 +101,8 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       scanJudge: options.config.scan.judge,
       onWarning,
     });
+    // The catalog reviewed against the pins before anything is served: the first call can take the fast path.
+    await gateway.ready();
     served = http
       ? await serveHttp(({ era }) => gateway.createServer(era), {
           ...http,
