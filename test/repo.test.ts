@@ -23,4 +23,9 @@ describe('the repository', () => {
     }
     expect(conflicted).toEqual([]);
   });
+
+  it('tracks nothing under node_modules (a worktree link to a shared node_modules is easy to commit)', () => {
+    const tracked = execFileSync('git', ['ls-files', 'node_modules'], { cwd: REPO, encoding: 'utf8' });
+    expect(tracked).toBe('');
+  });
 });

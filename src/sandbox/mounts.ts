@@ -153,6 +153,22 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
       rule: `the program's own package (${root}), read-only`,
       priority: PRIORITY.own!,
     });
+    // Its dependencies: Node resolves them in every node_modules above the package (npm hoists them to the top
+    // one), so a program installed under a hidden folder (/tmp, a clone there) needs those bound too.
+    for (let dir = dirname(root); dirname(dir) !== dir; dir = dirname(dir)) {
+      const modules = join(dir, 'node_modules');
+      if (modules === root || inside(modules, root) || !existsSync(modules) || accessOf(plan, modules).read)
+        continue;
+      if (tackDirs.some((d) => inside(modules, d) || inside(d, modules))) continue;
+      if (extra.some((mount) => mount.dest === modules)) continue;
+      extra.push({
+        kind: 'ro',
+        dest: modules,
+        source: modules,
+        rule: `the program's dependencies (${modules}), read-only`,
+        priority: PRIORITY.own!,
+      });
+    }
   }
   if (!accessOf(plan, spec.cwd).read)
     extra.push({

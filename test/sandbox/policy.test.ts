@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -255,6 +255,29 @@ describe('the mount plan', () => {
       `${policy.stateDir}: it does not exist`,
     ]);
     expect(plan.mounts).toContainEqual(expect.objectContaining({ kind: 'dir', dest: cwd }));
+  });
+
+  it('binds a program installed under a hidden folder with the node_modules its dependencies resolve from', () => {
+    const { home, policy } = policyFor({});
+    const app = join(home, 'app');
+    const pkg = join(app, 'node_modules', '@scope', 'server');
+    mkdirSync(join(pkg, 'dist'), { recursive: true });
+    mkdirSync(join(app, 'node_modules', 'dependency'), { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), '{}');
+    writeFileSync(join(pkg, 'dist', 'index.js'), '');
+    writeFileSync(join(app, 'secret.txt'), 'private');
+    const plan = planMounts(policy, {
+      cwd: app,
+      stateDir: policy.stateDir,
+      programs: [join(pkg, 'dist', 'index.js')],
+    });
+    expect(accessOf(plan, join(pkg, 'dist', 'index.js')).read).toBe(true);
+    expect(accessOf(plan, join(app, 'node_modules', 'dependency', 'index.js'))).toMatchObject({
+      read: true,
+      write: false,
+    });
+    // Only the packages: the folder that holds them stays hidden.
+    expect(accessOf(plan, join(app, 'secret.txt')).read).toBe(false);
   });
 });
 
