@@ -261,7 +261,7 @@ export const ServeSchema = z
       .regex(/^[A-Za-z0-9-]{1,32}$/)
       .optional()
       .describe(
-        "tack serve --http behind a load balancer: this instance's name (letters, digits, -), put before its 2025-era session ids as `<instance>.<id>` so the balancer can route a session to the instance that holds it (docs/team.md).",
+        "tack serve --http behind a load balancer: this instance's name (letters, digits, -), put before its 2025-era session ids as `<instance>.<id>` so the balancer can route a session to the instance that holds it (docs/deploy.md).",
       ),
     drainTimeoutMs: z
       .number()

@@ -25,7 +25,7 @@ export interface AuditSink {
   /**
    * Records one call. Resolves when the row is as safe as the engine promises: the SQLite store queues it for
    * its next batch (written within `flushIntervalMs`); the PostgreSQL store resolves once the row is committed,
-   * so an instance killed outright loses no row of a call it answered (docs/team.md).
+   * so an instance killed outright loses no row of a call it answered (docs/deploy.md).
    */
   record(entry: AuditEntry): Promise<void>;
 }

@@ -13,7 +13,7 @@ const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 
 /**
  * nginx (Debian's package; .ci/run installs it) in front of two `tack serve --http` instances on one PostgreSQL
- * store, configured as docs/team.md says: 2026-07-28 requests spread over both, a 2025-era session stays on the
+ * store, configured as docs/deploy.md says: 2026-07-28 requests spread over both, a 2025-era session stays on the
  * instance that opened it, and the audit log has every call once.
  */
 describe('two instances behind nginx', () => {
@@ -59,7 +59,7 @@ describe('two instances behind nginx', () => {
         'http {',
         '  access_log off;',
         ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
-        // docs/team.md: a 2025-era session goes to the instance named in its id; anything else to any instance.
+        // docs/deploy.md: a 2025-era session goes to the instance named in its id; anything else to any instance.
         '  map $http_mcp_session_id $tack_backend {',
         '    default tack;',
         ...hosts.map((host, i) => `    ~^${['a', 'b'][i]}\\. ${host};`),

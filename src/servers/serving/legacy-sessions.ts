@@ -21,7 +21,7 @@ export interface LegacySessionOptions {
   sweepIntervalMs?: number | undefined;
   /**
    * Put before every session id with a dot (`serve.instance`): a load balancer routes a session's requests to the
-   * instance that holds it by this prefix (docs/team.md), since the session's first request carries no id.
+   * instance that holds it by this prefix (docs/deploy.md), since the session's first request carries no id.
    */
   idPrefix?: string | undefined;
 }
