@@ -97,9 +97,24 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   const controller = useRef<AbortController | undefined>(undefined);
   const lastCtrlC = useRef(0);
   const recalled = useRef<{ entries: string[]; index: number; draft: string } | undefined>(undefined);
-  // Read once: useRef's argument is evaluated on every render, and the store it came from may be closed by then.
-  const entries = useRef<string[] | undefined>(undefined);
-  if (entries.current === undefined) entries.current = history()?.list(cwd) ?? [];
+  const entries = useRef<string[]>([]);
+  // The kept history arrives from the store (asynchronous: it may be a PostgreSQL server); what was typed
+  // meanwhile stays after it. Read once, from the store of the session the chat started on.
+  const firstHistory = props.history ?? props.agent.store?.inputHistory;
+  useEffect(() => {
+    let live = true;
+    firstHistory?.list(cwd).then(
+      (kept) => {
+        if (live) entries.current = [...kept, ...entries.current];
+      },
+      () => {
+        // The history is a convenience: a store that cannot be read starts it empty.
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [firstHistory, cwd]);
   /** The /resume picker: the folder's earlier sessions, newest first, and the one under the cursor. */
   const [picker, setPickerState] = useState<{ rows: SessionRow[]; index: number } | undefined>(undefined);
   const pickerRef = useRef(picker);
@@ -199,7 +214,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     try {
       // An ambiguous prefix is told before anything closes (an unknown one is found out by opening it: the index
       // is a cache, the transcript files decide).
-      old.store?.sessions.findByPrefix(resume);
+      await old.store?.sessions.findByPrefix(resume);
     } catch (error) {
       view.apply({ type: 'error', message: `/resume ${resume}: ${errorText(error)}` });
       return;
@@ -245,15 +260,21 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     setRunning(false);
   };
 
-  const openPicker = () => {
+  const openPicker = async () => {
     const current = agentRef.current;
     const sessions = current.store?.sessions;
     if (!sessions) {
       view.output('/resume', 'no session index: the tack store is not open (use tack chat --resume <id>)');
       return;
     }
-    const rows = sessions
-      .list({ cwd, limit: PICKER_SESSIONS + 1 })
+    let listed: SessionRow[];
+    try {
+      listed = await sessions.list({ cwd, limit: PICKER_SESSIONS + 1 });
+    } catch (error) {
+      view.apply({ type: 'error', message: `/resume: cannot read the session index: ${errorText(error)}` });
+      return;
+    }
+    const rows = listed
       .filter((row) => !row.parentId && row.id !== current.session.id)
       .slice(0, PICKER_SESSIONS);
     if (rows.length === 0) {
@@ -293,7 +314,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
         return;
       case '/resume':
         if (arg !== '') await switchSession(arg);
-        else openPicker();
+        else await openPicker();
         return;
       case '/model':
         if (arg === '')
@@ -323,12 +344,12 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   const submit = (text: string) => {
     const trimmed = text.trim();
     if (trimmed === '') return;
-    entries.current?.push(trimmed);
-    try {
-      history()?.add(cwd, trimmed);
-    } catch {
-      // The history is a convenience: a store that cannot write must not stop the chat.
-    }
+    entries.current.push(trimmed);
+    history()
+      ?.add(cwd, trimmed)
+      .catch(() => {
+        // The history is a convenience: a store that cannot write must not stop the chat.
+      });
     recalled.current = undefined;
     setEditor(ed.EMPTY_EDITOR);
     setCompletions([]);
@@ -432,7 +453,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   /** History: -1 older, +1 newer; the draft being typed comes back past the newest. */
   function recall(direction: -1 | 1): ed.EditorState {
     const editor = editorRef.current;
-    const list = entries.current ?? [];
+    const list = entries.current;
     const state = recalled.current ?? { entries: list, index: list.length, draft: editor.text };
     const index = Math.max(0, Math.min(list.length, state.index + direction));
     recalled.current = { ...state, index };

@@ -272,7 +272,7 @@ describe('tack chat, full screen, against a real session', () => {
     const second = await chat(p, [{ text: 'Three.' }], {});
     second.key(UP);
     await second.waitFor(/│ › second question/);
-    expect(second.agent.store?.inputHistory.list(p.dir)).toEqual(['first question', 'second question']);
+    expect(await second.agent.store?.inputHistory.list(p.dir)).toEqual(['first question', 'second question']);
   });
 
   it('Esc interrupts the step in flight; /help lists the commands; /exit leaves', async () => {
@@ -328,12 +328,13 @@ describe('tack chat, full screen, against a real session', () => {
     const last = c.provider.requests.at(-1)!;
     expect(JSON.stringify(last.messages)).toContain('remember alpha');
     expect(JSON.stringify(last.messages)).not.toContain('remember gamma');
-    const row = c.agent.store?.sessions.get(olderId);
+    const row = await c.agent.store?.sessions.get(olderId);
     expect(row).toBeDefined();
     const transcript = readFileSync(row!.file, 'utf8');
     expect(transcript).toContain('what did I ask?');
     expect(transcript).toContain('You asked me to remember alpha.');
-    expect(readFileSync(c.agent.store!.sessions.get(gammaId)!.file, 'utf8')).not.toContain('what did I ask?');
+    const gamma = await c.agent.store!.sessions.get(gammaId);
+    expect(readFileSync(gamma!.file, 'utf8')).not.toContain('what did I ask?');
   });
 
   it('/resume <id> of no session is an error in place; the chat goes on in its own session', async () => {
@@ -349,7 +350,7 @@ describe('tack chat, full screen, against a real session', () => {
     await c.waitFor('After.');
     expect(c.agent.session.id).toBe(id);
     expect(JSON.stringify(c.provider.requests[1]!.messages)).toContain('Before.');
-    const transcript = readFileSync(c.agent.store!.sessions.get(id)!.file, 'utf8');
+    const transcript = readFileSync((await c.agent.store!.sessions.get(id))!.file, 'utf8');
     expect(transcript).toContain('After.');
   });
 

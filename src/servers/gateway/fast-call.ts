@@ -29,8 +29,10 @@ export function gatewayFastPath(
   return {
     serverInfo: { name: 'tack-gateway', version: VERSION },
     take(request) {
-      const view = core.view();
-      if (view.searching) return false;
+      // Only a catalog the guard has reviewed (serveHttp awaits the review before it offers a request here); a
+      // catalog still under review, like a held or released tool, goes the SDK's way, whose handler waits for it.
+      const view = core.current();
+      if (!view || view.searching) return false;
       const { name, arguments: args } = request.message.params;
       const entry = view.names.tools.get(name);
       if (!entry || paramHeaderDeclarations(entry.definition.inputSchema)) return false;

@@ -7,8 +7,8 @@ const META_TOOLS: Tool[] = [SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION].map(
 );
 
 /** tools/list: the served tools of the current catalog (built once per catalog), or the two meta-tools. */
-export function listTools(core: GatewayCore): ListToolsResult {
-  const view = core.view();
+export async function listTools(core: GatewayCore): Promise<ListToolsResult> {
+  const view = await core.view();
   if (view.searching) return { tools: META_TOOLS };
   view.tools ??= [...view.names.tools].map(([name, tool]) => ({ ...tool.definition, name }));
   return { tools: view.tools };
