@@ -256,6 +256,12 @@ export const ServeSchema = z
       .describe(
         'tack serve: offer search_tools + call_tool instead of every upstream tool (on; auto past 40 tools; default off), for hosts that load all definitions eagerly.',
       ),
+    codeMode: z
+      .enum(['off', 'on'])
+      .optional()
+      .describe(
+        "tack serve: also offer run_code (a script that calls every served tool as `await mcp.<server>.<tool>(args)`, each call checked and audited as a direct tools/call) and code_api (the scripts' TypeScript declarations). Default off.",
+      ),
   })
   .strict()
   .describe('How tack serves MCP over HTTP.');
