@@ -68,18 +68,30 @@ describe('tack serve with code mode', () => {
     expect(text(api)).toMatch(/declare namespace mcp\.rug[\s\S]*add\(/);
     expect(text(api)).toMatch(/declare namespace mcp\.contacts[\s\S]*list_contacts\(/);
 
-    const run = await client.callTool({
-      name: 'run_code',
-      arguments: {
-        code: `const people = (await mcp.contacts.list_contacts({})).split('\\n');
+    const progress: Array<[number, string | undefined]> = [];
+    const run = await client.callTool(
+      {
+        name: 'run_code',
+        arguments: {
+          code: `const people = (await mcp.contacts.list_contacts({})).split('\\n');
 const sum = await mcp.rug.add({ a: people.length, b: 40 });
 return { first: people[0].split(' <')[0], sum: Number(sum) };`,
+        },
       },
-    });
+
+      { onprogress: (p) => progress.push([p.progress, p.message]) },
+    );
     expect(run.isError, text(run)).toBeFalsy();
     const [, value, calls] = /^result:\n([\s\S]*)\n(\[\d+ tool calls?\])$/.exec(text(run)) ?? [];
     expect(JSON.parse(value ?? 'null')).toEqual({ first: 'Ada Lovelace', sum: 42 });
     expect(calls).toBe('[2 tool calls]');
+    // Progress counts the script's calls done (the nested calls' own progress is not relayed on this token).
+    await expect
+      .poll(() => progress)
+      .toEqual([
+        [1, 'contacts__list_contacts done'],
+        [2, 'rug__add done'],
+      ]);
     const rows = gateway.host.store!.audit.recent(10);
     expect(rows.map((r) => [r.server, r.tool, r.outcome, r.client])).toEqual(
       expect.arrayContaining([

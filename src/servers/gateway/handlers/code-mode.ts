@@ -107,10 +107,13 @@ function textOf(result: CallToolResult): string {
  */
 function nestedContext(ctx: RequestContext, signal: AbortSignal): RequestContext {
   const m = ctx.mcpReq;
+  // Without the progress token: several calls' own progress on one token would not increase monotonically, as
+  // the protocol requires; run_code reports its calls done instead (scriptProgress).
+  const { progressToken: _, ...meta } = m._meta ?? {};
   return {
     mcpReq: {
       signal,
-      _meta: m._meta,
+      _meta: meta as RequestContext['mcpReq']['_meta'],
       envelope: m.envelope,
       inputResponses: undefined,
       requestState: (() => undefined) as RequestContext['mcpReq']['requestState'],
@@ -119,6 +122,22 @@ function nestedContext(ctx: RequestContext, signal: AbortSignal): RequestContext
       requestSampling: m.requestSampling.bind(m),
       send: m.send.bind(m),
     },
+  };
+}
+
+/** Progress of run_code, if its client asked for it: the script's calls done so far (never decreasing). */
+function scriptProgress(ctx: RequestContext): (target: string) => void {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  let done = 0;
+  return (target) => {
+    done++;
+    if (progressToken === undefined) return;
+    ctx.mcpReq
+      .notify({
+        method: 'notifications/progress',
+        params: { progressToken, progress: done, message: `${target} done` },
+      })
+      .catch(() => {});
   };
 }
 
@@ -145,6 +164,7 @@ export async function runCode(
   const all = [...view.names.tools, ...view.names.heldTools].filter(([n]) => !isCodeTool(n));
   const binding = apiBinding(serverApis(all.map(([n, t]) => apiTool(n, t))));
   const slots = new Slots(CONCURRENCY);
+  const progress = scriptProgress(ctx);
   const outcome = await runScript(
     code,
     binding,
@@ -177,6 +197,7 @@ export async function runCode(
         return { ok: false, error: error instanceof Error ? error.message : String(error) };
       } finally {
         slots.give();
+        progress(target);
       }
     },
     DEFAULT_SCRIPT_LIMITS,
