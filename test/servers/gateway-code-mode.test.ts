@@ -1,7 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/servers/gateway/start.js';
-import { EVERYTHING, fixture, tempProject } from '../helpers/project.js';
+import { EVERYTHING, fixture, fixtureEntry, tempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
 const scope = testScope();
@@ -144,6 +144,43 @@ catch (e) { return 'refused: ' + e.message; }`,
     const api = await client.callTool({ name: 'code_api', arguments: { servers: ['rug'] } });
     expect(api.isError).toBe(true);
     expect(text(api)).not.toContain('add(');
+  });
+
+  it("relays an upstream's question from a script's call to a 2025-era client; a 2026-07-28 one is told to call directly", async () => {
+    const { gateway } = await serve({
+      serve: { token: 'gw-token', codeMode: 'on' },
+      mcpServers: { legacy: fixtureEntry('legacy-stdio-server.js') },
+    });
+    const connect = async (modern: boolean) => {
+      const client = new Client(
+        { name: 'asker', version: '1.0.0' },
+        {
+          ...(modern ? { versionNegotiation: { mode: 'auto' as const } } : {}),
+          capabilities: { elicitation: { form: {} } },
+        },
+      );
+      client.setRequestHandler('elicitation/create', async (request) => ({
+        action: 'accept',
+        content: { name: `Ada (asked: ${request.params.message})` },
+      }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(gateway.url!), {
+          requestInit: { headers: { Authorization: 'Bearer gw-token' } },
+        }),
+      );
+      cleanups.push(() => client.close());
+      return client;
+    };
+    const code = 'try { return await mcp.legacy.ask_name({}); } catch (e) { return "failed: " + e.message; }';
+    const legacy = await connect(false);
+    expect(text(await legacy.callTool({ name: 'run_code', arguments: { code } }))).toContain(
+      'result:\nHello, Ada (asked: What is your name?)!',
+    );
+    const modern = await connect(true);
+    expect(modern.getProtocolEra()).toBe('modern');
+    expect(text(await modern.callTool({ name: 'run_code', arguments: { code } }))).toMatch(
+      /failed: legacy__ask_name asks for input, which a script cannot give: call it directly/,
+    );
   });
 
   it('stops the script and its call in flight when the client cancels its request', async () => {
