@@ -181,6 +181,15 @@ catch (e) { return 'refused: ' + e.message; }`,
     expect(text(await modern.callTool({ name: 'run_code', arguments: { code } }))).toMatch(
       /failed: legacy__ask_name asks for input, which a script cannot give: call it directly/,
     );
+    // The upstream call kept waiting for answers is cancelled now, not at the 10-minute answer timeout.
+    await expect
+      .poll(() => gateway.host.store!.audit.recent(1)[0], { timeout: 10_000 })
+      .toMatchObject({
+        server: 'legacy',
+        tool: 'ask_name',
+        outcome: 'cancelled',
+        client: 'asker@1.0.0 (http, modern)',
+      });
   });
 
   it('stops the script and its call in flight when the client cancels its request', async () => {

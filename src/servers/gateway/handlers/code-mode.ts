@@ -184,12 +184,15 @@ export async function runCode(
           nestedContext(ctx, signal),
           target,
           callArgs,
-        )) as CallToolResult & { resultType?: string };
-        if (result.resultType === 'input_required')
+        )) as CallToolResult & { resultType?: string; requestState?: string };
+        if (result.resultType === 'input_required') {
+          // A call the gateway keeps waiting for the answers (a 2025-era upstream asking) is cancelled now.
+          core.exchanges.abandon(result.requestState, `${RUN_CODE}: a script cannot answer input requests`);
           return {
             ok: false,
             error: `${target} asks for input, which a script cannot give: call it directly`,
           };
+        }
         if (result.isError) return { ok: false, error: textOf(result) };
         return { ok: true, value: result.structuredContent ?? textOf(result) };
       } catch (error) {
