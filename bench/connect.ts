@@ -5,7 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { StdioServerConfig } from '../src/config/load.js';
 import { McpHost } from '../src/mcp/host.js';
 import { openDatabase } from '../src/store/database.js';
-import { EraCache } from '../src/store/era-cache.js';
+import { type EraCache, SqliteEraCache } from '../src/store/era-cache.js';
 import {
   childCpuMeter,
   fixtures,
@@ -277,7 +277,7 @@ export async function runConnect(options: ConnectOptions = {}) {
   const tmp = tempDir('connect');
   const db = openDatabase(join(tmp.dir, 'store.db'));
   try {
-    const cache = new EraCache(db);
+    const cache = new SqliteEraCache(db);
     const parallel = await parallelConnect(cache, tmp.dir, options.parallel ?? 10, reps, warmups);
     const warm = await warmStart(cache, tmp.dir, reps, warmups);
     return { parallel, warmStart: warm };

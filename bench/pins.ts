@@ -81,18 +81,18 @@ export async function runPins(): Promise<Record<string, unknown>> {
       try {
         // A new guard per run: its scan memo starts empty, as in a new process.
         let started = performance.now();
-        const review = new DefinitionGuard(store.pins).reviewAll(defs);
+        const review = await new DefinitionGuard(store.pins).reviewAll(defs);
         first.push(performance.now() - started);
         if (review.pinned !== n + defs.length)
           throw new Error(`pinned ${review.pinned}, expected ${n + defs.length}`);
         const guard = new DefinitionGuard(store.pins);
         started = performance.now();
-        const again = guard.reviewAll(defs);
+        const again = await guard.reviewAll(defs);
         steady.push(performance.now() - started);
         if (again.pinned !== 0 || again.held.length !== 0) throw new Error('steady review changed pins');
         // A catalog rebuilt after a status change: the same listing arrays, the same guard.
         started = performance.now();
-        guard.reviewAll(defs);
+        await guard.reviewAll(defs);
         rebuild.push(performance.now() - started);
         started = performance.now();
         new Catalog(listings);

@@ -4,7 +4,7 @@ import { type SandboxPolicy, SandboxResolver } from '../src/config/sandbox.js';
 import { McpHost } from '../src/mcp/host.js';
 import { sandboxSupport } from '../src/sandbox/support.js';
 import { openDatabase } from '../src/store/database.js';
-import { EraCache } from '../src/store/era-cache.js';
+import { type EraCache, SqliteEraCache } from '../src/store/era-cache.js';
 import { fixtures, isMain, log, p50p99, round, sleep, stdioServer, summarize, tempDir } from './util.js';
 
 export interface SandboxBenchOptions {
@@ -179,7 +179,7 @@ export async function runSandbox(options: SandboxBenchOptions = {}) {
   const tmp = tempDir('sandbox');
   const db = openDatabase(join(tmp.dir, 'store.db'));
   try {
-    const cache = new EraCache(db);
+    const cache = new SqliteEraCache(db);
     return {
       sandbox: `bubblewrap ${support.version}`,
       startup: await startup(cache, tmp.dir, options.reps ?? 15, options.warmups ?? 2),

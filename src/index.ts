@@ -139,17 +139,18 @@ export {
   stdioEnvironment,
   type TransportKind,
 } from './mcp/transport.js';
-export { type AuditEntry, AuditLog, type AuditOutcome } from './store/audit.js';
-export type { EraVerdict } from './store/era-cache.js';
+export { type AuditEntry, type AuditLog, type AuditOutcome, SqliteAuditLog } from './store/audit.js';
+export type { EraCache, EraVerdict } from './store/era-cache.js';
 export type {
   OAuthClientRecord,
+  OAuthCredentials,
   OAuthTokenRecord,
 } from './store/oauth-credentials.js';
-export { openStore } from './store/open.js';
-export type { PinRecord } from './store/pins.js';
-export { TackStore } from './store/store.js';
+export { openConfiguredStore, openStore, type StoreLocation } from './store/open.js';
+export type { PinRecord, PinWrite } from './store/pins.js';
+export { SqliteStore, type StoreEngine, TackStore } from './store/store.js';
 export type { ToolExample } from './store/tool-examples.js';
-export type { TrustedProject } from './store/trusted-projects.js';
+export type { TrustedProject, TrustedProjects } from './store/trusted-projects.js';
 export {
   countTokens,
   countTokensMany,

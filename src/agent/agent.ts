@@ -102,7 +102,7 @@ async function pinSkills(
       read.push({ skill, text: await readFile(skill.file, 'utf8') });
     } catch {}
   }
-  const verdicts = guard.reviewSkills(
+  const verdicts = await guard.reviewSkills(
     read.map(({ skill, text }) => ({
       identity: `skill ${skill.dir}`,
       name: skill.name,
@@ -140,43 +140,25 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ? options.model
       : resolveModel(options.model ?? options.config.agent.model, env);
   // The store is an index; the transcript files are the record. Without it, resume scans the folder.
-  const store = openStore(options.config.paths, options.onWarning);
-  // The library path holds back an untrusted project's servers, hooks, allow rules and skills as the CLI does;
-  // without the store no record can be read, so the project counts as untrusted.
-  const config = resolveProjectTrust(options.config, {
-    records: store?.trustedProjects,
-    env,
-    trustProject: options.trustProject === true,
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-  });
-  if (config !== options.config) {
-    const message = projectTrustWarning(config);
-    if (message) sendWarning(options.onWarning, { code: 'PROJECT_UNTRUSTED', message });
+  const store = await openStore(options.config, options.onWarning);
+  let opened: Awaited<ReturnType<typeof openRecords>>;
+  try {
+    opened = await openRecords(options, store);
+  } catch (error) {
+    // A PostgreSQL store's pool would keep the process alive.
+    await store?.close();
+    throw error;
   }
+  const { config, secrets, sessionsDir, transcript, resumed } = opened;
   const agent = config.agent;
-  const sessionsDir = join(config.paths.stateDir, 'sessions');
-  const secrets = secretMaskerFor(options.config, env);
-  let resumed: ResumeState | undefined;
-  let transcript: Transcript | undefined;
-  if (options.resume) {
-    const found = openForResume(sessionsDir, options.resume, store?.sessions, { secrets });
-    resumed = found.state;
-    if (options.transcript === false) found.transcript.close();
-    else transcript = found.transcript;
-  } else if (options.transcript !== false) {
-    transcript = Transcript.create({
-      dir: sessionsDir,
-      secrets,
-      ...(store ? { index: store.sessions } : {}),
-    });
-  }
   let host: McpHost | undefined;
   let runtimes: ComputationRuntimes | undefined;
   const cleanup = async () => {
     transcript?.close();
     await runtimes?.close();
     await host?.close();
-    store?.close();
+    await transcript?.indexWritten();
+    await store?.close();
   };
   try {
     if (options.servers !== false && config.servers.length > 0) {
@@ -266,6 +248,40 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     await cleanup();
     throw error;
   }
+}
+
+/** The project trust, the transcript (new, or the one resumed) and what the session needs to mask. */
+async function openRecords(options: StartAgentOptions, store: TackStore | undefined) {
+  const env = options.env ?? process.env;
+  // The library path holds back an untrusted project's servers, hooks, allow rules and skills as the CLI does;
+  // without the store no record can be read, so the project counts as untrusted.
+  const config = await resolveProjectTrust(options.config, {
+    records: store?.trustedProjects,
+    env,
+    trustProject: options.trustProject === true,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+  if (config !== options.config) {
+    const message = projectTrustWarning(config);
+    if (message) sendWarning(options.onWarning, { code: 'PROJECT_UNTRUSTED', message });
+  }
+  const sessionsDir = join(config.paths.stateDir, 'sessions');
+  const secrets = secretMaskerFor(options.config, env);
+  let resumed: ResumeState | undefined;
+  let transcript: Transcript | undefined;
+  if (options.resume) {
+    const found = await openForResume(sessionsDir, options.resume, store?.sessions, { secrets });
+    resumed = found.state;
+    if (options.transcript === false) found.transcript.close();
+    else transcript = found.transcript;
+  } else if (options.transcript !== false) {
+    transcript = Transcript.create({
+      dir: sessionsDir,
+      secrets,
+      ...(store ? { index: store.sessions } : {}),
+    });
+  }
+  return { config, secrets, sessionsDir, transcript, resumed };
 }
 
 /** The caller's session options over startAgent's: a group (approvals, pins, context) is merged field by field. */

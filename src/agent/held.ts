@@ -53,9 +53,9 @@ export class HeldReview {
   }
 
   /** Pins what is new in `catalog`, holds what changed or is flagged, and announces each held definition once. */
-  review(host: McpHost, catalog: Catalog): void {
+  async review(host: McpHost, catalog: Catalog): Promise<void> {
     if (!this.#guard) return;
-    const review = this.#guard.reviewAll(hostDefinitions(host, catalog));
+    const review = await this.#guard.reviewAll(hostDefinitions(host, catalog));
     this.#held = review.held.map((h) => {
       const modelName = catalog.tools.find(
         (t) => h.kind === 'tool' && t.server === h.server && t.definition.name === h.name,
@@ -78,10 +78,10 @@ export class HeldReview {
 
   /**
    * Whether a held definition was accepted elsewhere meanwhile (`tack pins accept` in another terminal): the
-   * catalog must be reviewed again. One store read per held definition.
+   * catalog must be reviewed again. One store read per server with held definitions.
    */
-  released(): boolean {
-    return this.#guard !== undefined && this.#held.length > 0 && this.#guard.released(this.#held);
+  async released(): Promise<boolean> {
+    return this.#guard !== undefined && this.#held.length > 0 && (await this.#guard.released(this.#held));
   }
 
   /** Whether a reviewer can be asked. */
@@ -97,8 +97,8 @@ export class HeldReview {
     let accepted = false;
     for (const h of this.#held) {
       if (!this.#reviewed.first(h)) continue;
-      if (!(await reviewer(h, guard.diff(h)))) continue;
-      guard.accept(h);
+      if (!(await reviewer(h, await guard.diff(h)))) continue;
+      await guard.accept(h);
       accepted = true;
       this.#emit({
         type: 'notice',

@@ -93,7 +93,7 @@ export async function reviewProject(options: ReviewProjectOptions = {}): Promise
       subject: { file: files.root },
       hint: 'Run `tack trust` again once nothing is writing to the project.',
     });
-  const record = options.records?.get(files.root);
+  const record = await options.records?.get(files.root);
   const changes = record ? compareProjectFiles(record.files, files) : [];
   return {
     ...files,
@@ -107,7 +107,7 @@ export async function reviewProject(options: ReviewProjectOptions = {}): Promise
  * Records the project as trusted with the hashes the review was made from. A PROJECT_UNTRUSTED error when the
  * review found a bound reached (`review.problem`).
  */
-export function trustReviewedProject(records: TrustRecords, review: ProjectReview): TrustedProject {
+export function trustReviewedProject(records: TrustRecords, review: ProjectReview): Promise<TrustedProject> {
   return recordProjectFiles(records, review);
 }
 

@@ -87,14 +87,17 @@ export class SessionTools {
 
   /**
    * Brings the MCP tools up to date with the host's catalog: a new catalog is reviewed by the pins guard and
-   * mapped again. A held definition accepted meanwhile (`tack pins accept` in another terminal) is seen once
-   * `invalidate` was called (the review before each step does).
+   * mapped again. A held definition accepted meanwhile (`tack pins accept` in another terminal, or another
+   * `tack serve` instance sharing the store) is seen once `invalidate` was called (the review before each step
+   * does). Asynchronous because the guard reads and writes the store, which may be a PostgreSQL server.
    */
-  refresh(): void {
+  async refresh(): Promise<void> {
     const host = this.#options.host;
     if (!host || this.#mcp?.catalog === host.catalog) return;
     const catalog = host.catalog;
-    this.#options.held.review(host, catalog);
+    await this.#options.held.review(host, catalog);
+    // A refresh started later may have finished first with a newer catalog: the newest review stands.
+    if (this.#mcp && this.#mcp.catalog === host.catalog && catalog !== host.catalog) return;
     const heldTools = this.#options.held.heldTools();
     const entries = catalog.tools.filter((t) => !heldTools.has(t.name));
     this.#mcp = { catalog, tools: mcpAgentTools(host, this.#options.settings, entries) };
@@ -105,10 +108,28 @@ export class SessionTools {
     this.#mcp = undefined;
   }
 
-  /** Every MCP tool the session may use (after the filter), loaded or not. */
+  /**
+   * Every MCP tool the session may use (after the filter), loaded or not: as of the last refresh when definitions
+   * are pinned (the review is asynchronous), else the host's current catalog, mapped on the spot.
+   */
   mcp(): AgentTool[] {
-    this.refresh();
-    return this.#mcpAsOfRefresh();
+    const host = this.#options.host;
+    if (!host || this.#mcp?.catalog === host.catalog) return this.#mcpAsOfRefresh();
+    if (!this.#options.held.pinning) {
+      this.#mcp = {
+        catalog: host.catalog,
+        tools: mcpAgentTools(host, this.#options.settings, host.catalog.tools),
+      };
+      return this.#mcpAsOfRefresh();
+    }
+    // The catalog changed since the guard's last review, which the next refresh does: until then only the tools
+    // whose definition is the very one reviewed (the host keeps an unchanged server's listing as it was).
+    const reviewed = this.#mcp?.catalog;
+    return this.#mcpAsOfRefresh().filter(
+      (t) =>
+        reviewed !== undefined &&
+        host.catalog.getTool(t.name)?.definition === reviewed.getTool(t.name)?.definition,
+    );
   }
 
   /** What the next step offers, after the filter: see AgentSession.tools. */
@@ -171,11 +192,16 @@ export class SessionTools {
   async reviewHeld(): Promise<void> {
     const held = this.#options.held;
     if (!held.pinning) return;
-    this.refresh();
-    if (held.released()) this.invalidate();
+    await this.refresh();
+    if (await held.released()) {
+      this.invalidate();
+      await this.refresh();
+    }
     if (!held.asks) return;
-    this.refresh();
-    if (await held.ask()) this.invalidate();
+    if (await held.ask()) {
+      this.invalidate();
+      await this.refresh();
+    }
   }
 
   /** tack's own tools (unfiltered) and every MCP tool the session may use: what the guard knows labels of. */

@@ -184,7 +184,7 @@ export class AgentSession {
     );
     for (const notice of hookNotices(started.warnings)) session.#emit(notice);
     // The first review of the catalog: held definitions are announced here.
-    session.refresh();
+    await session.refresh();
     const trifecta = session.#tools.trifectaNotice();
     if (trifecta) session.#emit({ type: 'notice', text: trifecta });
     const history = options.resume?.history ?? [];
@@ -249,11 +249,11 @@ export class AgentSession {
 
   /**
    * Brings the MCP tools, the held list and what the getters show up to date with the host's catalog: a new
-   * catalog is reviewed by the pins guard (held definitions are announced) and mapped. Each step and `tools()`
-   * do it too.
+   * catalog is reviewed by the pins guard (held definitions are announced) and mapped. Each step does it too;
+   * `tools()` shows the catalog as of the last refresh when definitions are pinned.
    */
-  refresh(): void {
-    this.#tools.refresh();
+  async refresh(): Promise<void> {
+    await this.#tools.refresh();
   }
 
   /**

@@ -31,8 +31,8 @@ export interface ToolSearchOptions {
    * what it found is recorded, and indexed as that tool's examples in later sessions.
    */
   examples?: {
-    record(server: string, tool: string, query: string): void;
-    all(): Map<string, Map<string, string[]>>;
+    record(server: string, tool: string, query: string): Promise<void>;
+    all(): Promise<Map<string, Map<string, string[]>>>;
   };
   /**
    * Semantic ranking (tack.json `toolSearch.embeddings`), fused with the lexical one; the search is lexical
@@ -128,11 +128,8 @@ export class DeferredTools {
     const query = this.#foundBy.get(tool.name);
     if (query === undefined || !tool.server) return;
     this.#foundBy.delete(tool.name);
-    try {
-      this.#options.examples?.record(tool.server, tool.serverToolName ?? tool.name, query);
-    } catch {
-      // Examples improve later searches; failing to keep one must not fail the call.
-    }
+    // Not awaited: examples improve later searches; keeping one must neither delay nor fail the call.
+    this.#options.examples?.record(tool.server, tool.serverToolName ?? tool.name, query).catch(() => {});
   }
 
   get loaded(): ReadonlySet<string> {
@@ -151,7 +148,7 @@ export class DeferredTools {
     mcp: readonly AgentTool[],
     signal?: AbortSignal,
   ): Promise<string> {
-    const { index, tools } = this.#ensureIndex(mcp);
+    const { index, tools } = await this.#ensureIndex(mcp);
     const { hits, text } = await answerSearchTools(
       index,
       tools,
@@ -183,12 +180,14 @@ export class DeferredTools {
   }
 
   /** The index over the MCP tools, following the catalog: only servers whose tools changed are re-indexed. */
-  #ensureIndex(mcp: readonly AgentTool[]): { index: ToolSearchIndex; tools: SearchableTool[] } {
+  async #ensureIndex(
+    mcp: readonly AgentTool[],
+  ): Promise<{ index: ToolSearchIndex; tools: SearchableTool[] }> {
     const catalog = this.#host?.catalog;
     if (this.#index && catalog === this.#indexed) return { index: this.#index, tools: this.#tools };
     let learned = new Map<string, Map<string, string[]>>();
     try {
-      learned = this.#options.examples?.all() ?? learned;
+      learned = (await this.#options.examples?.all()) ?? learned;
     } catch {
       // A store that cannot be read: search without examples.
     }

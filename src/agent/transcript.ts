@@ -136,6 +136,8 @@ export class Transcript {
   readonly #secrets: SecretMasker;
   #row: SessionRow | undefined;
   #title: string | undefined;
+  /** Settles when every index write started so far has (indexWritten). */
+  #indexed: Promise<void> = Promise.resolve();
 
   private constructor(init: {
     file: string;
@@ -252,6 +254,11 @@ export class Transcript {
     this.#enqueue(this.#serialize(seq, at, event));
     this.#flush(at);
     this.#track(event, at);
+  }
+
+  /** Resolves when every index update made so far is written (or reported as failed). */
+  indexWritten(): Promise<void> {
+    return this.#indexed;
   }
 
   /** Tries a last time to write what is pending, then closes the file. */
@@ -442,17 +449,22 @@ export class Transcript {
       default:
         return;
     }
-    if (!this.#index || !this.#row) return;
-    try {
-      this.#index.upsert(this.#row);
-    } catch (error) {
-      this.#report({
-        kind: 'index',
-        file: this.file,
-        message: `cannot update the session index (${errorMessage(error)}); the transcript is unaffected`,
-        cause: error,
-      });
-    }
+    const index = this.#index;
+    const update = this.#row;
+    if (!index || !update) return;
+    // Started at once (the SQLite store writes before append() returns); a store whose writes can overtake one
+    // another (PostgreSQL) keeps one session's upserts in order itself.
+    const write = index.upsert(update);
+    this.#indexed = Promise.all([this.#indexed, write])
+      .then(() => {})
+      .catch((error: unknown) =>
+        this.#report({
+          kind: 'index',
+          file: this.file,
+          message: `cannot update the session index (${errorMessage(error)}); the transcript is unaffected`,
+          cause: error,
+        }),
+      );
   }
 
   #report(failure: TranscriptFailure): void {
@@ -787,10 +799,14 @@ export function listTranscriptFiles(dir: string): Array<{ id: string; file: stri
   return found;
 }
 
-function findTranscript(dir: string, idOrPrefix: string, index: SessionIndex | undefined): string {
+async function findTranscript(
+  dir: string,
+  idOrPrefix: string,
+  index: SessionIndex | undefined,
+): Promise<string> {
   const wanted = idOrPrefix.trim();
   if (wanted === '') throw new TackError('USAGE', 'the session id is empty', { hint: 'Give a session id.' });
-  const row = index?.findByPrefix(wanted);
+  const row = await index?.findByPrefix(wanted);
   if (row && existsSync(row.file)) return row.file;
   // The index is a cache of the files: when it has no row (or a stale path), the files decide.
   const files = listTranscriptFiles(dir);
@@ -828,20 +844,20 @@ export interface ResumedTranscript {
  * Finds a session by id or prefix (through the index, else by scanning `dir`), reads its transcript, brings its
  * index row back in line with the file, and opens the file for appending.
  */
-export function openForResume(
+export async function openForResume(
   dir: string,
   idOrPrefix: string,
   index: SessionIndex | undefined,
   options: { onError?: (failure: TranscriptFailure) => void; secrets?: SecretMasker } = {},
-): ResumedTranscript {
-  const file = findTranscript(dir, idOrPrefix, index);
+): Promise<ResumedTranscript> {
+  const file = await findTranscript(dir, idOrPrefix, index);
   const { events, problems } = readTranscript(file);
   const sessionId = basename(file, '.jsonl');
   const state = resumeState(events, { sessionId });
   const row = sessionRowFromTranscript(file, events, state);
   if (row && index) {
     try {
-      index.upsert(row);
+      await index.upsert(row);
     } catch (error) {
       options.onError?.({
         kind: 'index',

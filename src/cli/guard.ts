@@ -12,18 +12,18 @@ import { warn } from './output.js';
  * definition is not used: the command says why and refuses, unless `--allow-changed` runs it this once (with a
  * warning; the pin is left as it was, still waiting for review).
  */
-export function guardDefinition(
+export async function guardDefinition(
   host: McpHost,
   config: TackConfig,
   target: { server: string; kind: PinKind; name: string },
   allowChanged: boolean,
-): void {
+): Promise<void> {
   if (!host.store) {
     warn('the tack store is not open: definitions are neither pinned nor checked for changes');
     return;
   }
   const guard = new DefinitionGuard(host.store.pins, guardOptions(config, host.store));
-  const review = guard.reviewAll(
+  const review = await guard.reviewAll(
     hostDefinitions(host, host.catalog, { resources: target.kind === 'resource' }),
   );
   const held = review.held.find(

@@ -6,8 +6,8 @@ import {
 import { formatIssue, loadConfig, type TackConfig } from '../config/load.js';
 import { TackError } from '../errors.js';
 import { McpHost, unknownServer } from '../mcp/host.js';
-import { openStore } from '../store/open.js';
-import { TackStore } from '../store/store.js';
+import { openConfiguredStore, openStore, type StoreLocation } from '../store/open.js';
+import type { TackStore } from '../store/store.js';
 import { warn } from './output.js';
 import { startProgress } from './spinner.js';
 
@@ -28,7 +28,7 @@ export interface ServerOptions extends GlobalOptions {
  * Loads the configuration, printing its warnings; a broken configuration throws before anything starts. What an
  * untrusted project's files add is held back here (config/apply-trust.ts), so every command sees the same thing.
  */
-export function loadCliConfig(options: GlobalOptions): TackConfig {
+export async function loadCliConfig(options: GlobalOptions): Promise<TackConfig> {
   const loaded = loadConfig({
     ...(options.config ? { configFile: options.config } : {}),
     deferProjectIssues: true,
@@ -36,11 +36,11 @@ export function loadCliConfig(options: GlobalOptions): TackConfig {
   for (const warning of loaded.warnings) warn(formatIssue(warning));
   let store: TackStore | undefined;
   try {
-    const config = resolveProjectTrust(loaded, {
+    const config = await resolveProjectTrust(loaded, {
       trustProject: options.trustProject === true,
       // Opened only when the project has files to check: most commands in most folders never touch the store.
-      records: () => {
-        store = TackStore.open(loaded.paths.storeFile);
+      records: async () => {
+        store = await openConfiguredStore(loaded);
         return store.trustedProjects;
       },
     });
@@ -53,11 +53,23 @@ export function loadCliConfig(options: GlobalOptions): TackConfig {
     }
     return config;
   } finally {
-    store?.close();
+    await store?.close();
   }
 }
 
 const warned = new Set<string>();
+
+/**
+ * Where the store is, for the commands about the store itself (audit, trust): the user file, a --config file and
+ * TACK_STORE_URL decide (a project's files never do), without resolving the project's trust first.
+ */
+export function cliStoreLocation(options: GlobalOptions): StoreLocation {
+  const loaded = loadConfig({
+    ...(options.config ? { configFile: options.config } : {}),
+    deferProjectIssues: true,
+  });
+  return { paths: loaded.paths, store: loaded.store };
+}
 
 /**
  * Runs `fn` with a host whose servers (all, or only `only`) are connected, then closes it whatever happens.
@@ -68,7 +80,7 @@ export async function withHost<T>(
   only: readonly string[] | undefined,
   fn: (host: McpHost, signal: AbortSignal, config: TackConfig) => Promise<T>,
 ): Promise<T> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const wanted = only ? config.servers.filter((server) => only.includes(server.name)) : config.servers;
   const missing = only?.find((name) => !config.servers.some((server) => server.name === name));
   if (missing)
@@ -79,7 +91,7 @@ export async function withHost<T>(
   // A server asking for OAuth may start a browser login only when a person is at the terminal; otherwise it
   // fails with AUTH_REQUIRED, whose hint names `tack auth <server>`.
   // Opened here, at the composition root, and closed with the host: nothing below opens a store of its own.
-  const store = openStore(config.paths, (warning) => warn(warning.message));
+  const store = await openStore(config, (warning) => warn(warning.message));
   const host = new McpHost({
     config: { ...config, servers: wanted },
     oauth: { interactive: process.stdin.isTTY === true && process.stderr.isTTY === true },
@@ -119,7 +131,7 @@ export async function withHost<T>(
     progress.stop();
     process.off('SIGINT', abort);
     await host.close();
-    store?.close();
+    await store?.close();
   }
 }
 

@@ -120,13 +120,13 @@ export function applyProjectTrust(config: TackConfig, verdict: ProjectTrustVerdi
  * Checks the project's trust and applies it: the one call the CLI and `startAgent` make. A configuration that
  * already went through applyProjectTrust is returned as it is.
  */
-export function resolveProjectTrust(
+export async function resolveProjectTrust(
   config: TackConfig,
   options: CheckTrustOptions & { cwd?: string } = {},
-): TackConfig {
+): Promise<TackConfig> {
   if (config.projectTrust) return config;
   const { cwd, ...check } = options;
-  return applyProjectTrust(config, checkProjectTrust(projectTrustScope(config, cwd), check));
+  return applyProjectTrust(config, await checkProjectTrust(projectTrustScope(config, cwd), check));
 }
 
 /** Whether the project's skills (.agents/skills, .claude/skills) may load under this configuration. */

@@ -37,6 +37,7 @@ import {
   ServeSchema,
   type SseServerEntry,
   type StdioServerEntry,
+  StoreSchema,
   TackConfigFileSchema,
 } from './schema.js';
 import { type ToolSearchConfig, ToolSearchSchema } from './tool-search.js';
@@ -101,11 +102,19 @@ export interface ConfigWarning {
 /** `serve` in tack.json: how `tack serve` and the other tack servers accept HTTP clients. */
 export type ServeConfig = z.infer<typeof ServeSchema>;
 
+/** `store` in tack.json, TACK_STORE_URL applied: a PostgreSQL URL, or nothing for SQLite in the state directory. */
+export type StoreConfig = z.infer<typeof StoreSchema>;
+
+/** The variable that names the store's PostgreSQL server, over any configuration file. */
+export const STORE_URL_ENV = 'TACK_STORE_URL';
+
 export interface TackConfig {
   /** In the order they were declared, user file first; a later file's entry replaces an earlier one of the same name. */
   servers: ServerConfig[];
   /** Merged field by field, the more local file winning. */
   serve: ServeConfig;
+  /** Where the store lives: TACK_STORE_URL, else the user file's or --config file's `store` (never a project's). */
+  store: StoreConfig;
   /** `skills` folders (absolute), the more local file's first, each file's in the order given. */
   skillFolders: string[];
   /** Knowledge bundles (more local file's first) and computation runtimes (merged per runtime, more local wins). */
@@ -203,6 +212,8 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   const byName = new Map<string, ServerConfig>();
   const sources: ConfigSource[] = [];
   let serve: ServeConfig = {};
+  let store: StoreConfig = {};
+  let storeFile: string | undefined;
   let skillFolders: string[] = [];
   const knowledge: KnowledgeConfig = { bundles: [], runtimes: {} };
   let agent: AgentConfig = {};
@@ -228,6 +239,17 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     pushAll(issues, parsed.issues);
     pushAll(warnings, parsed.warnings);
     if (parsed.serve) serve = { ...serve, ...parsed.serve };
+    if (parsed.store && source.scope === 'project')
+      // A repository must not choose where tack writes its tokens and audit log, nor read them from a server of its own.
+      warnings.push({
+        file: source.file,
+        path: 'store',
+        message: `ignored in a project file: set it in ${paths.userConfigFile}, a --config file or ${STORE_URL_ENV}`,
+      });
+    else if (parsed.store) {
+      store = { ...store, ...parsed.store };
+      if (parsed.store.url !== undefined) storeFile = source.file;
+    }
     skillFolders = [...parsed.skillFolders, ...skillFolders];
     if (parsed.agent) agent = mergeAgent(agent, parsed.agent);
     if (parsed.limits) limits = { ...limits, ...parsed.limits };
@@ -281,10 +303,20 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
   for (const server of servers)
     if (server.transport === 'stdio') server.sandbox = sandbox.servers[server.name];
 
+  const storeUrl = env[STORE_URL_ENV];
+  if (storeUrl) store = { ...store, url: storeUrl };
+  if (store.url !== undefined && !/^postgres(ql)?:\/\//i.test(store.url))
+    issues.push({
+      file: storeUrl ? STORE_URL_ENV : (storeFile ?? paths.userConfigFile),
+      path: storeUrl ? '' : 'store.url',
+      message: `expected a postgres:// or postgresql:// URL, got ${JSON.stringify(store.url.replace(/\/\/[^@/]*@/, '//***@'))}`,
+    });
+
   if (issues.length > 0) throw invalidConfig(issues, cwd);
   return {
     servers,
     serve,
+    store,
     skillFolders,
     knowledge,
     agent,
@@ -384,6 +416,7 @@ interface ParsedFile {
   /** Each stdio server's own `sandbox` field, where it was written. */
   sandboxFields: Map<string, Declared<SandboxField>>;
   serve: ServeConfig | undefined;
+  store?: StoreConfig;
   skillFolders: string[];
   knowledge?: KnowledgeConfig;
   agent?: AgentConfig;
@@ -433,6 +466,7 @@ export function parseConfigText(
     }
   }
   if (source.format === 'tack' && root.serve !== undefined) result.serve = parseServe(root.serve, env, issue);
+  if (source.format === 'tack' && root.store !== undefined) result.store = parseStore(root.store, env, issue);
   if (source.format === 'tack' && root.skills !== undefined) {
     result.skillFolders = parseFolders('skills', root.skills, source.file, env, issue);
   }
@@ -747,6 +781,28 @@ function parseServe(
     serve.token = token;
   }
   return serve;
+}
+
+function parseStore(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  issue: (path: string, message: string) => void,
+): StoreConfig | undefined {
+  const parsed = StoreSchema.safeParse(value);
+  if (!parsed.success) {
+    for (const zi of parsed.error.issues)
+      issue(jsonPath(['store', ...zi.path.map(pathKey)]), zodMessage(zi, isRecord(value) ? value : {}));
+    return undefined;
+  }
+  const store: StoreConfig = { ...parsed.data };
+  if (store.url !== undefined)
+    store.url = expandReporting(
+      store.url,
+      env,
+      (message) => issue('store.url', message),
+      (variable) => `set ${variable} or remove store.url`,
+    ).value;
+  return store;
 }
 
 /**

@@ -256,6 +256,22 @@ export const ServeSchema = z
       .describe(
         'tack serve: offer search_tools + call_tool instead of every upstream tool (on; auto past 40 tools; default off), for hosts that load all definitions eagerly.',
       ),
+    instance: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,32}$/)
+      .optional()
+      .describe(
+        "tack serve --http behind a load balancer: this instance's name (letters, digits, -), put before its 2025-era session ids as `<instance>.<id>` so the balancer can route a session to the instance that holds it (docs/deploy.md).",
+      ),
+    drainTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .optional()
+      .describe(
+        'tack serve --http: on SIGTERM, how long requests in flight may take to finish before the process leaves anyway (default 30000). New connections are refused and /readyz answers 503 meanwhile.',
+      ),
     codeMode: z
       .enum(['off', 'on'])
       .optional()
@@ -265,6 +281,26 @@ export const ServeSchema = z
   })
   .strict()
   .describe('How tack serves MCP over HTTP.');
+
+export const StoreSchema = z
+  .object({
+    url: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "postgres://user:password@host:5432/database: keep tack's state (pins, audit log, trust, OAuth tokens, sessions, caches) on a PostgreSQL server several tack instances share, instead of SQLite in the state directory. `${VAR}` expands; TACK_STORE_URL wins over it. Read from the user file or a --config file only, never from a project file.",
+      ),
+    poolSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Connections each tack process keeps to the PostgreSQL store (default 10).'),
+  })
+  .strict()
+  .describe('Where tack keeps its state (default: a SQLite file in the state directory).');
 
 export const SkillFoldersSchema = z
   .array(z.string().min(1))
@@ -473,6 +509,7 @@ export const TackConfigFileSchema = z
   .object({
     $schema: z.string().optional(),
     serve: ServeSchema.optional(),
+    store: StoreSchema.optional(),
     skills: SkillFoldersSchema.optional(),
     knowledge: KnowledgeSchema.optional(),
     agent: AgentSchema.optional(),

@@ -128,17 +128,20 @@ export class ConsoleCalls {
   ): Promise<CallOutcome> {
     const decision = await this.#gate.decide(tool, callId, args, approver);
     const started = Date.now();
+    // A row that cannot be written must not fail the call (nor become an unhandled rejection).
     const audit = (outcome: 'ok' | 'tool-error' | 'failed' | 'denied', detail?: string) =>
-      this.#host.store?.audit.record({
-        at: new Date(started).toISOString(),
-        client: `tack console (${source})`,
-        server: tool.server ?? '',
-        tool: tool.serverToolName ?? tool.name,
-        argsSha256: sha256Hex(canonicalJson(args)),
-        durationMs: Date.now() - started,
-        outcome,
-        ...(detail ? { detail } : {}),
-      });
+      void this.#host.store?.audit
+        .record({
+          at: new Date(started).toISOString(),
+          client: `tack console (${source})`,
+          server: tool.server ?? '',
+          tool: tool.serverToolName ?? tool.name,
+          argsSha256: sha256Hex(canonicalJson(args)),
+          durationMs: Date.now() - started,
+          outcome,
+          ...(detail ? { detail } : {}),
+        })
+        .catch(() => {});
     if (!decision.allowed) {
       audit('denied', decision.reason);
       return { status: 'denied', reason: decision.reason };

@@ -6,7 +6,7 @@ import type { McpHost } from '../mcp/host.js';
 import { describeStatus } from '../sandbox/launch.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
 import type { CapabilityLabel } from '../security/capabilities.js';
-import { DefinitionGuard, type HeldDefinition } from '../security/pins.js';
+import { DefinitionGuard, guardOptions, type HeldDefinition } from '../security/pins.js';
 import { type Finding, scanTool } from '../security/scan.js';
 import { toolDefinitionsTokens } from '../tokens/count.js';
 
@@ -84,8 +84,8 @@ export async function catalogView(host: McpHost, config: TackConfig): Promise<Ca
     host.store?.tokenCounts,
   );
   // Reviewed as `tack tools --security` does: new definitions pinned, changed or flagged ones held.
-  const guard = host.store && new DefinitionGuard(host.store.pins, { scanBytes: config.limits.scanBytes });
-  const held = guard ? guard.reviewAll(hostDefinitions(host)).held : [];
+  const guard = host.store && new DefinitionGuard(host.store.pins, guardOptions(config, host.store));
+  const held = guard ? (await guard.reviewAll(hostDefinitions(host))).held : [];
   const heldByTool = new Map(
     held.filter((h) => h.kind === 'tool').map((h) => [`${h.server}\u0000${h.name}`, h] as const),
   );

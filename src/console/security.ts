@@ -15,10 +15,9 @@ function serverOf(identity: string, config: TackConfig): string {
 }
 
 /** Every held definition with its diff: what `tack pins diff` prints, one entry per record. */
-export function heldDefinitions(store: TackStore | undefined, config: TackConfig) {
+export async function heldDefinitions(store: TackStore | undefined, config: TackConfig) {
   if (!store) return [];
-  return store.pins
-    .list()
+  return (await store.pins.list())
     .filter((r): r is PinRecord & { pending: NonNullable<PinRecord['pending']> } => r.pending !== undefined)
     .map((r) => ({
       server: r.kind === 'skill' ? r.identity : serverOf(r.identity, config),
@@ -38,7 +37,7 @@ export function heldDefinitions(store: TackStore | undefined, config: TackConfig
  * Accepts one held definition, and only the version the person reviewed: `tack pins accept --sha` semantics, so a
  * definition that changed again since the page showed it is not accepted (the page must show the new diff).
  */
-export function acceptHeld(
+export async function acceptHeld(
   store: TackStore | undefined,
   input: { identity?: unknown; kind?: unknown; name?: unknown; sha256?: unknown },
 ) {
@@ -51,7 +50,7 @@ export function acceptHeld(
     throw new TackError('USAGE', 'identity, kind and name are required');
   if (typeof sha256 !== 'string' || !/^[0-9a-f]{12,64}$/.test(sha256))
     throw new TackError('USAGE', 'sha256 (the reviewed version, at least 12 hex digits) is required');
-  const accepted = acceptPins(store.pins, identity, kind, name, sha256);
+  const accepted = await acceptPins(store.pins, identity, kind, name, sha256);
   if (accepted.length === 0)
     throw new TackError('USAGE', `nothing named "${name}" with sha256 ${sha256.slice(0, 12)} is held back`, {
       hint: 'The held version changed since you reviewed it: reload the security page and review it again.',
@@ -69,7 +68,7 @@ export function projectTrust(config: TackConfig) {
   };
 }
 
-export function auditEntries(store: TackStore | undefined, query: URLSearchParams) {
+export async function auditEntries(store: TackStore | undefined, query: URLSearchParams) {
   if (!store) return [];
   const outcome = query.get('outcome') ?? '';
   const filter: AuditFilter = {

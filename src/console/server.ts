@@ -104,7 +104,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const ownHost = options.host === undefined;
   // The console is a composition root like the CLI and startGateway: the host it builds gets the store opened
   // here (sessions, pins, audit, era verdicts, token counts), closed after the host when the console stops.
-  const ownStore = ownHost ? openStore(config.paths, options.onWarning) : undefined;
+  const ownStore = ownHost ? await openStore(config, options.onWarning) : undefined;
   const host = options.host ?? new McpHost({ config, store: ownStore });
   // Servers start in the background: the page opens at once and shows them connecting.
   const connecting = ownHost ? host.connectAll().catch(() => {}) : Promise.resolve();
@@ -155,13 +155,13 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     const get = method === 'GET';
     const post = method === 'POST';
     if (get && section === 'overview') {
-      const sessions = host.store ? listSessions(host.store).length : 0;
+      const sessions = host.store ? (await listSessions(host.store)).length : 0;
       return sendJson(res, 200, {
         version: VERSION,
         projectRoot: config.projectRoot,
         servers: serverRows(host),
         sessions,
-        held: heldDefinitions(host.store, config).length,
+        held: (await heldDefinitions(host.store, config)).length,
         bundles: config.knowledge.bundles.length,
         store: host.store !== undefined,
       });
@@ -220,18 +220,18 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     }
     if (get && section === 'sessions') {
       if (!host.store) return sendJson(res, 200, name ? { error: { message: 'no store' } } : []);
-      if (!name) return sendJson(res, 200, listSessions(host.store));
+      if (!name) return sendJson(res, 200, await listSessions(host.store));
       if (action === 'live') {
-        const detail = host.store.sessions.get(name);
+        const detail = await host.store.sessions.get(name);
         if (!detail) throw new TackError('SESSION', `no session ${name} in the index`);
         return streamTranscript(detail.file, Math.max(0, Number(url.searchParams.get('offset')) || 0), res);
       }
-      return sendJson(res, 200, sessionDetail(host.store, name));
+      return sendJson(res, 200, await sessionDetail(host.store, name));
     }
     if (get && section === 'security') {
       const catalog = await currentView();
       return sendJson(res, 200, {
-        held: heldDefinitions(host.store, config),
+        held: await heldDefinitions(host.store, config),
         findings: catalog.findings,
         trifecta: catalog.trifecta,
         trust: projectTrust(config),
@@ -239,11 +239,12 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       });
     }
     if (post && section === 'pins' && name === 'accept') {
-      const accepted = acceptHeld(host.store, (await readJsonBody(req)) as Record<string, unknown>);
+      const accepted = await acceptHeld(host.store, (await readJsonBody(req)) as Record<string, unknown>);
       view = undefined;
       return sendJson(res, 200, { accepted });
     }
-    if (get && section === 'audit') return sendJson(res, 200, auditEntries(host.store, url.searchParams));
+    if (get && section === 'audit')
+      return sendJson(res, 200, await auditEntries(host.store, url.searchParams));
     if (section === 'knowledge') {
       const kb = await base();
       if (get && !name) return sendJson(res, 200, { bundles: bundleSummaries(kb) });
@@ -422,7 +423,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   } catch (error) {
     // Nothing listens: what was started for the console stops with it.
     if (ownHost) await host.close();
-    ownStore?.close();
+    await ownStore?.close();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
@@ -438,7 +439,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       await new Promise<void>((done) => server.close(() => done()));
       if (runtimes) await (await runtimes).close().catch(() => {});
       if (ownHost) await host.close();
-      ownStore?.close();
+      await ownStore?.close();
     },
   };
 }

@@ -95,7 +95,7 @@ function cutArguments(args: unknown): unknown {
   return text.length > SHOWN_CHARS ? { truncated: cut(text) } : args;
 }
 
-export function listSessions(store: TackStore): SessionRow[] {
+export function listSessions(store: TackStore): Promise<SessionRow[]> {
   return store.sessions.list({ limit: MAX_SESSIONS });
 }
 
@@ -108,13 +108,13 @@ export interface SessionDetail {
   offset: number;
 }
 
-export function sessionDetail(store: TackStore, id: string): SessionDetail {
-  const session = store.sessions.get(id);
+export async function sessionDetail(store: TackStore, id: string): Promise<SessionDetail> {
+  const session = await store.sessions.get(id);
   if (!session)
     throw new TackError('SESSION', `no session ${id} in the index`, { hint: 'Pick one from the list.' });
   const offset = sizeOf(session.file);
   const { events, problems } = readTranscript(session.file);
-  const children = listSessions(store).filter((row) => row.parentId === id);
+  const children = (await listSessions(store)).filter((row) => row.parentId === id);
   return {
     session,
     children,

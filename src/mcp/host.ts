@@ -13,7 +13,7 @@ import type { ServerConfig, TackConfig } from '../config/load.js';
 import { TackError } from '../errors.js';
 import type { EraCache } from '../store/era-cache.js';
 import type { OAuthCredentials } from '../store/oauth-credentials.js';
-import { TackStore } from '../store/store.js';
+import { SqliteStore, type TackStore } from '../store/store.js';
 import { secretValuesOf } from '../util/secrets.js';
 import { VERSION } from '../version.js';
 import { Catalog, type CatalogTool } from './catalog.js';
@@ -81,7 +81,7 @@ export class McpHost {
   readonly store: TackStore | undefined;
   #catalog: Catalog | undefined;
   /** Where OAuth tokens go without a store: this process only (a login per run beats none). */
-  #memoryStore: TackStore | undefined;
+  #memoryStore: SqliteStore | undefined;
   /** Resource templates parsed on first use, once per catalog (the catalog is rebuilt on every change). */
   readonly #uriTemplates = new WeakMap<Catalog, Map<string, UriTemplate>>();
   #closed = false;
@@ -254,7 +254,7 @@ export class McpHost {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#connections.values()].map((connection) => connection.close()));
-    this.#memoryStore?.close();
+    this.#memoryStore?.closeSync();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -263,7 +263,7 @@ export class McpHost {
 
   #oauthCredentials(): OAuthCredentials {
     if (this.store) return this.store.oauth;
-    this.#memoryStore ??= TackStore.open(':memory:');
+    this.#memoryStore ??= SqliteStore.open(':memory:');
     return this.#memoryStore.oauth;
   }
 

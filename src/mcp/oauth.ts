@@ -240,15 +240,17 @@ export class TackOAuthProvider implements OAuthClientProvider {
     return this.#state;
   }
 
-  clientInformation(ctx?: OAuthClientInformationContext): StoredOAuthClientInformation | undefined {
+  async clientInformation(
+    ctx?: OAuthClientInformationContext,
+  ): Promise<StoredOAuthClientInformation | undefined> {
     const configured = this.#configuredClient();
     if (configured) return configured;
     if (!ctx) return undefined;
     this.#issuer = ctx.issuer;
-    const tokens = this.#usableTokens(ctx.issuer);
+    const tokens = await this.#usableTokens(ctx.issuer);
     // Without tokens only a login helps: refuse before the SDK registers a client nobody would use.
     if (!this.#options.interactive && !tokens) throw this.#requireLogin();
-    const record = this.#credentials().getClient(ctx.issuer, this.resource);
+    const record = await this.#credentials().getClient(ctx.issuer, this.resource);
     if (!record) return undefined;
     // A registration names the loopback URL it was made with, and an authorization server may hold it to that
     // port (RFC 8252 §7.3 says it should not). A login from another port registers afresh, unless refresh
@@ -259,24 +261,27 @@ export class TackOAuthProvider implements OAuthClientProvider {
     return record.client;
   }
 
-  saveClientInformation(client: StoredOAuthClientInformation, ctx?: OAuthClientInformationContext): void {
+  async saveClientInformation(
+    client: StoredOAuthClientInformation,
+    ctx?: OAuthClientInformationContext,
+  ): Promise<void> {
     if (this.#settings.clientId) return; // from the configuration; nothing to keep
     const issuer = ctx?.issuer ?? client.issuer;
     if (!issuer) return;
-    this.#credentials().putClient(issuer, this.resource, client);
+    await this.#credentials().putClient(issuer, this.resource, client);
     this.#note(`registered with ${issuer} as OAuth client ${client.client_id}`);
   }
 
-  tokens(ctx?: OAuthClientInformationContext): StoredOAuthTokens | undefined {
+  async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
     if (ctx) this.#issuer = ctx.issuer;
-    return this.#usableTokens(ctx?.issuer)?.tokens;
+    return (await this.#usableTokens(ctx?.issuer))?.tokens;
   }
 
-  saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): void {
+  async saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
     const issuer = ctx?.issuer ?? tokens.issuer ?? this.#issuer;
     if (!issuer) throw new Error('the SDK saved OAuth tokens without naming their issuer');
     this.#issuer = issuer;
-    this.#credentials().putTokens({
+    await this.#credentials().putTokens({
       issuer,
       resource: this.resource,
       server: this.server,
@@ -322,18 +327,18 @@ export class TackOAuthProvider implements OAuthClientProvider {
     return this.#discovery;
   }
 
-  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const store = this.#credentials();
     if (scope === 'all' || scope === 'tokens') {
       // Another process may have refreshed first (the old refresh token is then refused): its tokens are good.
-      const stored = store.getTokens(this.resource, this.#issuer)?.tokens.refresh_token;
+      const stored = (await store.getTokens(this.resource, this.#issuer))?.tokens.refresh_token;
       if (scope === 'all' || this.#refused === undefined || stored === this.#refused) {
-        store.deleteTokens(this.resource, this.#issuer);
+        await store.deleteTokens(this.resource, this.#issuer);
         this.#note('the authorization server refused the stored OAuth tokens; they were removed');
       }
     }
     if ((scope === 'all' || scope === 'client') && !this.#settings.clientId) {
-      store.deleteClients(this.resource, this.#issuer);
+      await store.deleteClients(this.resource, this.#issuer);
     }
     if (scope === 'all' || scope === 'verifier') this.#codeVerifier = undefined;
     if (scope === 'all' || scope === 'discovery') this.#discovery = undefined;
@@ -352,7 +357,7 @@ export class TackOAuthProvider implements OAuthClientProvider {
     return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) };
   }
 
-  #usableTokens(issuer: string | undefined): OAuthTokenRecord | undefined {
+  async #usableTokens(issuer: string | undefined): Promise<OAuthTokenRecord | undefined> {
     if (this.#options.forceLogin && !this.#saved) return undefined;
     return this.#credentials().getTokens(this.resource, issuer);
   }

@@ -168,7 +168,7 @@ export class ConnectionOpener {
   async #openWithCache(generation: number): Promise<Opened | undefined> {
     const { config, log } = this.#ctx;
     const key = this.#eraKey;
-    const cached = config.transport === 'sse' ? undefined : this.#cache((c) => c.get(key));
+    const cached = config.transport === 'sse' ? undefined : await this.#cache((c) => c.get(key));
     // One budget for the whole start, the re-probe below included.
     const deadline = Date.now() + config.startupTimeoutMs;
     try {
@@ -176,7 +176,7 @@ export class ConnectionOpener {
     } catch (error) {
       if (!cached || !eraMismatch(error, cached.prior.kind, this.#ctx.exitedOnItsOwn())) throw error;
       // A stale verdict fails at the first request: probe afresh once before calling it a failure.
-      this.#cache((c) => c.delete(key));
+      await this.#cache((c) => c.delete(key));
       log.note(
         `connect with the cached ${cached.prior.kind} era failed (${errorMessage(error)}); probing again`,
       );
@@ -186,11 +186,11 @@ export class ConnectionOpener {
   }
 
   /** Era cache access that never fails a start: a broken store only costs the warm start. */
-  #cache<T>(use: (cache: EraCache) => T): T | undefined {
+  async #cache<T>(use: (cache: EraCache) => Promise<T>): Promise<T | undefined> {
     const cache = this.#ctx.eraCache;
     if (!cache) return undefined;
     try {
-      return use(cache);
+      return await use(cache);
     } catch (error) {
       this.#ctx.log.note(`era cache unavailable: ${errorMessage(error)}`);
       return undefined;
@@ -376,8 +376,9 @@ export class ConnectionOpener {
     if (config.transport === 'sse') return;
     const httpTransport =
       config.transport === 'http' ? (kind === 'sse' ? 'sse' : 'streamable-http') : undefined;
+    // Not awaited: the start does not wait for a cache write (a failed one is noted in the server's log).
     const put = (era: PriorDiscovery) =>
-      this.#cache((cache) =>
+      void this.#cache((cache) =>
         cache.put(this.#eraKey, { prior: era, ...(httpTransport ? { httpTransport } : {}) }),
       );
     if (kind === 'sse') {

@@ -18,8 +18,8 @@ export type EmbedFunction = (texts: string[], signal?: AbortSignal) => Promise<n
 
 /** Where vectors outlive the process (the store's `toolEmbeddings`), keyed by model and text digest. */
 export interface EmbeddingCache {
-  get(model: string, digests: readonly string[]): Map<string, Float32Array>;
-  put(model: string, entries: ReadonlyArray<{ digest: string; vector: Float32Array }>): void;
+  get(model: string, digests: readonly string[]): Promise<Map<string, Float32Array>>;
+  put(model: string, entries: ReadonlyArray<{ digest: string; vector: Float32Array }>): Promise<void>;
 }
 
 export interface SemanticOptions {
@@ -122,7 +122,7 @@ export class SemanticRanker {
       const missing = digests.filter((d) => !this.#vectors.has(d));
       if (missing.length > 0 && cache) {
         try {
-          for (const [digest, vector] of cache.get(model, [...new Set(missing)]))
+          for (const [digest, vector] of await cache.get(model, [...new Set(missing)]))
             this.#vectors.set(digest, vector);
         } catch {
           // A store that cannot be read costs the cache, not the search.
@@ -138,7 +138,7 @@ export class SemanticRanker {
         const entries = todo.map((digest, i) => ({ digest, vector: vectors[i]! }));
         for (const { digest, vector } of entries) this.#vectors.set(digest, vector);
         try {
-          cache?.put(model, entries);
+          await cache?.put(model, entries);
         } catch {
           // Not kept: embedded again next process.
         }

@@ -52,8 +52,8 @@ export type JudgeCall = (prompt: { system: string; user: string }, signal?: Abor
 
 /** Where verdicts are kept (the store's ScanJudgements), by model and definition digest. */
 export interface JudgeCache {
-  get(model: string, digest: string): JudgeAnswer | undefined;
-  put(model: string, digest: string, answer: JudgeAnswer): void;
+  get(model: string, digest: string): Promise<JudgeAnswer | undefined>;
+  put(model: string, digest: string, answer: JudgeAnswer): Promise<void>;
 }
 
 /** The digest a verdict is cached under: the definition as the model sees it, and the rubric's version. */
@@ -132,12 +132,12 @@ export async function judgeGrey(
 ): Promise<Map<number, JudgeVerdict>> {
   const out = new Map<number, JudgeVerdict>();
   const queue: number[] = [];
-  items.forEach(({ definition, scan }, i) => {
-    if (!scan.grey) return;
-    const cached = options.cache?.get(options.model, judgeDigest(definition));
+  for (const [i, { definition, scan }] of items.entries()) {
+    if (!scan.grey) continue;
+    const cached = await options.cache?.get(options.model, judgeDigest(definition));
     if (cached) out.set(i, { ...cached, model: options.model, cached: true });
     else queue.push(i);
-  });
+  }
   const worker = async () => {
     for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
       const { definition, scan } = items[i]!;
@@ -147,7 +147,8 @@ export async function judgeGrey(
           options.signal,
         );
         const answer = parseJudgeAnswer(text, options.model);
-        options.cache?.put(options.model, judgeDigest(definition), answer);
+        // A verdict the store cannot keep is still this run's verdict.
+        await options.cache?.put(options.model, judgeDigest(definition), answer).catch(() => {});
         out.set(i, { ...answer, model: options.model, cached: false });
       } catch (error) {
         options.onError?.(error, definition);

@@ -1,5 +1,5 @@
 import { createTwoFilesPatch } from 'diff';
-import type { PinRecord, PinRecords } from '../store/pins.js';
+import type { PinRecord, PinRecords, PinWrite } from '../store/pins.js';
 import { pushAll } from '../util/arrays.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
 import { catalogSignals, type ScannableDefinition } from './catalog.js';
@@ -117,7 +117,7 @@ export interface DefinitionGuardOptions {
   scanBytes?: number | undefined;
   /**
    * The scan judge's cached verdicts (`scan.judge` in tack.json): a grey definition a judge already saw
-   * (`tack scan --judge`) gets its verdict here too. The guard never calls a model itself: reviews are synchronous.
+   * (`tack scan --judge`) gets its verdict here too. The guard never calls a model itself: it reads the cache only.
    */
   judge?: { model: string; cache: JudgeCache } | undefined;
 }
@@ -148,9 +148,9 @@ export class DefinitionGuard {
   }
 
   /** A scan's findings, with a cached judge verdict applied when the scan left the definition in doubt. */
-  #judged(definition: ScannableDefinition, scan: ToolScan): Finding[] {
+  async #judged(definition: ScannableDefinition, scan: ToolScan): Promise<Finding[]> {
     if (!scan.grey || !this.#judge) return scan.findings;
-    const cached = this.#judge.cache.get(this.#judge.model, judgeDigest(definition));
+    const cached = await this.#judge.cache.get(this.#judge.model, judgeDigest(definition));
     if (!cached) return scan.findings;
     return applyJudge(
       scan,
@@ -168,75 +168,128 @@ export class DefinitionGuard {
    * ones are held (recorded as pending, with the reason). A definition that went back to its pinned form is
    * released again.
    */
-  review(
-    definitions: ServerDefinitions,
-    options: ScanOptions = {},
-    /** What the catalog checks found for each tool of this server, by tool name (reviewAll). */
-    signals: ReadonlyMap<string, readonly CatalogSignal[]> = new Map(),
-  ): GuardReview {
+  async review(definitions: ServerDefinitions, options: ScanOptions = {}): Promise<GuardReview> {
+    return this.reviewAll([definitions], options);
+  }
+
+  /**
+   * Reviews every server of a catalog at once; another server's tool names count as shadowing signs in the scan,
+   * a sibling's do not (scanTool is given `server__tool` names), and the catalog checks (overlap, competing
+   * claims) run over every server's tools. One read per server, one write for them all.
+   */
+  async reviewAll(servers: readonly ServerDefinitions[], options?: ScanOptions): Promise<GuardReview> {
+    const scan: ScanOptions = {
+      ...(options ?? {
+        knownTools: servers.flatMap((s) => s.tools.map((t) => `${s.server}__${t.name}`)),
+        knownServers: servers.map((s) => s.server),
+      }),
+    };
     // Bounded per definition (scan.ts), so a hostile server's listing costs its size, not its size squared.
-    const scan: ScanOptions =
-      this.#scanBytes === undefined ? options : { scanBytes: this.#scanBytes, ...options };
-    // The host rebuilds its catalog on every status change, with the same listing arrays for the servers that
-    // did not change: those need no second look.
-    const last = this.#last.get(definitions.identity);
-    if (
-      last &&
-      last.tools === definitions.tools &&
-      last.prompts === definitions.prompts &&
-      last.resources === definitions.resources &&
-      last.instructions === definitions.instructions
-    )
-      return { held: last.held, pinned: 0 };
+    if (this.#scanBytes !== undefined) scan.scanBytes ??= this.#scanBytes;
+    // The catalog checks over every server's tools, handed to each server's checks (a catalog review only).
+    const signals = new Map<string, Map<string, CatalogSignal[]>>();
+    if (!options) {
+      const all = servers.flatMap((s) =>
+        s.tools.map((t) => ({ server: s.server, name: t.name, description: t.description ?? '' })),
+      );
+      const found = catalogSignals(all);
+      all.forEach((t, i) => {
+        const list = found.get(i);
+        if (!list) return;
+        const byTool = signals.get(t.server) ?? new Map<string, CatalogSignal[]>();
+        byTool.set(t.name, list);
+        signals.set(t.server, byTool);
+      });
+    }
     const held: HeldDefinition[] = [];
     let pinned = 0;
+    const plans: Array<{ definitions: ServerDefinitions; checks: Check[] }> = [];
+    for (const definitions of servers) {
+      // The host rebuilds its catalog on every status change, with the same listing arrays for the servers that
+      // did not change: those need no second look.
+      const last = this.#last.get(definitions.identity);
+      if (
+        last &&
+        last.tools === definitions.tools &&
+        last.prompts === definitions.prompts &&
+        last.resources === definitions.resources &&
+        last.instructions === definitions.instructions
+      ) {
+        pushAll(held, last.held);
+        continue;
+      }
+      plans.push({
+        definitions,
+        checks: this.#checks(definitions, scan, signals.get(definitions.server) ?? new Map()),
+      });
+    }
+    if (plans.length === 0) return { held, pinned };
     // One query per server, not one per definition.
-    const records = new Map(this.#records.list(definitions.identity).map((r) => [`${r.kind}\0${r.name}`, r]));
-    const check = (
+    const records = await Promise.all(
+      plans.map(({ definitions }) => this.#records.list(definitions.identity)),
+    );
+    const writes: PinWrite[] = [];
+    const decided: Array<{ plan: number; check: Check; decision: Decision; write: number }> = [];
+    for (const [p, plan] of plans.entries()) {
+      const byKey = new Map(records[p]!.map((r) => [`${r.kind}\0${r.name}`, r]));
+      for (const check of plan.checks) {
+        const decision = await decide(plan.definitions, check, byKey.get(`${check.kind}\0${check.name}`));
+        decided.push({
+          plan: p,
+          check,
+          decision,
+          write: decision.write ? writes.push(decision.write) - 1 : -1,
+        });
+      }
+    }
+    const standing = await this.#records.write(writes);
+    // A `first` write another process beat: what it pinned stands, and this version is judged against it.
+    const retry: PinWrite[] = [];
+    for (const entry of decided) {
+      const other = standing.get(entry.write);
+      if (!other) continue;
+      entry.decision = await decide(plans[entry.plan]!.definitions, entry.check, other);
+      if (entry.decision.write) retry.push(entry.decision.write);
+    }
+    if (retry.length > 0) await this.#records.write(retry);
+    const heldBy = plans.map((): HeldDefinition[] => []);
+    for (const { plan, decision } of decided) {
+      if (decision.pinned) pinned++;
+      if (decision.held) heldBy[plan]!.push(decision.held);
+    }
+    plans.forEach(({ definitions }, p) => {
+      pushAll(held, heldBy[p]!);
+      this.#last.set(definitions.identity, {
+        tools: definitions.tools,
+        prompts: definitions.prompts,
+        resources: definitions.resources,
+        instructions: definitions.instructions,
+        held: heldBy[p]!,
+      });
+    });
+    return { held, pinned };
+  }
+
+  /** What to check of one server: each definition in its pinned form, with its scan run only when needed. */
+  #checks(
+    definitions: ServerDefinitions,
+    scan: ScanOptions,
+    /** What the catalog checks found for each tool of this server, by tool name. */
+    signals: ReadonlyMap<string, readonly CatalogSignal[]>,
+  ): Check[] {
+    const checks: Check[] = [];
+    const add = (
       kind: PinKind,
       name: string,
       definition: unknown,
-      findings: () => Finding[],
+      findings: () => Finding[] | Promise<Finding[]>,
       memoKey = '',
     ) => {
       const text = kind === 'instructions' ? String(definition) : canonicalJson(definition);
       const digest = sha256Hex(text);
-      const record = records.get(`${kind}\0${name}`);
-      if (record && record.sha256 === digest) {
-        if (record.pending) this.#records.approve(definitions.identity, kind, name, digest, text);
-        return;
-      }
-      const found = this.#memo(`${digest}${memoKey}`, findings);
-      const high = found.filter((f) => f.severity === 'high');
-      if (!record?.sha256 && high.length === 0) {
-        // First sight (or the first clean version of something never approved): trust on first use.
-        this.#records.approve(definitions.identity, kind, name, digest, text);
-        pinned++;
-        return;
-      }
-      const why = record?.sha256 ? 'changed' : 'flagged';
-      const subject =
-        kind === 'instructions' ? `the instructions of ${definitions.server}` : `${kind} ${name}`;
-      const reason =
-        why === 'changed'
-          ? `${subject} changed since it was approved (sha256 ${record!.sha256.slice(0, 12)} -> ${digest.slice(0, 12)})${high.length ? `; the new text has ${describe(high)}` : ''}`
-          : `${subject} has ${describe(high)}`;
-      this.#records.hold(definitions.identity, kind, name, digest, text, reason);
-      held.push({
-        server: definitions.server,
-        identity: definitions.identity,
-        kind,
-        name,
-        why,
-        reason,
-        findings: found,
-        sha256: digest,
-        ...(record?.sha256 ? { pinnedSha256: record.sha256 } : {}),
-      });
+      checks.push({ kind, name, text, digest, findings: () => this.#memo(`${digest}${memoKey}`, findings) });
     };
-
     for (const tool of definitions.tools) {
-      const definition = toolPinDefinition(tool);
       const catalog = signals.get(tool.name) ?? [];
       const scannable: ScannableDefinition = {
         server: definitions.server,
@@ -247,21 +300,20 @@ export class DefinitionGuard {
         ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
         ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
       };
-      check(
+      add(
         'tool',
         tool.name,
-        definition,
+        toolPinDefinition(tool),
         () => this.#judged(scannable, scanTool(scannable, { ...scan, catalogSignals: catalog })),
         catalog.length ? `\0${catalog.map((s) => `${s.code} ${s.message}`).join('\0')}` : '',
       );
     }
     if (definitions.instructions)
-      check('instructions', '', definitions.instructions, () =>
+      add('instructions', '', definitions.instructions, () =>
         scanText(definitions.instructions ?? '', { kind: 'instructions', server: definitions.server }, scan),
       );
     // Prompts and resources are weighed like tools: a prompt's arguments are read as parameters.
     for (const prompt of definitions.prompts ?? []) {
-      const definition = promptPinDefinition(prompt);
       const scannable: ScannableDefinition = {
         kind: 'prompt',
         server: definitions.server,
@@ -270,10 +322,12 @@ export class DefinitionGuard {
         ...(prompt.description ? { description: prompt.description } : {}),
         ...(prompt.arguments !== undefined ? { arguments: prompt.arguments } : {}),
       };
-      check('prompt', prompt.name, definition, () => this.#judged(scannable, scanTool(scannable, scan)));
+      add('prompt', prompt.name, promptPinDefinition(prompt), () =>
+        this.#judged(scannable, scanTool(scannable, scan)),
+      );
     }
     for (const resource of definitions.resources ?? []) {
-      check(
+      add(
         'resource',
         resource.uri,
         resourcePinDefinition(resource),
@@ -289,46 +343,7 @@ export class DefinitionGuard {
           ).findings,
       );
     }
-    this.#last.set(definitions.identity, {
-      tools: definitions.tools,
-      prompts: definitions.prompts,
-      resources: definitions.resources,
-      instructions: definitions.instructions,
-      held,
-    });
-    return { held, pinned };
-  }
-
-  /**
-   * Reviews every server of a catalog at once; another server's tool names count as shadowing signs in the scan,
-   * a sibling's do not (scanTool is given `server__tool` names).
-   */
-  reviewAll(servers: readonly ServerDefinitions[]): GuardReview {
-    const knownTools = servers.flatMap((s) => s.tools.map((t) => `${s.server}__${t.name}`));
-    const knownServers = servers.map((s) => s.server);
-    // The catalog checks (overlap, competing claims) over every server's tools, handed to each server's review.
-    const all = servers.flatMap((s) =>
-      s.tools.map((t) => ({ server: s.server, name: t.name, description: t.description ?? '' })),
-    );
-    const found = catalogSignals(all);
-    const signals = new Map<string, Map<string, CatalogSignal[]>>();
-    all.forEach((t, i) => {
-      const list = found.get(i);
-      if (!list) return;
-      const byTool = signals.get(t.server) ?? new Map<string, CatalogSignal[]>();
-      byTool.set(t.name, list);
-      signals.set(t.server, byTool);
-    });
-    const held: HeldDefinition[] = [];
-    let pinned = 0;
-    this.#records.transaction(() => {
-      for (const server of servers) {
-        const review = this.review(server, { knownTools, knownServers }, signals.get(server.server));
-        pushAll(held, review.held);
-        pinned += review.pinned;
-      }
-    });
-    return { held, pinned };
+    return checks;
   }
 
   /**
@@ -336,53 +351,56 @@ export class DefinitionGuard {
    * design, so directive phrasing is its job, not a sign); a changed file is held like a changed tool, except
    * with `own` (the user's own skills folder), where the user is the author: re-pinned, and reported.
    */
-  reviewSkills(
+  async reviewSkills(
     skills: ReadonlyArray<{ identity: string; name: string; text: string; own: boolean }>,
-  ): Array<HeldDefinition | 'repinned' | undefined> {
+  ): Promise<Array<HeldDefinition | 'repinned' | undefined>> {
+    const records = await Promise.all(skills.map((s) => this.#records.get(s.identity, 'skill', s.name)));
+    const writes: PinWrite[] = [];
+    const out = skills.map((skill, i) => {
+      const digest = sha256Hex(skill.text);
+      const record = records[i];
+      const key = { identity: skill.identity, kind: 'skill', name: skill.name };
+      if (record && record.sha256 === digest) {
+        if (record.pending) writes.push({ ...key, op: 'approve', sha256: digest, definition: skill.text });
+        return undefined;
+      }
+      if (!record?.sha256 || skill.own) {
+        writes.push({ ...key, op: 'approve', sha256: digest, definition: skill.text });
+        return record?.sha256 ? ('repinned' as const) : undefined;
+      }
+      const reason = `skill ${skill.name} changed since it was approved (sha256 ${record.sha256.slice(0, 12)} -> ${digest.slice(0, 12)})`;
+      writes.push({ ...key, op: 'hold', sha256: digest, definition: skill.text, reason });
+      return {
+        server: 'skill',
+        identity: skill.identity,
+        kind: 'skill' as const,
+        name: skill.name,
+        why: 'changed' as const,
+        reason,
+        findings: [],
+        sha256: digest,
+        pinnedSha256: record.sha256,
+      };
+    });
     // One transaction for a library's worth of first pins, as for a catalog.
-    return this.#records.transaction(() => skills.map((skill) => this.#reviewSkill(skill)));
-  }
-
-  #reviewSkill(skill: {
-    identity: string;
-    name: string;
-    text: string;
-    own: boolean;
-  }): HeldDefinition | 'repinned' | undefined {
-    const digest = sha256Hex(skill.text);
-    const record = this.#records.get(skill.identity, 'skill', skill.name);
-    if (record && record.sha256 === digest) {
-      if (record.pending) this.#records.approve(skill.identity, 'skill', skill.name, digest, skill.text);
-      return undefined;
-    }
-    if (!record?.sha256 || skill.own) {
-      this.#records.approve(skill.identity, 'skill', skill.name, digest, skill.text);
-      return record?.sha256 ? 'repinned' : undefined;
-    }
-    const reason = `skill ${skill.name} changed since it was approved (sha256 ${record.sha256.slice(0, 12)} -> ${digest.slice(0, 12)})`;
-    this.#records.hold(skill.identity, 'skill', skill.name, digest, skill.text, reason);
-    return {
-      server: 'skill',
-      identity: skill.identity,
-      kind: 'skill',
-      name: skill.name,
-      why: 'changed',
-      reason,
-      findings: [],
-      sha256: digest,
-      pinnedSha256: record.sha256,
-    };
+    await this.#records.write(writes);
+    return out;
   }
 
   /**
    * Whether any of `held` was accepted (or forgotten) since, in this process or another (`tack pins accept` while
-   * a session or `tack serve` runs). Forgets the last review of those servers, so the next review sees it.
+   * a session or `tack serve` runs, or another instance sharing the store). Forgets the last review of those
+   * servers, so the next review sees it. One read per server identity.
    */
-  released(held: readonly HeldDefinition[]): boolean {
+  async released(held: readonly HeldDefinition[]): Promise<boolean> {
+    const identities = [...new Set(held.map((h) => h.identity))];
+    const lists = await Promise.all(identities.map((identity) => this.#records.list(identity)));
+    const pending = new Map<string, string | undefined>();
+    for (const list of lists)
+      for (const r of list) pending.set(`${r.identity}\0${r.kind}\0${r.name}`, r.pending?.sha256);
     let any = false;
     for (const h of held) {
-      const record = this.#records.get(h.identity, h.kind, h.name);
-      if (record?.pending?.sha256 === h.sha256) continue;
+      if (pending.get(`${h.identity}\0${h.kind}\0${h.name}`) === h.sha256) continue;
       this.#last.delete(h.identity);
       any = true;
     }
@@ -390,22 +408,22 @@ export class DefinitionGuard {
   }
 
   /** Accepts one held definition: it becomes the pin. */
-  accept(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name' | 'sha256'>): void {
-    acceptPins(this.#records, held.identity, held.kind, held.name, held.sha256);
+  async accept(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name' | 'sha256'>): Promise<void> {
+    await acceptPins(this.#records, held.identity, held.kind, held.name, held.sha256);
     this.#last.delete(held.identity);
   }
 
   /** The diff of a held definition against its pin (see pinDiff). */
-  diff(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name'>): string {
-    const record = this.#records.get(held.identity, held.kind, held.name);
+  async diff(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name'>): Promise<string> {
+    const record = await this.#records.get(held.identity, held.kind, held.name);
     return record ? pinDiff(record) : '';
   }
 
-  #memo(digest: string, scan: () => Finding[]): Finding[] {
-    let found = this.#scans.get(digest);
+  async #memo(key: string, scan: () => Finding[] | Promise<Finding[]>): Promise<Finding[]> {
+    let found = this.#scans.get(key);
     if (!found) {
-      found = scan();
-      this.#scans.set(digest, found);
+      found = await scan();
+      this.#scans.set(key, found);
     }
     return found;
   }
@@ -416,24 +434,30 @@ export class DefinitionGuard {
  * `sha256` (a prefix), only a pending version with that digest: the one the user reviewed, not one another tack
  * process recorded since.
  */
-export function acceptPins(
+export async function acceptPins(
   records: PinRecords,
   identity: string,
   kind?: string,
   name?: string,
   sha256?: string,
-): PinRecord[] {
-  const pending = records
-    .list(identity)
-    .filter(
-      (r) =>
-        r.pending &&
-        (kind === undefined || r.kind === kind) &&
-        (name === undefined || r.name === name) &&
-        (sha256 === undefined || r.pending.sha256.startsWith(sha256)),
-    );
-  for (const record of pending)
-    records.approve(identity, record.kind, record.name, record.pending!.sha256, record.pending!.definition);
+): Promise<PinRecord[]> {
+  const pending = (await records.list(identity)).filter(
+    (r) =>
+      r.pending &&
+      (kind === undefined || r.kind === kind) &&
+      (name === undefined || r.name === name) &&
+      (sha256 === undefined || r.pending.sha256.startsWith(sha256)),
+  );
+  await records.write(
+    pending.map((record) => ({
+      op: 'approve',
+      identity,
+      kind: record.kind,
+      name: record.name,
+      sha256: record.pending!.sha256,
+      definition: record.pending!.definition,
+    })),
+  );
   return pending;
 }
 
@@ -457,6 +481,58 @@ export function pinDiff(record: PinRecord): string {
     record.sha256 ? `sha256 ${record.sha256.slice(0, 12)}` : 'never approved',
     record.pending ? `sha256 ${record.pending.sha256.slice(0, 12)}` : '',
   );
+}
+
+/** One definition as the guard checks it: its pinned text, digest and (lazy, memoized) scan. */
+interface Check {
+  kind: PinKind;
+  name: string;
+  text: string;
+  digest: string;
+  findings: () => Promise<Finding[]>;
+}
+
+interface Decision {
+  write?: PinWrite;
+  pinned?: boolean;
+  held?: HeldDefinition;
+}
+
+/** What to do with one definition given its record: nothing, pin it, release it, or hold it. */
+async function decide(
+  definitions: ServerDefinitions,
+  check: Check,
+  record: PinRecord | undefined,
+): Promise<Decision> {
+  const { kind, name, text, digest } = check;
+  const key = { identity: definitions.identity, kind, name };
+  if (record && record.sha256 === digest)
+    return record.pending ? { write: { ...key, op: 'approve', sha256: digest, definition: text } } : {};
+  const found = await check.findings();
+  const high = found.filter((f) => f.severity === 'high');
+  if (!record?.sha256 && high.length === 0)
+    // First sight (or the first clean version of something never approved): trust on first use.
+    return { write: { ...key, op: 'first', sha256: digest, definition: text }, pinned: true };
+  const why = record?.sha256 ? 'changed' : 'flagged';
+  const subject = kind === 'instructions' ? `the instructions of ${definitions.server}` : `${kind} ${name}`;
+  const reason =
+    why === 'changed'
+      ? `${subject} changed since it was approved (sha256 ${record!.sha256.slice(0, 12)} -> ${digest.slice(0, 12)})${high.length ? `; the new text has ${describe(high)}` : ''}`
+      : `${subject} has ${describe(high)}`;
+  return {
+    write: { ...key, op: 'hold', sha256: digest, definition: text, reason },
+    held: {
+      server: definitions.server,
+      identity: definitions.identity,
+      kind,
+      name,
+      why,
+      reason,
+      findings: found,
+      sha256: digest,
+      ...(record?.sha256 ? { pinnedSha256: record.sha256 } : {}),
+    },
+  };
 }
 
 function describe(findings: readonly Finding[]): string {

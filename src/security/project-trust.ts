@@ -30,10 +30,10 @@ export const TRUST_PROJECT_ENV = 'TACK_TRUST_PROJECT';
 
 /** The store's repository as far as trust needs it (`TackStore.trustedProjects` is one). */
 export interface TrustRecords {
-  get(root: string): TrustedProject | undefined;
-  set(root: string, files: Readonly<Record<string, string>>): TrustedProject;
-  delete(root: string): boolean;
-  list(): TrustedProject[];
+  get(root: string): Promise<TrustedProject | undefined>;
+  set(root: string, files: Readonly<Record<string, string>>): Promise<TrustedProject>;
+  delete(root: string): Promise<boolean>;
+  list(): Promise<TrustedProject[]>;
 }
 
 /** Which files make up a project, for trust. */
@@ -95,7 +95,7 @@ export interface ProjectTrustVerdict {
 
 export interface CheckTrustOptions {
   /** The records; a function is called only when the project has files to check (opening the store costs). */
-  records?: TrustRecords | (() => TrustRecords | undefined) | undefined;
+  records?: TrustRecords | (() => Promise<TrustRecords | undefined>) | undefined;
   /** Environment for `TACK_TRUST_PROJECT` (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
   /** Trust for this run, whatever the record says (`--trust-project`). */
@@ -249,10 +249,10 @@ export function compareProjectFiles(
 }
 
 /** Whether the project is trusted, and if not, what changed since it was. */
-export function checkProjectTrust(
+export async function checkProjectTrust(
   scope: ProjectTrustScope,
   options: CheckTrustOptions = {},
-): ProjectTrustVerdict {
+): Promise<ProjectTrustVerdict> {
   const root = resolve(scope.root);
   const verdict = (fields: Partial<ProjectTrustVerdict> & Pick<ProjectTrustVerdict, 'trusted'>) => ({
     root,
@@ -270,16 +270,16 @@ export function checkProjectTrust(
   const current = projectFiles({ ...scope, root });
   const files = Object.keys(current.files).sort();
   const skillRoots = current.skillRoots;
-  let records: TrustRecords | undefined;
+  let record: TrustedProject | undefined;
   let recordsProblem: string | undefined;
   if (files.length > 0) {
     try {
-      records = typeof options.records === 'function' ? options.records() : options.records;
+      const records = typeof options.records === 'function' ? await options.records() : options.records;
+      record = await records?.get(root);
     } catch (error) {
       recordsProblem = `the trust records could not be read (${error instanceof Error ? error.message : String(error)})`;
     }
   }
-  const record = records?.get(root);
   if (files.length === 0)
     return verdict({ trusted: true, basis: 'nothing', neverTrusted: record === undefined });
   const problem = current.problem ?? recordsProblem;
@@ -309,7 +309,7 @@ export function checkProjectTrust(
  * scanned (skill roots seen from another working directory) are kept: trusting from one folder does not forget
  * what was trusted from another.
  */
-export function recordProjectTrust(records: TrustRecords, scope: ProjectTrustScope): TrustedProject {
+export function recordProjectTrust(records: TrustRecords, scope: ProjectTrustScope): Promise<TrustedProject> {
   return recordProjectFiles(records, projectFiles(scope));
 }
 
@@ -317,7 +317,10 @@ export function recordProjectTrust(records: TrustRecords, scope: ProjectTrustSco
  * Records `files` as they were hashed, not as they are by now: what a person reviewed (a summary made from the
  * same snapshot) is what gets trusted, and a file that changed in between makes the project ask again.
  */
-export function recordProjectFiles(records: TrustRecords, current: ProjectFiles): TrustedProject {
+export async function recordProjectFiles(
+  records: TrustRecords,
+  current: ProjectFiles,
+): Promise<TrustedProject> {
   if (current.problem)
     throw new TackError(
       'PROJECT_UNTRUSTED',
@@ -327,7 +330,7 @@ export function recordProjectFiles(records: TrustRecords, current: ProjectFiles)
         hint: `Move large or generated files out of the skill folders, or set ${TRUST_PROJECT_ENV}=1 where the checkout is trusted as a whole.`,
       },
     );
-  const previous = records.get(current.root);
+  const previous = await records.get(current.root);
   const inScope = (path: string) =>
     current.scanned.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
   const kept = Object.entries(previous?.files ?? {}).filter(([path]) => !inScope(path));
@@ -338,11 +341,11 @@ export function recordProjectFiles(records: TrustRecords, current: ProjectFiles)
 }
 
 /** Forgets the trust of `root`; whether there was one. */
-export function revokeProjectTrust(records: TrustRecords, root: string): boolean {
+export function revokeProjectTrust(records: TrustRecords, root: string): Promise<boolean> {
   return records.delete(resolve(root));
 }
 
-export function listTrustedProjects(records: TrustRecords): TrustedProject[] {
+export function listTrustedProjects(records: TrustRecords): Promise<TrustedProject[]> {
   return records.list();
 }
 

@@ -27,6 +27,11 @@ export interface Served {
   /** `http://127.0.0.1:PORT/mcp` over HTTP; undefined on stdio. */
   url: string | undefined;
   close(): Promise<void>;
+  /**
+   * Graceful shutdown (HTTP): /readyz answers 503 and new connections are refused, requests in flight get up to
+   * `timeoutMs` to finish, then everything closes. Stdio closes at once.
+   */
+  drain?(timeoutMs: number): Promise<{ finished: number; cut: number }>;
 }
 
 export interface StdioOptions {
@@ -93,9 +98,21 @@ export interface HttpOptions {
   toolInputSchema?: ((tool: string) => unknown) | undefined;
   /** The deepest JSON a request may carry (limits.jsonDepth, default 64); deeper gets a JSON-RPC error. */
   jsonDepth?: number | undefined;
+  /**
+   * What /readyz checks besides not draining (the gateway: its store answers). Rejects when not ready; the reason
+   * is not shown to the caller, which needs no token to ask.
+   */
+  readiness?: (() => Promise<void>) | undefined;
+  /** Awaited before each MCP request reaches the factory's instances (the gateway reviews a new catalog first). */
+  beforeRequest?: (() => Promise<void>) | undefined;
   /** Plain `tools/call` requests answered without an SDK instance (serving/fast-path.ts; the gateway's). */
   fastPath?: FastPath | undefined;
 }
+
+/** Health endpoints, answered before the Host, Origin and token checks: load balancers probe by address. */
+const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
+/** The longest a readiness check may take before /readyz says no. */
+const READINESS_TIMEOUT_MS = 2_000;
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 const KEEP_ALIVE_MS = 65_000;
@@ -132,6 +149,7 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
     jsonDepth: options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth,
     paramHeaders: options.toolInputSchema && paramHeaderCheck(options.toolInputSchema),
     fastPath: options.fastPath,
+    beforeRequest: options.beforeRequest,
   });
   const validHost = loopback
     ? localhostHostValidation()
@@ -141,15 +159,51 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
     : originValidation([...(options.allowedHosts ?? [])]);
   const authorized = bearerCheck(options.token);
 
+  let draining = false;
+  /** MCP requests whose response has not ended; GET streams (notifications only) are not waited for. */
+  const inFlight = new Set<ServerResponse>();
+  let settled: (() => void) | undefined;
   const server = createServer((req, res) => {
+    const path = pathOf(req.url);
+    if (HEALTH_PATHS.has(path)) {
+      void health(path, res);
+      return;
+    }
     if (!validHost(req, res) || !validOrigin(req, res)) return;
     if (!authorized(req, res)) return;
-    if (pathOf(req.url) !== '/mcp') {
+    if (path !== '/mcp') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: the MCP endpoint is /mcp\n');
       return;
     }
+    if (draining) {
+      // A request on a kept-alive connection after the drain began: the load balancer retries it elsewhere.
+      res
+        .writeHead(503, { 'content-type': 'text/plain', connection: 'close', 'retry-after': '1' })
+        .end('tack serve is shutting down\n');
+      return;
+    }
+    if (req.method === 'POST') {
+      inFlight.add(res);
+      res.once('close', () => {
+        inFlight.delete(res);
+        if (inFlight.size === 0) settled?.();
+      });
+    }
     void entry(req, res);
   });
+  const health = async (path: string, res: ServerResponse) => {
+    const answer = (status: number, text: string) =>
+      res.writeHead(status, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end(`${text}\n`);
+    // Alive as long as the process answers; ready when not draining and what the caller depends on answers.
+    if (path === '/healthz') return answer(200, 'ok');
+    if (draining) return answer(503, 'draining');
+    try {
+      await withTimeout(options.readiness?.(), READINESS_TIMEOUT_MS);
+      answer(200, 'ready');
+    } catch {
+      answer(503, 'not ready');
+    }
+  };
   // Keep-alive: clients reuse their connections; the idle timeout outlasts a client's pause between calls
   // (Node's default, 5 s, closes them under a client that thinks a little), and headers get their own bound.
   server.keepAliveTimeout = KEEP_ALIVE_MS;
@@ -169,15 +223,50 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
     server.listen(options.port ?? 0, host, resolve);
   });
   const { port } = server.address() as AddressInfo;
+  const close = async () => {
+    draining = true;
+    await Promise.all([handler.close(), legacy.close()]);
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
   return {
     url: `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}/mcp`,
     notifier: live,
-    close: async () => {
-      await Promise.all([handler.close(), legacy.close()]);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    close,
+    drain: async (timeoutMs) => {
+      draining = true;
+      // No new connections; idle kept-alive ones close now, busy ones once their response is sent.
+      server.close();
+      server.closeIdleConnections();
+      const waiting = inFlight.size;
+      if (waiting > 0) {
+        const done = new Promise<void>((resolve) => {
+          settled = resolve;
+        });
+        await withTimeout(done, timeoutMs).catch(() => {});
+      }
+      const cut = inFlight.size;
+      await close();
+      return { finished: waiting - cut, cut };
     },
   };
+}
+
+/** `work`, or a rejection once `ms` pass; the timer does not keep the process alive. */
+async function withTimeout(work: Promise<void> | undefined, ms: number): Promise<void> {
+  if (!work) return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+        timer.unref();
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -20,7 +20,36 @@ export interface StoredEraVerdict extends EraVerdict {
 export const ERA_VERDICT_TTL_MS = { modern: 7 * 24 * 3600_000, legacy: 24 * 3600_000 } as const;
 
 /** Era verdicts keyed by a server's command line (stdio) or endpoint URL (HTTP), dated with tack's clock. */
-export class EraCache {
+export interface EraCache {
+  /** The verdict for `key` if one is stored and still inside its freshness horizon. */
+  get(key: string, now?: number): Promise<StoredEraVerdict | undefined>;
+  put(key: string, verdict: EraVerdict, now?: number): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/**
+ * A stored verdict as the cache answers it: `undefined` past its horizon, `'damaged'` when the text is not a
+ * verdict (the caller deletes the row). Both engines store the verdict as JSON text.
+ */
+export function readEraVerdict(
+  text: string,
+  storedAt: number,
+  now: number,
+): StoredEraVerdict | 'damaged' | undefined {
+  let verdict: EraVerdict;
+  try {
+    verdict = JSON.parse(text) as EraVerdict;
+  } catch {
+    return 'damaged';
+  }
+  const ttl = ERA_VERDICT_TTL_MS[verdict?.prior?.kind];
+  if (ttl === undefined) return 'damaged';
+  if (now - storedAt > ttl) return undefined;
+  return { ...verdict, storedAt };
+}
+
+/** The era cache in the SQLite store. */
+export class SqliteEraCache implements EraCache {
   readonly #get;
   readonly #put;
   readonly #delete;
@@ -36,26 +65,20 @@ export class EraCache {
     this.#delete = db.prepare<[string]>('DELETE FROM era_verdicts WHERE key = ?');
   }
 
-  /** The verdict for `key` if one is stored and still inside its freshness horizon. */
-  get(key: string, now = Date.now()): StoredEraVerdict | undefined {
+  async get(key: string, now = Date.now()): Promise<StoredEraVerdict | undefined> {
     const row = this.#get.get(key);
     if (!row) return undefined;
-    let verdict: EraVerdict;
-    try {
-      verdict = JSON.parse(row.verdict) as EraVerdict;
-    } catch {
-      this.delete(key);
-      return undefined;
-    }
-    if (now - row.stored_at > ERA_VERDICT_TTL_MS[verdict.prior.kind]) return undefined;
-    return { ...verdict, storedAt: row.stored_at };
+    const verdict = readEraVerdict(row.verdict, row.stored_at, now);
+    if (verdict !== 'damaged') return verdict;
+    this.#delete.run(key);
+    return undefined;
   }
 
-  put(key: string, verdict: EraVerdict, now = Date.now()): void {
+  async put(key: string, verdict: EraVerdict, now = Date.now()): Promise<void> {
     this.#put.run(key, JSON.stringify(verdict), now);
   }
 
-  delete(key: string): void {
+  async delete(key: string): Promise<void> {
     this.#delete.run(key);
   }
 }

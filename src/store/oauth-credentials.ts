@@ -23,13 +23,14 @@ export interface OAuthClientRecord {
   registeredAt: number;
 }
 
-interface TokenRow {
+export interface TokenRow {
   issuer: string;
   resource: string;
   server: string;
   tokens: string;
-  expires_at: number | null;
-  updated_at: number;
+  /** A number from SQLite; PostgreSQL's driver gives BIGINT as a string. */
+  expires_at: number | string | null;
+  updated_at: number | string;
 }
 
 /**
@@ -38,25 +39,38 @@ interface TokenRow {
  * resource. Registrations are per resource too: a registration re-made for one server (a new loopback port)
  * must not orphan the refresh tokens another server holds under the old client id.
  */
-export class OAuthCredentials {
+export interface OAuthCredentials {
+  getClient(issuer: string, resource: string): Promise<OAuthClientRecord | undefined>;
+  putClient(issuer: string, resource: string, client: StoredOAuthClientInformation): Promise<void>;
+  deleteClients(resource: string, issuer?: string): Promise<number>;
+  /** The resource's tokens from `issuer`; without one, the set saved last (the per-request read has no issuer). */
+  getTokens(resource: string, issuer?: string): Promise<OAuthTokenRecord | undefined>;
+  putTokens(record: Omit<OAuthTokenRecord, 'updatedAt'>): Promise<void>;
+  /** Forgets the resource's tokens (from every issuer, or one); returns how many sets were removed. */
+  deleteTokens(resource: string, issuer?: string): Promise<number>;
+  /** Every stored token set, newest first. */
+  listTokens(): Promise<OAuthTokenRecord[]>;
+}
+
+export class SqliteOAuthCredentials implements OAuthCredentials {
   readonly #db: Db;
 
   constructor(db: Db) {
     this.#db = db;
   }
 
-  getClient(issuer: string, resource: string): OAuthClientRecord | undefined {
+  async getClient(issuer: string, resource: string): Promise<OAuthClientRecord | undefined> {
     const row = this.#db
       .prepare<[string, string], { client: string; registered_at: number }>(
         'SELECT client, registered_at FROM oauth_clients WHERE issuer = ? AND resource = ?',
       )
       .get(issuer, resource);
     if (!row) return undefined;
-    const client = parse<StoredOAuthClientInformation>(row.client);
+    const client = parseStored<StoredOAuthClientInformation>(row.client);
     return client && { issuer, resource, client, registeredAt: row.registered_at };
   }
 
-  putClient(issuer: string, resource: string, client: StoredOAuthClientInformation): void {
+  async putClient(issuer: string, resource: string, client: StoredOAuthClientInformation): Promise<void> {
     this.#db
       .prepare(
         `INSERT INTO oauth_clients (issuer, resource, client, registered_at) VALUES (?, ?, ?, ?)
@@ -66,15 +80,14 @@ export class OAuthCredentials {
     this.#protect();
   }
 
-  deleteClients(resource: string, issuer?: string): number {
+  async deleteClients(resource: string, issuer?: string): Promise<number> {
     return issuer === undefined
       ? this.#db.prepare('DELETE FROM oauth_clients WHERE resource = ?').run(resource).changes
       : this.#db.prepare('DELETE FROM oauth_clients WHERE resource = ? AND issuer = ?').run(resource, issuer)
           .changes;
   }
 
-  /** The resource's tokens from `issuer`; without one, the set saved last (the per-request read has no issuer). */
-  getTokens(resource: string, issuer?: string): OAuthTokenRecord | undefined {
+  async getTokens(resource: string, issuer?: string): Promise<OAuthTokenRecord | undefined> {
     const row =
       issuer === undefined
         ? this.#db
@@ -87,10 +100,10 @@ export class OAuthCredentials {
               'SELECT * FROM oauth_tokens WHERE resource = ? AND issuer = ?',
             )
             .get(resource, issuer);
-    return row && toRecord(row);
+    return row && oauthTokenRecord(row);
   }
 
-  putTokens(record: Omit<OAuthTokenRecord, 'updatedAt'>): void {
+  async putTokens(record: Omit<OAuthTokenRecord, 'updatedAt'>): Promise<void> {
     this.#db
       .prepare(
         `INSERT INTO oauth_tokens (issuer, resource, server, tokens, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -108,20 +121,18 @@ export class OAuthCredentials {
     this.#protect();
   }
 
-  /** Forgets the resource's tokens (from every issuer, or one); returns how many sets were removed. */
-  deleteTokens(resource: string, issuer?: string): number {
+  async deleteTokens(resource: string, issuer?: string): Promise<number> {
     return issuer === undefined
       ? this.#db.prepare('DELETE FROM oauth_tokens WHERE resource = ?').run(resource).changes
       : this.#db.prepare('DELETE FROM oauth_tokens WHERE resource = ? AND issuer = ?').run(resource, issuer)
           .changes;
   }
 
-  /** Every stored token set, newest first. */
-  listTokens(): OAuthTokenRecord[] {
+  async listTokens(): Promise<OAuthTokenRecord[]> {
     return this.#db
       .prepare<[], TokenRow>('SELECT * FROM oauth_tokens ORDER BY updated_at DESC')
       .all()
-      .flatMap((row) => toRecord(row) ?? []);
+      .flatMap((row) => oauthTokenRecord(row) ?? []);
   }
 
   /**
@@ -141,21 +152,21 @@ export class OAuthCredentials {
   }
 }
 
-function toRecord(row: TokenRow): OAuthTokenRecord | undefined {
-  const tokens = parse<StoredOAuthTokens>(row.tokens);
+export function oauthTokenRecord(row: TokenRow): OAuthTokenRecord | undefined {
+  const tokens = parseStored<StoredOAuthTokens>(row.tokens);
   if (!tokens) return undefined;
   return {
     issuer: row.issuer,
     resource: row.resource,
     server: row.server,
     tokens,
-    expiresAt: row.expires_at ?? undefined,
-    updatedAt: row.updated_at,
+    expiresAt: row.expires_at === null ? undefined : Number(row.expires_at),
+    updatedAt: Number(row.updated_at),
   };
 }
 
 /** A row written by a tack that stored another shape reads as absent: the SDK then logs in afresh. */
-function parse<T>(text: string): T | undefined {
+export function parseStored<T>(text: string): T | undefined {
   try {
     const value: unknown = JSON.parse(text);
     return typeof value === 'object' && value !== null ? (value as T) : undefined;

@@ -30,7 +30,7 @@ export interface SessionRow {
   costUsd: number;
 }
 
-interface Row {
+export interface SessionColumns {
   id: string;
   parent_id: string | null;
   started_at: string;
@@ -47,7 +47,7 @@ interface Row {
   cost_usd: number;
 }
 
-function fromRow(row: Row): SessionRow {
+export function sessionRowOf(row: SessionColumns): SessionRow {
   return {
     id: row.id,
     parentId: row.parent_id ?? undefined,
@@ -59,11 +59,31 @@ function fromRow(row: Row): SessionRow {
     status: row.status,
     file: row.file,
     guidelinesHash: row.guidelines_hash ?? undefined,
-    steps: row.steps,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    costUsd: row.cost_usd,
+    steps: Number(row.steps),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    costUsd: Number(row.cost_usd),
   };
+}
+
+/** The row's columns in `INSERT` order, counts whole. */
+export function sessionValues(row: SessionRow): unknown[] {
+  return [
+    row.id,
+    row.parentId ?? null,
+    row.startedAt,
+    row.updatedAt,
+    row.cwd,
+    row.model,
+    row.title ?? null,
+    row.status,
+    row.file,
+    row.guidelinesHash ?? null,
+    Math.round(row.steps),
+    Math.round(row.inputTokens),
+    Math.round(row.outputTokens),
+    row.costUsd,
+  ];
 }
 
 /**
@@ -91,7 +111,42 @@ export function ambiguousSessionError(prefix: string, candidates: readonly strin
 }
 
 /** The session index in the store (table `sessions`). */
-export class SessionIndex {
+export interface SessionIndex {
+  /** Inserts the row or replaces every column of the existing one. */
+  upsert(row: SessionRow): Promise<void>;
+  get(id: string): Promise<SessionRow | undefined>;
+  /** The newest sessions first, optionally only those started in `cwd`. */
+  list(options?: { limit?: number; cwd?: string }): Promise<SessionRow[]>;
+  /**
+   * The session a user means by `prefix`: the one with exactly that id, else the only one whose id, or the random
+   * tail of it, starts with `prefix`. `undefined` when none does; a TackError listing the candidates when several
+   * do.
+   */
+  findByPrefix(prefix: string): Promise<SessionRow | undefined>;
+}
+
+/**
+ * findByPrefix for either engine: `candidates` gets two LIKE patterns (`prefix%`, `%-prefix%`, escaped with `\`),
+ * a superset that sessionIdMatches() narrows.
+ */
+export async function findSessionByPrefix(
+  prefix: string,
+  get: (id: string) => Promise<SessionRow | undefined>,
+  candidates: (start: string, tail: string) => Promise<SessionRow[]>,
+): Promise<SessionRow | undefined> {
+  const wanted = prefix.trim();
+  if (wanted === '') throw new TackError('USAGE', 'the session id is empty', { hint: 'Give a session id.' });
+  const exact = await get(wanted);
+  if (exact) return exact;
+  const like = wanted.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const matches = (await candidates(`${like}%`, `%-${like}%`)).filter((row) =>
+    sessionIdMatches(row.id, wanted),
+  );
+  if (matches.length > 1) throw ambiguousSessionError(wanted, matches.map(describeSession));
+  return matches[0];
+}
+
+export class SqliteSessionIndex implements SessionIndex {
   readonly #upsert;
   readonly #get;
   readonly #list;
@@ -99,24 +154,7 @@ export class SessionIndex {
   readonly #candidates;
 
   constructor(db: Db) {
-    this.#upsert = db.prepare<
-      [
-        string,
-        string | null,
-        string,
-        string,
-        string,
-        string,
-        string | null,
-        string,
-        string,
-        string | null,
-        number,
-        number,
-        number,
-        number,
-      ]
-    >(
+    this.#upsert = db.prepare<unknown[]>(
       `INSERT INTO sessions (id, parent_id, started_at, updated_at, cwd, model, title, status, file, guidelines_hash,
          steps, input_tokens, output_tokens, cost_usd)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -126,68 +164,39 @@ export class SessionIndex {
          steps = excluded.steps, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
          cost_usd = excluded.cost_usd`,
     );
-    this.#get = db.prepare<[string], Row>('SELECT * FROM sessions WHERE id = ?');
-    this.#list = db.prepare<[number], Row>(
+    this.#get = db.prepare<[string], SessionColumns>('SELECT * FROM sessions WHERE id = ?');
+    this.#list = db.prepare<[number], SessionColumns>(
       'SELECT * FROM sessions ORDER BY started_at DESC, id DESC LIMIT ?',
     );
-    this.#listCwd = db.prepare<[string, number], Row>(
+    this.#listCwd = db.prepare<[string, number], SessionColumns>(
       'SELECT * FROM sessions WHERE cwd = ? ORDER BY started_at DESC, id DESC LIMIT ?',
     );
     // A superset (the second pattern also hits the middle of an id); sessionIdMatches() decides.
-    this.#candidates = db.prepare<[string, string], Row>(
+    this.#candidates = db.prepare<[string, string], SessionColumns>(
       "SELECT * FROM sessions WHERE id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' ORDER BY started_at DESC, id DESC",
     );
   }
 
-  /** Inserts the row or replaces every column of the existing one. */
-  upsert(row: SessionRow): void {
-    this.#upsert.run(
-      row.id,
-      row.parentId ?? null,
-      row.startedAt,
-      row.updatedAt,
-      row.cwd,
-      row.model,
-      row.title ?? null,
-      row.status,
-      row.file,
-      row.guidelinesHash ?? null,
-      Math.round(row.steps),
-      Math.round(row.inputTokens),
-      Math.round(row.outputTokens),
-      row.costUsd,
-    );
+  async upsert(row: SessionRow): Promise<void> {
+    this.#upsert.run(...sessionValues(row));
   }
 
-  get(id: string): SessionRow | undefined {
+  async get(id: string): Promise<SessionRow | undefined> {
     const row = this.#get.get(id);
-    return row ? fromRow(row) : undefined;
+    return row ? sessionRowOf(row) : undefined;
   }
 
-  /** The newest sessions first, optionally only those started in `cwd`. */
-  list(options: { limit?: number; cwd?: string } = {}): SessionRow[] {
+  async list(options: { limit?: number; cwd?: string } = {}): Promise<SessionRow[]> {
     const limit = options.limit ?? 50;
     const rows = options.cwd === undefined ? this.#list.all(limit) : this.#listCwd.all(options.cwd, limit);
-    return rows.map(fromRow);
+    return rows.map(sessionRowOf);
   }
 
-  /**
-   * The session a user means by `prefix`: the one with exactly that id, else the only one whose id, or the random
-   * tail of it, starts with `prefix`. `undefined` when none does; a TackError listing the candidates when several
-   * do.
-   */
-  findByPrefix(prefix: string): SessionRow | undefined {
-    const wanted = prefix.trim();
-    if (wanted === '')
-      throw new TackError('USAGE', 'the session id is empty', { hint: 'Give a session id.' });
-    const exact = this.get(wanted);
-    if (exact) return exact;
-    const like = wanted.replace(/[\\%_]/g, (c) => `\\${c}`);
-    const matches = this.#candidates
-      .all(`${like}%`, `%-${like}%`)
-      .map(fromRow)
-      .filter((row) => sessionIdMatches(row.id, wanted));
-    if (matches.length > 1) throw ambiguousSessionError(wanted, matches.map(describeSession));
-    return matches[0];
+  findByPrefix(prefix: string): Promise<SessionRow | undefined> {
+    return findSessionByPrefix(
+      prefix,
+      (id) => this.get(id),
+      async (start, tail) => this.#candidates.all(start, tail).map(sessionRowOf),
+    );
   }
 }

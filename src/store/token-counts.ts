@@ -1,23 +1,28 @@
 import type { Db } from './database.js';
 
 /** Rows fetched per statement, well under SQLite's parameter limit. */
-const CHUNK = 500;
+export const TOKEN_COUNT_CHUNK = 500;
 
 /**
  * Token counts remembered by tokenizer and the digest of the text counted. Loading the tokenizer is most of the
  * time of a command that prints counts (about 1.3 s a process); a catalog counted once is never counted again.
  */
-export class TokenCounts {
+export interface TokenCounts {
+  get(tokenizer: string, digests: readonly string[]): Promise<Map<string, number>>;
+  put(tokenizer: string, counts: ReadonlyMap<string, number>): Promise<void>;
+}
+
+export class SqliteTokenCounts implements TokenCounts {
   readonly #db: Db;
 
   constructor(db: Db) {
     this.#db = db;
   }
 
-  get(tokenizer: string, digests: readonly string[]): Map<string, number> {
+  async get(tokenizer: string, digests: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    for (let i = 0; i < digests.length; i += CHUNK) {
-      const chunk = digests.slice(i, i + CHUNK);
+    for (let i = 0; i < digests.length; i += TOKEN_COUNT_CHUNK) {
+      const chunk = digests.slice(i, i + TOKEN_COUNT_CHUNK);
       const rows = this.#db
         .prepare(
           `SELECT digest, tokens FROM token_counts WHERE tokenizer = ? AND digest IN (${chunk.map(() => '?').join(',')})`,
@@ -28,7 +33,7 @@ export class TokenCounts {
     return out;
   }
 
-  put(tokenizer: string, counts: ReadonlyMap<string, number>): void {
+  async put(tokenizer: string, counts: ReadonlyMap<string, number>): Promise<void> {
     if (counts.size === 0) return;
     const insert = this.#db.prepare(
       'INSERT INTO token_counts (tokenizer, digest, tokens) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET tokens = excluded.tokens',

@@ -10,60 +10,27 @@ export interface TrustedProject {
   trustedAt: string;
 }
 
-interface Row {
+/**
+ * Projects the user trusted with `tack trust`. A row is a statement about file contents, not about a directory:
+ * the security layer compares the hashes with the files on disk and asks again when they differ.
+ */
+export interface TrustedProjects {
+  get(root: string): Promise<TrustedProject | undefined>;
+  /** Records (or replaces) the trust of `root` with these file hashes. */
+  set(root: string, files: Readonly<Record<string, string>>, trustedAt?: string): Promise<TrustedProject>;
+  /** Forgets `root`; whether it was trusted. */
+  delete(root: string): Promise<boolean>;
+  /** Every trusted project, by root. */
+  list(): Promise<TrustedProject[]>;
+}
+
+export interface TrustedProjectRow {
   root: string;
   files: string;
   trusted_at: string;
 }
 
-/**
- * Projects the user trusted with `tack trust`. A row is a statement about file contents, not about a directory:
- * the security layer compares the hashes with the files on disk and asks again when they differ.
- */
-export class TrustedProjects {
-  readonly #db: Db;
-
-  constructor(db: Db) {
-    this.#db = db;
-  }
-
-  get(root: string): TrustedProject | undefined {
-    const row = this.#db
-      .prepare<[string], Row>('SELECT root, files, trusted_at FROM trusted_projects WHERE root = ?')
-      .get(root);
-    return row ? toRecord(row) : undefined;
-  }
-
-  /** Records (or replaces) the trust of `root` with these file hashes. */
-  set(
-    root: string,
-    files: Readonly<Record<string, string>>,
-    trustedAt = new Date().toISOString(),
-  ): TrustedProject {
-    this.#db
-      .prepare(
-        'INSERT INTO trusted_projects (root, files, trusted_at) VALUES (?, ?, ?) ' +
-          'ON CONFLICT(root) DO UPDATE SET files = excluded.files, trusted_at = excluded.trusted_at',
-      )
-      .run(root, JSON.stringify(files), trustedAt);
-    return { root, files: { ...files }, trustedAt };
-  }
-
-  /** Forgets `root`; whether it was trusted. */
-  delete(root: string): boolean {
-    return this.#db.prepare('DELETE FROM trusted_projects WHERE root = ?').run(root).changes > 0;
-  }
-
-  /** Every trusted project, by root. */
-  list(): TrustedProject[] {
-    return this.#db
-      .prepare<[], Row>('SELECT root, files, trusted_at FROM trusted_projects ORDER BY root')
-      .all()
-      .map(toRecord);
-  }
-}
-
-function toRecord(row: Row): TrustedProject {
+export function trustedProjectOf(row: TrustedProjectRow): TrustedProject {
   return { root: row.root, files: parseFiles(row.files), trustedAt: row.trusted_at };
 }
 
@@ -77,5 +44,47 @@ function parseFiles(text: string): Record<string, string> {
     );
   } catch {
     return {};
+  }
+}
+
+export class SqliteTrustedProjects implements TrustedProjects {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async get(root: string): Promise<TrustedProject | undefined> {
+    const row = this.#db
+      .prepare<[string], TrustedProjectRow>(
+        'SELECT root, files, trusted_at FROM trusted_projects WHERE root = ?',
+      )
+      .get(root);
+    return row ? trustedProjectOf(row) : undefined;
+  }
+
+  async set(
+    root: string,
+    files: Readonly<Record<string, string>>,
+    trustedAt = new Date().toISOString(),
+  ): Promise<TrustedProject> {
+    this.#db
+      .prepare(
+        'INSERT INTO trusted_projects (root, files, trusted_at) VALUES (?, ?, ?) ' +
+          'ON CONFLICT(root) DO UPDATE SET files = excluded.files, trusted_at = excluded.trusted_at',
+      )
+      .run(root, JSON.stringify(files), trustedAt);
+    return { root, files: { ...files }, trustedAt };
+  }
+
+  async delete(root: string): Promise<boolean> {
+    return this.#db.prepare('DELETE FROM trusted_projects WHERE root = ?').run(root).changes > 0;
+  }
+
+  async list(): Promise<TrustedProject[]> {
+    return this.#db
+      .prepare<[], TrustedProjectRow>('SELECT root, files, trusted_at FROM trusted_projects ORDER BY root')
+      .all()
+      .map(trustedProjectOf);
   }
 }

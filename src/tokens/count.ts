@@ -25,8 +25,8 @@ export const TOKENIZER = 'qwen3';
 
 /** Where counts are remembered across processes (the store's `TokenCounts`), by tokenizer and text digest. */
 export interface TokenCountCache {
-  get(tokenizer: string, digests: readonly string[]): Map<string, number>;
-  put(tokenizer: string, counts: ReadonlyMap<string, number>): void;
+  get(tokenizer: string, digests: readonly string[]): Promise<Map<string, number>>;
+  put(tokenizer: string, counts: ReadonlyMap<string, number>): Promise<void>;
 }
 
 /**
@@ -38,7 +38,7 @@ export async function countTokensMany(texts: readonly string[], cache?: TokenCou
   const digests = texts.map((text) => sha256Hex(text));
   let known = new Map<string, number>();
   try {
-    if (cache) known = cache.get(TOKENIZER, [...new Set(digests)]);
+    if (cache) known = await cache.get(TOKENIZER, [...new Set(digests)]);
   } catch {
     known = new Map();
   }
@@ -54,7 +54,7 @@ export async function countTokensMany(texts: readonly string[], cache?: TokenCou
     counts.push(count);
   }
   try {
-    cache?.put(TOKENIZER, fresh);
+    if (fresh.size > 0) await cache?.put(TOKENIZER, fresh);
   } catch {
     // Remembering is an optimisation; the counts are right either way.
   }

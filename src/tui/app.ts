@@ -67,7 +67,23 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   const controller = useRef<AbortController | undefined>(undefined);
   const lastCtrlC = useRef(0);
   const recalled = useRef<{ entries: string[]; index: number; draft: string } | undefined>(undefined);
-  const entries = useRef<string[]>(history?.list(cwd) ?? []);
+  const entries = useRef<string[]>([]);
+  // The kept history arrives from the store (asynchronous: it may be a PostgreSQL server); what was typed
+  // meanwhile stays after it.
+  useEffect(() => {
+    let live = true;
+    history?.list(cwd).then(
+      (kept) => {
+        if (live) entries.current = [...kept, ...entries.current];
+      },
+      () => {
+        // The history is a convenience: a store that cannot be read starts it empty.
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [history, cwd]);
   const exiting = useRef(false);
 
   // Events arrive per token; the screen follows at most once a frame.
@@ -178,11 +194,9 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     const trimmed = text.trim();
     if (trimmed === '') return;
     entries.current.push(trimmed);
-    try {
-      history?.add(cwd, trimmed);
-    } catch {
+    history?.add(cwd, trimmed).catch(() => {
       // The history is a convenience: a store that cannot write must not stop the chat.
-    }
+    });
     recalled.current = undefined;
     setEditor(ed.EMPTY_EDITOR);
     setCompletions([]);

@@ -14,6 +14,9 @@ export type TackWarningCode =
   | 'DEFINITION_HELD'
   /** Tool search's embeddings endpoint cannot be reached: search_tools ranks lexically until it answers. */
   | 'SEMANTIC_SEARCH_UNAVAILABLE'
+  /** A call's audit row could not be written (disk full, the PostgreSQL store down): the call itself went on. */
+  | 'AUDIT_FAILED'
+
   /** A kept index (knowledge, tool search) could not be used or written: it is rebuilt, which takes longer. */
   | 'INDEX_CACHE';
 

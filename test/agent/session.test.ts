@@ -580,7 +580,7 @@ describe('tool search', () => {
       toolSearch: { mode: 'on' as const, examples: store.toolExamples },
     };
     await (await session(first, p, options)).session.run('will it rain in Tokyo?');
-    expect(store.toolExamples.all().get('weather')?.get('get_forecast')).toEqual([
+    expect((await store.toolExamples.all()).get('weather')?.get('get_forecast')).toEqual([
       'Tokyo precipitation outlook',
     ]);
     // A later session: words that are in no description now find the tool.

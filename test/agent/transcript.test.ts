@@ -98,7 +98,7 @@ function expectValidHistory(messages: ModelMessage[]): void {
 }
 
 describe('Transcript', () => {
-  it('writes every event but text deltas as one JSON line, and keeps the index row current', () => {
+  it('writes every event but text deltas as one JSON line, and keeps the index row current', async () => {
     using env = setup();
     const failures: TranscriptFailure[] = [];
     const transcript = Transcript.create({
@@ -149,7 +149,7 @@ describe('Transcript', () => {
     ];
     for (const event of events) transcript.append(event);
 
-    const running = env.store.sessions.get(id);
+    const running = await env.store.sessions.get(id);
     expect(running).toMatchObject({
       id,
       status: 'running',
@@ -187,7 +187,7 @@ describe('Transcript', () => {
     expect(read.map((event) => event.seq)).toEqual(read.map((_, i) => i + 1));
     expect(stripped(read)).toEqual([...events.filter((event) => event.type !== 'text-delta'), end]);
 
-    const row = env.store.sessions.get(id);
+    const row = await env.store.sessions.get(id);
     expect(row).toMatchObject({ status: 'completed', steps: 2, inputTokens: 250, outputTokens: 25 });
     expect(row?.startedAt).toBe(read[0]?.at);
     expect(row?.updatedAt).toBe(read.at(-1)?.at);
@@ -195,7 +195,7 @@ describe('Transcript', () => {
     expect(() => transcript.append(user('late'))).toThrow(/closed/);
   });
 
-  it('writes binary message content as base64, which the AI SDK reads back', () => {
+  it('writes binary message content as base64, which the AI SDK reads back', async () => {
     using env = setup();
     using transcript = Transcript.create({ dir: env.dir });
     transcript.append(start(transcript.sessionId));
@@ -209,7 +209,7 @@ describe('Transcript', () => {
     expectValidHistory(resumeState(readTranscript(transcript.file).events).messages);
   });
 
-  it('refuses to create over an existing transcript and checks explicit ids', () => {
+  it('refuses to create over an existing transcript and checks explicit ids', async () => {
     using env = setup();
     Transcript.create({ dir: env.dir, sessionId: 'fixed-1' }).close();
     expect(() => Transcript.create({ dir: env.dir, sessionId: 'fixed-1' })).toThrow(/cannot create/);
@@ -218,7 +218,7 @@ describe('Transcript', () => {
     );
   });
 
-  it('survives its directory being removed: the file is recreated with everything written so far', () => {
+  it('survives its directory being removed: the file is recreated with everything written so far', async () => {
     using env = setup();
     const failures: TranscriptFailure[] = [];
     using transcript = Transcript.create({ dir: env.dir, onError: (failure) => failures.push(failure) });
@@ -236,7 +236,7 @@ describe('Transcript', () => {
 
   it.runIf(process.platform === 'linux')(
     'reports a failing disk once and keeps the events for a retry',
-    () => {
+    async () => {
       using env = setup();
       const failures: TranscriptFailure[] = [];
       // /dev/full answers every write with ENOSPC.
@@ -253,7 +253,7 @@ describe('Transcript', () => {
       expect(failures[0]?.message).toMatch(/ENOSPC/);
       expect(transcript.health).toEqual({ pendingEvents: 3, droppedEvents: 0 });
       // The index does not depend on the file.
-      expect(env.store.sessions.get('full')).toMatchObject({ status: 'running', title: 'hello' });
+      expect(await env.store.sessions.get('full')).toMatchObject({ status: 'running', title: 'hello' });
       // Memory is bounded: past 16 MiB pending, new lines are given up on (and counted).
       for (let i = 0; i < 20; i++) transcript.append(assistantText('x'.repeat(1024 * 1024)));
       expect(transcript.health.pendingEvents).toBeLessThan(23);
@@ -278,40 +278,43 @@ describe('SessionIndex', () => {
     costUsd: 0,
   });
 
-  it('lists newest first, optionally for one directory, and finds sessions by id or prefix', () => {
+  it('lists newest first, optionally for one directory, and finds sessions by id or prefix', async () => {
     using env = setup();
     const sessions = env.store.sessions;
-    sessions.upsert(row('20261130-0215-aaaa1111', '2026-11-30T02:15:00.000Z'));
-    sessions.upsert(row('20261130-0215-aaaa2222', '2026-11-30T02:15:30.000Z', '/b'));
-    sessions.upsert(row('20261130-0300-bbbb3333', '2026-11-30T03:00:00.000Z'));
-    sessions.upsert({ ...row('20261130-0300-bbbb3333', '2026-11-30T03:00:00.000Z'), title: 'updated' });
+    await sessions.upsert(row('20261130-0215-aaaa1111', '2026-11-30T02:15:00.000Z'));
+    await sessions.upsert(row('20261130-0215-aaaa2222', '2026-11-30T02:15:30.000Z', '/b'));
+    await sessions.upsert(row('20261130-0300-bbbb3333', '2026-11-30T03:00:00.000Z'));
+    await sessions.upsert({ ...row('20261130-0300-bbbb3333', '2026-11-30T03:00:00.000Z'), title: 'updated' });
 
-    expect(sessions.list().map((session) => session.id)).toEqual([
+    expect((await sessions.list()).map((session) => session.id)).toEqual([
       '20261130-0300-bbbb3333',
       '20261130-0215-aaaa2222',
       '20261130-0215-aaaa1111',
     ]);
-    expect(sessions.list({ limit: 1 })).toHaveLength(1);
-    expect(sessions.list({ cwd: '/a' }).map((session) => session.id)).toEqual([
+    expect(await sessions.list({ limit: 1 })).toHaveLength(1);
+    expect((await sessions.list({ cwd: '/a' })).map((session) => session.id)).toEqual([
       '20261130-0300-bbbb3333',
       '20261130-0215-aaaa1111',
     ]);
-    expect(sessions.get('20261130-0300-bbbb3333')).toMatchObject({ title: 'updated', parentId: undefined });
+    expect(await sessions.get('20261130-0300-bbbb3333')).toMatchObject({
+      title: 'updated',
+      parentId: undefined,
+    });
 
     // Unique: by the random tail (what users copy), by the start of the id, or the whole id.
-    expect(sessions.findByPrefix('bbbb')?.id).toBe('20261130-0300-bbbb3333');
-    expect(sessions.findByPrefix('aaaa1')?.id).toBe('20261130-0215-aaaa1111');
-    expect(sessions.findByPrefix('20261130-03')?.id).toBe('20261130-0300-bbbb3333');
-    expect(sessions.findByPrefix('20261130-0215-aaaa2222')?.id).toBe('20261130-0215-aaaa2222');
+    expect((await sessions.findByPrefix('bbbb'))?.id).toBe('20261130-0300-bbbb3333');
+    expect((await sessions.findByPrefix('aaaa1'))?.id).toBe('20261130-0215-aaaa1111');
+    expect((await sessions.findByPrefix('20261130-03'))?.id).toBe('20261130-0300-bbbb3333');
+    expect((await sessions.findByPrefix('20261130-0215-aaaa2222'))?.id).toBe('20261130-0215-aaaa2222');
     // None: the middle of an id is not a prefix, and LIKE wildcards are literal.
-    expect(sessions.findByPrefix('cccc')).toBeUndefined();
-    expect(sessions.findByPrefix('0215')).toBeUndefined();
-    expect(sessions.findByPrefix('%')).toBeUndefined();
-    expect(sessions.findByPrefix('____')).toBeUndefined();
+    expect(await sessions.findByPrefix('cccc')).toBeUndefined();
+    expect(await sessions.findByPrefix('0215')).toBeUndefined();
+    expect(await sessions.findByPrefix('%')).toBeUndefined();
+    expect(await sessions.findByPrefix('____')).toBeUndefined();
     // Ambiguous: an error listing the candidates.
     for (const prefix of ['aaaa', '20261130']) {
       try {
-        sessions.findByPrefix(prefix);
+        await sessions.findByPrefix(prefix);
         expect.unreachable();
       } catch (error) {
         expect(TackError.isInstance(error) && error.code).toBe('USAGE');
@@ -382,7 +385,7 @@ process.kill(process.pid, 'SIGKILL');
     expect({ code, signal, stderr }).toEqual({ code: null, signal: 'SIGKILL', stderr: '' });
 
     // Users type the random tail; the index (written by the child) finds the file.
-    const resumed = openForResume(env.dir, sessionId.slice(-8), env.store.sessions);
+    const resumed = await openForResume(env.dir, sessionId.slice(-8), env.store.sessions);
     using transcript = resumed.transcript;
     const written = 2 + steps * 6 + 2;
     expect(resumed.problems).toEqual([]);
@@ -412,7 +415,7 @@ process.kill(process.pid, 'SIGKILL');
     expect(state.notes.join('\n')).toMatch(/count \(call_last\): no result \(it had started\)/);
     expect(state.notes.join('\n')).toMatch(/did not end/);
 
-    expect(env.store.sessions.get(sessionId)).toMatchObject({
+    expect(await env.store.sessions.get(sessionId)).toMatchObject({
       status: 'running',
       title: 'count',
       steps,
@@ -439,12 +442,12 @@ process.kill(process.pid, 'SIGKILL');
       resumedFrom: sessionId,
     });
     expect(resumeState(again.events).ended).toBe(true);
-    const row = env.store.sessions.get(sessionId);
+    const row = await env.store.sessions.get(sessionId);
     expect(row).toMatchObject({ status: 'completed', steps: 151, inputTokens: 5000, title: 'count' });
     expect(row?.startedAt).toBe(events[0]?.at);
   });
 
-  it('skips and reports a torn last line, and appends after it on a line of its own', () => {
+  it('skips and reports a torn last line, and appends after it on a line of its own', async () => {
     using env = setup();
     const transcript = Transcript.create({ dir: env.dir, index: env.store.sessions });
     const id = transcript.sessionId;
@@ -459,7 +462,7 @@ process.kill(process.pid, 'SIGKILL');
       'line 3: the last line is incomplete (the session stopped while writing it); skipped',
     ]);
 
-    const resumed = openForResume(env.dir, id, env.store.sessions);
+    const resumed = await openForResume(env.dir, id, env.store.sessions);
     expect(resumed.problems).toEqual(torn.problems);
     expect(resumed.state.messages).toEqual([{ role: 'user', content: 'hello' }]);
     expect(resumed.state.notes).toContain('the last user message has no answer yet');
@@ -472,7 +475,7 @@ process.kill(process.pid, 'SIGKILL');
     expect(after.problems).toEqual(['line 3: not valid JSON (a write cut short?); skipped']);
   });
 
-  it('keeps lines of unknown event types and reports malformed ones and gaps', () => {
+  it('keeps lines of unknown event types and reports malformed ones and gaps', async () => {
     using env = setup();
     const file = join(env.project.dir, 'odd.jsonl');
     writeFileSync(
@@ -494,7 +497,7 @@ process.kill(process.pid, 'SIGKILL');
     expect(resumeState(events).messages).toEqual([{ role: 'user', content: 'hi' }]);
   });
 
-  it('gives every tool call left without a result one: the recorded result if there is one, else unknown', () => {
+  it('gives every tool call left without a result one: the recorded result if there is one, else unknown', async () => {
     const events: AgentEvent[] = [
       start('s'),
       user('go'),
@@ -555,7 +558,7 @@ process.kill(process.pid, 'SIGKILL');
     expectValidHistory(bare.messages);
   });
 
-  it('starts from the last compaction and the messages after it', () => {
+  it('starts from the last compaction and the messages after it', async () => {
     using env = setup();
     const transcript = Transcript.create({ dir: env.dir, index: env.store.sessions });
     const summary: ModelMessage[] = [
@@ -591,7 +594,7 @@ process.kill(process.pid, 'SIGKILL');
     for (const event of events) transcript.append(event);
     transcript.close();
 
-    const resumed = openForResume(env.dir, transcript.sessionId, env.store.sessions);
+    const resumed = await openForResume(env.dir, transcript.sessionId, env.store.sessions);
     resumed.transcript.close();
     expect(resumed.state.messages).toEqual([
       ...summary,
@@ -604,13 +607,13 @@ process.kill(process.pid, 'SIGKILL');
       lastEnd: { reason: 'max-steps' },
       notes: [],
     });
-    expect(env.store.sessions.get(transcript.sessionId)).toMatchObject({
+    expect(await env.store.sessions.get(transcript.sessionId)).toMatchObject({
       status: 'max-steps',
       title: 'count',
     });
   });
 
-  it('finds transcripts the index does not know, and reports unknown and ambiguous ids', () => {
+  it('finds transcripts the index does not know, and reports unknown and ambiguous ids', async () => {
     using env = setup();
     const ids = ['20261130-0215-aaaa1111', '20261130-0215-aaaa2222'];
     for (const sessionId of ids) {
@@ -619,24 +622,29 @@ process.kill(process.pid, 'SIGKILL');
       transcript.append(user(`I am ${sessionId}`));
     }
     // No index at all, then an empty index: the files decide.
-    const scanned = openForResume(env.dir, 'aaaa2', undefined);
+    const scanned = await openForResume(env.dir, 'aaaa2', undefined);
     scanned.transcript.close();
     expect(scanned.state.sessionId).toBe(ids[1]);
-    const indexed = openForResume(env.dir, 'aaaa1', env.store.sessions);
+    const indexed = await openForResume(env.dir, 'aaaa1', env.store.sessions);
     indexed.transcript.close();
     expect(indexed.state.sessionId).toBe(ids[0]);
     // Resuming rebuilt the missing index row from the file.
-    expect(env.store.sessions.get(ids[0]!)).toMatchObject({ title: `I am ${ids[0]}`, status: 'running' });
+    expect(await env.store.sessions.get(ids[0]!)).toMatchObject({
+      title: `I am ${ids[0]}`,
+      status: 'running',
+    });
 
-    expect(() => openForResume(env.dir, 'zzzz', env.store.sessions)).toThrow(/no session matches 'zzzz'/);
+    await expect(openForResume(env.dir, 'zzzz', env.store.sessions)).rejects.toThrow(
+      /no session matches 'zzzz'/,
+    );
     // One candidate is indexed, the other only on disk: the scan still sees both.
-    env.store.sessions.upsert({
-      ...env.store.sessions.get(ids[0]!)!,
+    await env.store.sessions.upsert({
+      ...(await env.store.sessions.get(ids[0]!))!,
       id: 'elsewhere-0000',
       file: '/gone.jsonl',
     });
-    expect(() => openForResume(env.dir, 'aaaa', undefined)).toThrow(/is ambiguous: 2 sessions match/);
-    expect(() => openForResume(env.dir, 'elsewhere', env.store.sessions)).toThrow(
+    await expect(openForResume(env.dir, 'aaaa', undefined)).rejects.toThrow(/is ambiguous: 2 sessions match/);
+    await expect(openForResume(env.dir, 'elsewhere', env.store.sessions)).rejects.toThrow(
       /transcript of session .* is gone/,
     );
   });

@@ -34,9 +34,9 @@ describe('warnings reach the onWarning sink, never process warnings', () => {
     const home = unopenableHome(p.dir);
     const paths = { ...p.load().paths, storeFile: join(home, 'tack.db') };
     const heard: TackWarning[] = [];
-    expect(openStore(paths, (w) => heard.push(w))).toBeUndefined();
+    expect(await openStore({ paths }, (w) => heard.push(w))).toBeUndefined();
     expect(heard).toEqual([{ code: 'STORE_DISABLED', message: expect.stringMatching(/^store disabled: /) }]);
-    expect(openStore(paths)).toBeUndefined();
+    expect(await openStore({ paths })).toBeUndefined();
     await new Promise((resolve) => setImmediate(resolve)); // process warnings are emitted on the next tick
     expect(processWarnings).toEqual([]);
   });

@@ -96,7 +96,7 @@ beforeAll(async () => {
       runtimes: { sqlite: { database: shopDb } },
     },
   });
-  config = resolveProjectTrust(p.load(), { trustProject: true });
+  config = await resolveProjectTrust(p.load(), { trustProject: true });
 
   // The app server's definitions are pinned as first seen; then its show_counter changes, and is held.
   const pinStore = TackStore.open(config.paths.storeFile);
@@ -266,7 +266,7 @@ describe('tack console: pages', () => {
     await page.click('button[type=submit]');
     await page.waitForSelector('[data-testid=call-denied] >> text=held back');
     await page.close();
-    const held = store.pins.list().find((r) => r.pending && r.name === 'show_counter')!;
+    const held = (await store.pins.list()).find((r) => r.pending && r.name === 'show_counter')!;
     const accepted = await fetch(`${running.origin}/api/pins/accept`, {
       method: 'POST',
       headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
@@ -366,7 +366,7 @@ describe('tack console: pages', () => {
     // The tool whose description tells the model to ignore its instructions stays held (a high scan finding).
     expect(await page.textContent('main')).toContain('markup');
     const store = TackStore.open(config.paths.storeFile);
-    const record = store.pins.list().find((r) => r.name === 'show_counter')!;
+    const record = (await store.pins.list()).find((r) => r.name === 'show_counter')!;
     store.close();
     expect(record.pending).toBeUndefined();
     expect(JSON.parse(record.definition).description).toContain('Third version.');

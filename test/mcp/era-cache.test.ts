@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eraCacheKey } from '../../src/mcp/connection.js';
 import { openDatabase } from '../../src/store/database.js';
-import { EraCache } from '../../src/store/era-cache.js';
+import { SqliteEraCache } from '../../src/store/era-cache.js';
 import { readPids } from '../helpers/processes.js';
 import { fixtureEntry, startHost, tempProject } from '../helpers/project.js';
 
@@ -35,7 +35,7 @@ describe('the era cache', () => {
     // A modern verdict that worked is dated again, so a server in daily use is never re-probed.
     const db = openDatabase(join(project.home, 'state', 'tack.db'));
     const key = eraCacheKey(project.config(servers).servers[0]!);
-    const stored = new EraCache(db).get(key);
+    const stored = await new SqliteEraCache(db).get(key);
     db.close();
     expect(stored?.prior.kind).toBe('modern');
     expect(stored!.storedAt).toBeGreaterThan(coldStoredAt);

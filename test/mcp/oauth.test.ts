@@ -294,10 +294,10 @@ async function host(w: World, oauth?: OAuthOptions): Promise<McpHost> {
   return h;
 }
 
-function storedTokens(w: World) {
+async function storedTokens(w: World) {
   const store = TackStore.open(w.project.load().paths.storeFile);
   try {
-    return store.oauth.listTokens();
+    return await store.oauth.listTokens();
   } finally {
     store.close();
   }
@@ -343,7 +343,7 @@ describe('OAuth for remote servers', () => {
     expect(text).toMatch(/^hello from [\w-]+$/);
     expect(w.seen.at(-1)).toMatch(/^Bearer at-/);
 
-    const [record, ...more] = storedTokens(w);
+    const [record, ...more] = await storedTokens(w);
     expect(more).toEqual([]);
     expect(record).toMatchObject({
       issuer: w.issuer,
@@ -394,14 +394,14 @@ describe('OAuth for remote servers', () => {
   it('refreshes an expired access token with the refresh token and saves the new tokens', async () => {
     const w = await world();
     await loggedIn(w);
-    const [old] = storedTokens(w);
+    const [old] = await storedTokens(w);
     w.as.expireAccessTokens();
 
     // A new process: the stored access token is refused, the SDK refreshes, tack saves the new pair.
     const second = await host(w);
     expect(second.servers()[0]).toMatchObject({ status: 'connected' });
     expect(w.as.counts).toMatchObject({ authorizations: 1, codeExchanges: 1, refreshes: 1 });
-    const [renewed] = storedTokens(w);
+    const [renewed] = await storedTokens(w);
     expect(renewed!.tokens.access_token).not.toBe(old!.tokens.access_token);
     expect(renewed!.tokens.refresh_token).not.toBe(old!.tokens.refresh_token); // rotated, and the new one kept
     expect(renewed!.updatedAt).toBeGreaterThanOrEqual(old!.updatedAt);
@@ -410,7 +410,7 @@ describe('OAuth for remote servers', () => {
     w.as.expireAccessTokens();
     expect(await whoami(second)).toMatch(/^hello from /);
     expect(w.as.counts).toMatchObject({ authorizations: 1, refreshes: 2 });
-    const [latest] = storedTokens(w);
+    const [latest] = await storedTokens(w);
     expect(w.seen.at(-1)).toBe(`Bearer ${latest!.tokens.access_token}`);
   });
 
@@ -432,7 +432,7 @@ describe('OAuth for remote servers', () => {
     expect(await whoami(h)).toMatch(/^hello from /);
     expect(moved.as.counts).toMatchObject({ registrations: 1, authorizations: 1, codeExchanges: 1 });
     expect(w.as.counts).toMatchObject({ registrations: 1, authorizations: 1, refreshes: 0 });
-    expect(storedTokens(w).map((record) => record.issuer)).toContain(moved.issuer);
+    expect((await storedTokens(w)).map((record) => record.issuer)).toContain(moved.issuer);
   });
 
   it('fails a non-interactive connect without tokens with an error that says to run tack auth', async () => {
@@ -449,7 +449,7 @@ describe('OAuth for remote servers', () => {
     });
     // Nothing was registered or stored on the way to that answer.
     expect(w.as.counts).toMatchObject({ registrations: 0, authorizations: 0 });
-    expect(storedTokens(w)).toEqual([]);
+    expect(await storedTokens(w)).toEqual([]);
     await expect(h.callTool('mcp__remote__whoami', { text: 'x' })).rejects.toMatchObject({
       message: expect.stringContaining('needs an OAuth login'),
       subject: { server: 'remote' },
@@ -517,13 +517,13 @@ describe('OAuth for remote servers', () => {
     expect(list.stdout).toMatch(
       /^remote\s+http:\/\/127\.0\.0\.1:\d+\/mcp\s+http:\/\/127\.0\.0\.1:\d+\/\s+valid \d+ min\s+yes/m,
     );
-    const [record] = storedTokens(w);
+    const [record] = await storedTokens(w);
     expect(list.stdout).not.toContain(record!.tokens.access_token);
     expect(list.stdout).not.toContain(record!.tokens.refresh_token);
 
     const logout = await tack(['auth', '--logout', 'remote'], { cwd: project.dir, env: project.env });
     expect(logout).toMatchObject({ code: 0, stdout: expect.stringContaining('logged out of "remote"') });
-    expect(storedTokens(w)).toEqual([]);
+    expect(await storedTokens(w)).toEqual([]);
     const after = await tack(['auth', '--list'], { cwd: project.dir, env: project.env });
     expect(after.stdout).toContain('No OAuth logins stored');
 

@@ -68,7 +68,7 @@ describe('semantic ranking through the AI SDK, against a local server speaking t
     const first = semanticRanker(settings, { cache: db.toolEmbeddings });
     await hybridSearch(ToolSearchIndex.build(TOOLS), TOOLS, ['rain'], 3, first);
     expect(endpoint.texts).toHaveLength(TOOLS.length + 1);
-    expect(db.toolEmbeddings.count(`openai:toy-embed|${endpoint.url}|`)).toBe(TOOLS.length);
+    expect(await db.toolEmbeddings.count(`openai:toy-embed|${endpoint.url}|`)).toBe(TOOLS.length);
 
     // A new process (a new ranker) with the same store: only the query is embedded.
     const second = semanticRanker(settings, { cache: db.toolEmbeddings });
@@ -82,8 +82,11 @@ describe('semantic ranking through the AI SDK, against a local server speaking t
     await hybridSearch(ToolSearchIndex.build(changed), changed, ['rain'], 3, second);
     expect(endpoint.texts.slice(TOOLS.length + 2)).toEqual([embeddingText(changed[3]!), 'rain']);
     expect(
-      db.toolEmbeddings.get(`openai:toy-embed|${endpoint.url}|`, [textDigest(embeddingText(changed[3]!))])
-        .size,
+      (
+        await db.toolEmbeddings.get(`openai:toy-embed|${endpoint.url}|`, [
+          textDigest(embeddingText(changed[3]!)),
+        ])
+      ).size,
     ).toBe(1);
   });
 

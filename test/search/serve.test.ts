@@ -226,7 +226,9 @@ describe('tool search for other hosts and on the command line', () => {
     const again = await tack(['tools', 'examples', 'export'], { cwd: to.dir, env: to.env });
     expect(again.stdout).toBe(exported.stdout);
     const target = TackStore.open(to.load().paths.storeFile);
-    expect(target.toolExamples.all().get('weather')?.get('get_forecast')).toEqual(['will it rain in Oslo']);
+    expect((await target.toolExamples.all()).get('weather')?.get('get_forecast')).toEqual([
+      'will it rain in Oslo',
+    ]);
     target.close();
 
     const broken = to.write('broken.jsonl', '{"server": "a", "tool": "b", "query": "c"}\n{"server": "a"}\n');

@@ -110,11 +110,11 @@ describe('tack scan --judge', () => {
     // The verdicts are in the store, by model and digest; the second run asks only about the one not judged.
     const store = TackStore.open(p.load().paths.storeFile);
     try {
-      expect(store.scanJudgements.get('anthropic:claude-judge', judgeDigest(DEFINITIONS[0]!))).toEqual({
+      expect(await store.scanJudgements.get('anthropic:claude-judge', judgeDigest(DEFINITIONS[0]!))).toEqual({
         verdict: 'poisoned',
         reason: 'Its name claims to be the best calculator to win the choice.',
       });
-      expect(store.scanJudgements.count('anthropic:claude-judge')).toBe(2);
+      expect(await store.scanJudgements.count('anthropic:claude-judge')).toBe(2);
     } finally {
       store.close();
     }
@@ -138,7 +138,7 @@ describe('tack scan --judge', () => {
     expect(unset.stderr).toContain('--judge needs a judge model: scan.judge.model is not set');
   });
 
-  it('a cached verdict decides a grey definition in the guard too (sessions, tack serve), without a model call', () => {
+  it('a cached verdict decides a grey definition in the guard too (sessions, tack serve), without a model call', async () => {
     const store = TackStore.open(':memory:');
     scope.defer(() => store.close());
     const review = (guard: DefinitionGuard, identity: string) =>
@@ -150,13 +150,13 @@ describe('tack scan --judge', () => {
     const model = 'anthropic:claude-judge';
     // Flagged (warn) but not held: nothing has judged it.
     const plain = new DefinitionGuard(store.pins, guardOptions({ scan: { judge: { model } } }, store));
-    expect(review(plain, 'calc stdio:a')).toEqual({ held: [], pinned: 1 });
-    store.scanJudgements.put(model, judgeDigest(DEFINITIONS[0]!), {
+    expect(await review(plain, 'calc stdio:a')).toEqual({ held: [], pinned: 1 });
+    await store.scanJudgements.put(model, judgeDigest(DEFINITIONS[0]!), {
       verdict: 'poisoned',
       reason: 'Its name claims to be the best.',
     });
     const judged = new DefinitionGuard(store.pins, guardOptions({ scan: { judge: { model } } }, store));
-    const held = review(judged, 'calc stdio:b').held;
+    const held = (await review(judged, 'calc stdio:b')).held;
     expect(held.map((h) => `${h.why} ${h.name}`)).toEqual(['flagged best_calculator']);
     expect(held[0]!.reason).toContain('llm-judge');
     // Another judge model's verdicts are not this one's.
@@ -164,7 +164,7 @@ describe('tack scan --judge', () => {
       store.pins,
       guardOptions({ scan: { judge: { model: 'openai:other' } } }, store),
     );
-    expect(review(other, 'calc stdio:c').held).toEqual([]);
+    expect((await review(other, 'calc stdio:c')).held).toEqual([]);
   });
 
   it('takes only the exact answer format as a verdict', () => {

@@ -176,7 +176,7 @@ describe('pinning: trust on first use, rug pulls held back', () => {
     expect(again.session.tools().map((t) => t.name)).toContain('mcp__rug__add');
   });
 
-  it('pins canonical JSON: key order does not matter, any field that reaches the model does', () => {
+  it('pins canonical JSON: key order does not matter, any field that reaches the model does', async () => {
     const store = TackStore.open(':memory:');
     cleanups.push(() => store.close());
     const guard = new DefinitionGuard(store.pins);
@@ -193,7 +193,7 @@ describe('pinning: trust on first use, rug pulls held back', () => {
       args: ['notes.js'],
     });
     const review = (t: typeof tool) => guard.review({ server: 'notes', identity, tools: [t] });
-    expect(review(tool)).toEqual({ held: [], pinned: 1 });
+    expect(await review(tool)).toEqual({ held: [], pinned: 1 });
     const reordered = {
       annotations: { readOnlyHint: true },
       inputSchema: { properties: { q: { type: 'string' } }, type: 'object' },
@@ -201,20 +201,25 @@ describe('pinning: trust on first use, rug pulls held back', () => {
       name: 'search',
     };
     expect(canonicalJson(toolPinDefinition(reordered))).toBe(canonicalJson(toolPinDefinition(tool)));
-    expect(review(reordered)).toEqual({ held: [], pinned: 0 });
+    expect(await review(reordered)).toEqual({ held: [], pinned: 0 });
     // A changed annotation is a change (it decides approvals on trusted servers).
-    const hint = review({ ...tool, annotations: { readOnlyHint: false } });
+    const hint = await review({ ...tool, annotations: { readOnlyHint: false } });
     expect(hint.held.map((h) => h.why)).toEqual(['changed']);
     // Going back to the pinned version releases it.
-    expect(review(tool).held).toEqual([]);
-    expect(store.pins.get(identity, 'tool', 'search')?.pending).toBeUndefined();
+    expect((await review(tool)).held).toEqual([]);
+    expect((await store.pins.get(identity, 'tool', 'search'))?.pending).toBeUndefined();
     // Changed instructions are held too, and the same server name pointed at another program is a new identity.
-    guard.review({ server: 'notes', identity, tools: [], instructions: 'Use search first.' });
-    const instructions = guard.review({ server: 'notes', identity, tools: [], instructions: 'Use search.' });
+    await guard.review({ server: 'notes', identity, tools: [], instructions: 'Use search first.' });
+    const instructions = await guard.review({
+      server: 'notes',
+      identity,
+      tools: [],
+      instructions: 'Use search.',
+    });
     expect(instructions.held.map((h) => `${h.kind} ${h.why}`)).toEqual(['instructions changed']);
-    expect(pinDiff(store.pins.get(identity, 'instructions', '')!)).toMatch(/^-Use search first\.$/m);
+    expect(pinDiff((await store.pins.get(identity, 'instructions', ''))!)).toMatch(/^-Use search first\.$/m);
     const other = serverIdentity({ name: 'notes', transport: 'stdio', command: 'node', args: ['evil.js'] });
     expect(other).not.toBe(identity);
-    expect(guard.review({ server: 'notes', identity: other, tools: [tool] }).pinned).toBe(1);
+    expect((await guard.review({ server: 'notes', identity: other, tools: [tool] })).pinned).toBe(1);
   });
 });

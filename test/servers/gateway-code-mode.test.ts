@@ -92,7 +92,7 @@ return { first: people[0].split(' <')[0], sum: Number(sum) };`,
         [1, 'contacts__list_contacts done'],
         [2, 'rug__add done'],
       ]);
-    const rows = gateway.host.store!.audit.recent(10);
+    const rows = await gateway.host.store!.audit.recent(10);
     expect(rows.map((r) => [r.server, r.tool, r.outcome, r.client])).toEqual(
       expect.arrayContaining([
         ['contacts', 'list_contacts', 'ok', 'scripter@1.0.0 (http, modern)'],
@@ -109,7 +109,7 @@ catch (e) { return 'refused: ' + e.message; }`,
     });
     expect(denied.isError, text(denied)).toBeFalsy();
     expect(text(denied)).toMatch(/refused: .*web__fetch_page is denied by the rule "mcp__web__fetch_page"/);
-    const [row] = gateway.host.store!.audit.recent(1);
+    const [row] = await gateway.host.store!.audit.recent(1);
     expect(row).toMatchObject({ server: 'web', tool: 'fetch_page', outcome: 'denied' });
     // A client's direct call is refused the same way.
     const direct = await client.callTool({
@@ -183,7 +183,7 @@ catch (e) { return 'refused: ' + e.message; }`,
     );
     // The upstream call kept waiting for answers is cancelled now, not at the 10-minute answer timeout.
     await expect
-      .poll(() => gateway.host.store!.audit.recent(1)[0], { timeout: 10_000 })
+      .poll(async () => (await gateway.host.store!.audit.recent(1))[0], { timeout: 10_000 })
       .toMatchObject({
         server: 'legacy',
         tool: 'ask_name',
@@ -212,7 +212,7 @@ catch (e) { return 'refused: ' + e.message; }`,
     await expect(call).rejects.toThrow();
     // The script's call upstream was cancelled with it, not left to run its 30 s: the audit log says so.
     await expect
-      .poll(() => gateway.host.store!.audit.recent(1)[0], { timeout: 10_000 })
+      .poll(async () => (await gateway.host.store!.audit.recent(1))[0], { timeout: 10_000 })
       .toMatchObject({ server: 'everything', tool: 'trigger-long-running-operation', outcome: 'cancelled' });
     expect(Date.now() - started).toBeLessThan(25_000);
   });

@@ -199,9 +199,10 @@ describe('tack serve (gateway)', () => {
       );
       setTimeout(() => controller.abort(), 200);
       await expect(pending).rejects.toThrow();
-      const recorded = () => gateway.host.store?.audit.recent(20).find((e) => e.argsSha256 === digest(args));
-      await expect.poll(() => recorded()?.outcome, { timeout: 5000 }).toBe('cancelled');
-      expect(recorded()?.client).toBe(`test-${era}@1.0.0 (http, ${era})`);
+      const recorded = async () =>
+        (await gateway.host.store?.audit.recent(20))?.find((e) => e.argsSha256 === digest(args));
+      await expect.poll(async () => (await recorded())?.outcome, { timeout: 5000 }).toBe('cancelled');
+      expect((await recorded())?.client).toBe(`test-${era}@1.0.0 (http, ${era})`);
     } finally {
       await client.close();
     }
@@ -284,7 +285,7 @@ describe('tack serve (gateway)', () => {
     const client = await overHttp('modern');
     try {
       await client.callTool({ name: 'modern__echo', arguments: { text: 'audited' } });
-      const [entry] = gateway.host.store!.audit.recent(1);
+      const [entry] = await gateway.host.store!.audit.recent(1);
       expect(entry).toMatchObject({
         client: 'test-modern@1.0.0 (http, modern)',
         server: 'modern',
@@ -492,8 +493,8 @@ describe('tack serve: questions from 2025-era upstreams', () => {
 
   const connect = (era: Era, answerDelayMs = 0) =>
     downstream(era, new StreamableHTTPClientTransport(new URL(gateway.url!)), answerDelayMs);
-  const audited = (args: Record<string, unknown>) =>
-    gateway.host.store?.audit.recent(50).find((e) => e.argsSha256 === digest(args));
+  const audited = async (args: Record<string, unknown>) =>
+    (await gateway.host.store?.audit.recent(50))?.find((e) => e.argsSha256 === digest(args));
 
   /** A 2026-07-28 client that takes the question and goes away (for now). */
   async function park(client: Client, args: Record<string, unknown>) {
@@ -554,7 +555,7 @@ describe('tack serve: questions from 2025-era upstreams', () => {
     try {
       const args = { giveUpAfterMs: 50_001 };
       const answer = await park(client, args);
-      await expect.poll(() => audited(args)?.outcome, { timeout: 6000 }).toBe('cancelled');
+      await expect.poll(async () => (await audited(args))?.outcome, { timeout: 6000 }).toBe('cancelled');
       await expect(answer('Late')).rejects.toThrow(/unknown or expired \(a call waits 2000 ms/);
     } finally {
       await client.close();
@@ -566,7 +567,7 @@ describe('tack serve: questions from 2025-era upstreams', () => {
     try {
       const args = { giveUpAfterMs: 300 };
       const answer = await park(client, args);
-      await expect.poll(() => audited(args)?.outcome, { timeout: 5000 }).toBe('ok');
+      await expect.poll(async () => (await audited(args))?.outcome, { timeout: 5000 }).toBe('ok');
       expect(text(await answer('Late'))).toBe('No name (gave up).');
     } finally {
       await client.close();

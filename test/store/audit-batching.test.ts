@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type AuditEntry, AuditLog } from '../../src/store/audit.js';
+import { type AuditEntry, SqliteAuditLog } from '../../src/store/audit.js';
 import { openDatabase } from '../../src/store/database.js';
 import { TackStore } from '../../src/store/store.js';
 import { tempProject } from '../helpers/project.js';
@@ -31,8 +31,8 @@ describe('audit rows written in batches', () => {
     const file = join(project.dir, 'audit.db');
     const db = openDatabase(file);
     try {
-      const log = new AuditLog(db, { flushIntervalMs: 50 });
-      for (let i = 0; i < 10; i++) log.record(entry(i));
+      const log = new SqliteAuditLog(db, { flushIntervalMs: 50 });
+      for (let i = 0; i < 10; i++) log.recordSync(entry(i));
       expect(rowsIn(file)).toBe(0);
       await expect.poll(() => rowsIn(file), { timeout: 2000 }).toBe(10);
     } finally {
@@ -44,26 +44,26 @@ describe('audit rows written in batches', () => {
     using project = tempProject();
     const file = join(project.dir, 'tack.db');
     const store = TackStore.open(file);
-    const log = new AuditLog(store.db, { flushIntervalMs: 60_000, maxBatch: 4 });
-    for (let i = 0; i < 5; i++) log.record(entry(i));
+    const log = new SqliteAuditLog(store.db, { flushIntervalMs: 60_000, maxBatch: 4 });
+    for (let i = 0; i < 5; i++) log.recordSync(entry(i));
     expect(rowsIn(file)).toBe(4);
-    expect(log.recent(10)).toHaveLength(5);
-    for (let i = 5; i < 8; i++) store.audit.record(entry(i));
+    expect(log.recentSync(10)).toHaveLength(5);
+    for (let i = 5; i < 8; i++) store.audit.recordSync(entry(i));
     expect(rowsIn(file)).toBe(5);
-    store.close();
+    store.closeSync();
     expect(rowsIn(file)).toBe(8);
   });
 
   it('keeps the rows a failed write could not take, for the next flush', () => {
     const store = TackStore.open(':memory:');
     try {
-      const log = new AuditLog(store.db, { flushIntervalMs: 60_000 });
-      log.record(entry(1));
+      const log = new SqliteAuditLog(store.db, { flushIntervalMs: 60_000 });
+      log.recordSync(entry(1));
       store.db.exec('ALTER TABLE audit RENAME TO audit_away');
-      expect(() => log.flush()).toThrow();
+      expect(() => log.flushSync()).toThrow();
       store.db.exec('ALTER TABLE audit_away RENAME TO audit');
-      log.record(entry(2));
-      expect(log.recent(10).map((e) => e.argsSha256)).toEqual([entry(2).argsSha256, entry(1).argsSha256]);
+      log.recordSync(entry(2));
+      expect(log.recentSync(10).map((e) => e.argsSha256)).toEqual([entry(2).argsSha256, entry(1).argsSha256]);
     } finally {
       store.close();
     }

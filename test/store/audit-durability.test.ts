@@ -61,7 +61,7 @@ describe('audit log durability', () => {
       const store = TackStore.open(join(project.home, 'state', 'tack.db'));
       let logged: Set<string>;
       try {
-        logged = new Set(store.audit.recent(100_000).map((entry) => entry.argsSha256));
+        logged = new Set(store.audit.recentSync(100_000).map((entry) => entry.argsSha256));
       } finally {
         store.close();
       }

@@ -5,7 +5,7 @@ import { MASK } from '../../src/util/secrets.js';
 import { fixtureEntry, tempProject } from '../helpers/project.js';
 
 describe('the audit log', () => {
-  it('stores error details with the servers’ configured secrets and key shapes masked', () => {
+  it('stores error details with the servers’ configured secrets and key shapes masked', async () => {
     using project = tempProject();
     const store = TackStore.open(':memory:');
     try {
@@ -20,7 +20,7 @@ describe('the audit log', () => {
       // The host registers its servers' secrets with the store it uses; nothing is started.
       new McpHost({ config, store, logDir: false });
       const key = `ghp_${'k3Y'.repeat(12)}`;
-      store.audit.record({
+      await store.audit.record({
         at: new Date().toISOString(),
         client: 'test',
         server: 'api',
@@ -30,7 +30,7 @@ describe('the audit log', () => {
         outcome: 'failed',
         detail: `401: token hdr-T0ken-77aa rejected; pw-for-the-db is wrong; ${key} revoked`,
       });
-      const [entry] = store.audit.recent(1);
+      const [entry] = await store.audit.recent(1);
       expect(entry!.detail).toBe(`401: token ${MASK} rejected; ${MASK} is wrong; ghp_${MASK} revoked`);
     } finally {
       store.close();

@@ -251,7 +251,7 @@ describe('tack chat, full screen, against a real session', () => {
     const second = await chat(p, [{ text: 'Three.' }], {});
     second.key(UP);
     await second.waitFor(/│ › second question/);
-    expect(second.agent.store?.inputHistory.list(p.dir)).toEqual(['first question', 'second question']);
+    expect(await second.agent.store?.inputHistory.list(p.dir)).toEqual(['first question', 'second question']);
   });
 
   it('Esc interrupts the step in flight; /help lists the commands; /exit leaves', async () => {

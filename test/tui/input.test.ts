@@ -42,21 +42,21 @@ describe('the input editor', () => {
 });
 
 describe('input history in the store', () => {
-  it('keeps each project’s messages apart, once per repeat, newest last, bounded', () => {
+  it('keeps each project’s messages apart, once per repeat, newest last, bounded', async () => {
     const store = TackStore.open(':memory:');
     scope.defer(() => store.close());
     const history: InputHistory = store.inputHistory;
-    history.add('/a', 'one');
-    history.add('/a', 'one');
-    history.add('/b', 'elsewhere');
-    history.add('/a', 'two');
-    history.add('/a', '   ');
-    expect(history.list('/a')).toEqual(['one', 'two']);
-    expect(history.list('/b')).toEqual(['elsewhere']);
-    history.add('/a', 'y'.repeat(MAX_HISTORY_ENTRY_CHARS + 5));
-    expect(history.list('/a').at(-1)!.length).toBe(MAX_HISTORY_ENTRY_CHARS);
-    for (let i = 0; i < MAX_HISTORY_ENTRIES + 20; i++) history.add('/c', `m${i}`);
-    const kept = history.list('/c');
+    await history.add('/a', 'one');
+    await history.add('/a', 'one');
+    await history.add('/b', 'elsewhere');
+    await history.add('/a', 'two');
+    await history.add('/a', '   ');
+    expect(await history.list('/a')).toEqual(['one', 'two']);
+    expect(await history.list('/b')).toEqual(['elsewhere']);
+    await history.add('/a', 'y'.repeat(MAX_HISTORY_ENTRY_CHARS + 5));
+    expect((await history.list('/a')).at(-1)!.length).toBe(MAX_HISTORY_ENTRY_CHARS);
+    for (let i = 0; i < MAX_HISTORY_ENTRIES + 20; i++) await history.add('/c', `m${i}`);
+    const kept = await history.list('/c');
     expect(kept.length).toBe(MAX_HISTORY_ENTRIES);
     expect(kept.at(-1)).toBe(`m${MAX_HISTORY_ENTRIES + 19}`);
     expect(kept[0]).toBe('m20');

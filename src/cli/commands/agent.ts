@@ -246,7 +246,7 @@ async function open(
     config?: TackConfig;
   } = {},
 ): Promise<RunningAgent> {
-  const config = extra.config ?? loadCliConfig(options);
+  const config = extra.config ?? (await loadCliConfig(options));
   const interactive = process.stdin.isTTY === true && !extra.json;
   const frontend = extra.frontend;
   const limits: Partial<Limits> = {
@@ -373,7 +373,7 @@ async function fullScreenChat(options: AgentCliOptions): Promise<number> {
   const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '';
   if (noColor) process.env.FORCE_COLOR = '0';
   const { createChatTui, runChatTui } = await import('../../entries/tui.js');
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const tui = createChatTui();
   const agent = await open(options, { frontend: tui, config });
   try {
@@ -447,7 +447,7 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
 
 /** `tack context`: what the next turn would send, part by part, with token counts. */
 export async function contextCommand(options: AgentCliOptions): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const model = options.model ?? config.agent.model;
   // The context does not depend on the model and none is called: no key is needed to show it.
   const agent = await startAgent({
@@ -552,7 +552,7 @@ export async function evalCommand(file: string, options: AgentCliOptions): Promi
         });
       }
     });
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const outDir = join(config.paths.stateDir, 'evals');
   mkdirSync(outDir, { recursive: true });
   const out = join(outDir, `${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);

@@ -1,7 +1,6 @@
-import { resolvePaths } from '../../config/paths.js';
-import { TackStore } from '../../store/store.js';
+import { openConfiguredStore } from '../../store/open.js';
 import { printListing, table } from '../output.js';
-import type { GlobalOptions } from '../with-host.js';
+import { cliStoreLocation, type GlobalOptions } from '../with-host.js';
 
 export interface AuditOptions extends GlobalOptions {
   limit?: string;
@@ -10,9 +9,10 @@ export interface AuditOptions extends GlobalOptions {
 /** `tack audit [--limit N]`: the newest calls the gateway served, from the store. */
 export async function auditCommand(options: AuditOptions): Promise<number> {
   const limit = Math.max(1, Number(options.limit ?? 20) || 20);
-  const store = TackStore.open(resolvePaths().storeFile);
+  // The configured store: with `store.url`, the log every instance behind the load balancer writes.
+  const store = await openConfiguredStore(cliStoreLocation(options));
   try {
-    const entries = store.audit.recent(limit);
+    const entries = await store.audit.recent(limit);
     return printListing(
       options,
       entries,
@@ -32,6 +32,6 @@ export async function auditCommand(options: AuditOptions): Promise<number> {
         ),
     );
   } finally {
-    store.close();
+    await store.close();
   }
 }

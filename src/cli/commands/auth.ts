@@ -4,8 +4,7 @@ import { TackError } from '../../errors.js';
 import { McpHost, unknownServer } from '../../mcp/host.js';
 import { type OAuthLoginRequest, oauthResource } from '../../mcp/oauth.js';
 import type { OAuthTokenRecord } from '../../store/oauth-credentials.js';
-import { openStore } from '../../store/open.js';
-import { TackStore } from '../../store/store.js';
+import { openConfiguredStore, openStore } from '../../store/open.js';
 import { print, printListing, table, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
@@ -31,7 +30,7 @@ export async function authCommand(server: string | undefined, options: AuthOptio
  * ignores stored tokens so a stale or unwanted grant is replaced (only once the new one arrives).
  */
 export async function authLoginCommand(name: string, options: AuthOptions): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const server = remoteServer(config, name);
   const host = new McpHost({
     config: { ...config, servers: [server] },
@@ -40,7 +39,7 @@ export async function authLoginCommand(name: string, options: AuthOptions): Prom
       forceLogin: true,
       onAuthorizationUrl: (request) => showLogin(request, options.open !== false),
     },
-    store: openStore(config.paths, (warning) => warn(warning.message)),
+    store: await openStore(config, (warning) => warn(warning.message)),
   });
   // Ctrl-C while the browser is out: closing the host cancels the wait and frees the loopback port.
   const interrupt = () => void host.close();
@@ -62,7 +61,7 @@ export async function authLoginCommand(name: string, options: AuthOptions): Prom
         })
       );
     }
-    const saved = host.store.oauth.getTokens(oauthResource(server.url));
+    const saved = await host.store.oauth.getTokens(oauthResource(server.url));
     if (!saved || saved.updatedAt < started) {
       print(`server "${name}" connected without asking for a login; nothing was stored`);
       return 0;
@@ -78,26 +77,30 @@ export async function authLoginCommand(name: string, options: AuthOptions): Prom
   } finally {
     process.off('SIGINT', interrupt);
     await host.close();
-    host.store?.close();
+    await host.store?.close();
   }
 }
 
 /** Forgets the server's tokens and its client registration; the next connect needs `tack auth` again. */
 export async function authLogoutCommand(name: string, options: GlobalOptions): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const entry = config.servers.find((server) => server.name === name);
-  const store = TackStore.open(config.paths.storeFile);
+  const store = await openConfiguredStore(config);
   try {
     // A server no longer in the configuration can still be logged out of, by the name it was stored under.
     const resources =
       entry && entry.transport !== 'stdio'
         ? [oauthResource(entry.url)]
-        : [...new Set(store.oauth.listTokens().flatMap((r) => (r.server === name ? [r.resource] : [])))];
+        : [
+            ...new Set(
+              (await store.oauth.listTokens()).flatMap((r) => (r.server === name ? [r.resource] : [])),
+            ),
+          ];
     if (!entry && resources.length === 0) throw unknownServer(name, names(config));
     let removed = 0;
     for (const resource of resources) {
-      removed += store.oauth.deleteTokens(resource);
-      store.oauth.deleteClients(resource);
+      removed += await store.oauth.deleteTokens(resource);
+      await store.oauth.deleteClients(resource);
     }
     print(
       removed > 0
@@ -106,17 +109,17 @@ export async function authLogoutCommand(name: string, options: GlobalOptions): P
     );
     return 0;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
 /** The stored token sets, without the tokens themselves. */
 export async function authListCommand(options: GlobalOptions): Promise<number> {
-  const config = loadCliConfig(options);
-  const store = TackStore.open(config.paths.storeFile);
+  const config = await loadCliConfig(options);
+  const store = await openConfiguredStore(config);
   try {
     const now = Date.now();
-    const rows = store.oauth.listTokens().map((record) => describe(record, config, now));
+    const rows = (await store.oauth.listTokens()).map((record) => describe(record, config, now));
     return printListing(options, rows, 'No OAuth logins stored. Log in with `tack auth <server>`.', () =>
       table(
         ['SERVER', 'RESOURCE', 'ISSUER', 'ACCESS TOKEN', 'REFRESH', 'SAVED'],
@@ -137,7 +140,7 @@ export async function authListCommand(options: GlobalOptions): Promise<number> {
       ),
     );
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -21,7 +21,7 @@ export async function callCommand(
     const entry = host.catalog.getTool(tool);
     // An unknown name falls through to callTool, which says so with the nearest names.
     if (entry)
-      guardDefinition(
+      await guardDefinition(
         host,
         config,
         { server: entry.server, kind: 'tool', name: entry.definition.name },

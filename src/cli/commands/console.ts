@@ -17,7 +17,7 @@ export async function consoleCommand(options: ConsoleCommandOptions): Promise<nu
     throw new TackError('USAGE', `--port expects a port number, got ${JSON.stringify(options.port)}`, {
       hint: 'For example --port 7777 (0 picks a free port).',
     });
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const running = await startConsole({ config, port, onWarning: (warning) => warn(warning.message) });
   process.stdout.write(`tack console: ${running.url}\n`);
   process.stderr.write(

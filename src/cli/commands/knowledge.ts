@@ -50,9 +50,12 @@ export function parseBundleArg(arg: string): { path: string; name?: string } {
 }
 
 /** The bundles named on the command line, else the configured ones; none at all is a usage error. */
-export function bundleRoots(options: KnowledgeOptions, config?: TackConfig): KnowledgeConfig['bundles'] {
+export async function bundleRoots(
+  options: KnowledgeOptions,
+  config?: TackConfig,
+): Promise<KnowledgeConfig['bundles']> {
   if (options.bundles && options.bundles.length > 0) return options.bundles.map(parseBundleArg);
-  const configured = (config ?? loadCliConfig(options)).knowledge.bundles;
+  const configured = (config ?? (await loadCliConfig(options))).knowledge.bundles;
   if (configured.length === 0)
     throw new TackError('USAGE', 'no knowledge bundle given', {
       hint: 'Name a bundle folder, or list bundles in tack.json: { "knowledge": { "bundles": ["./kb"] } }.',
@@ -74,7 +77,7 @@ export function knowledgeLoadOptions(config?: TackConfig): LoadOptions {
 
 async function loadBundles(options: KnowledgeOptions): Promise<KnowledgeBundle[]> {
   const load = knowledgeLoadOptions();
-  return Promise.all(bundleRoots(options).map((ref) => loadBundleRef(ref, load)));
+  return Promise.all((await bundleRoots(options)).map((ref) => loadBundleRef(ref, load)));
 }
 
 /** `tack knowledge lint [bundle...]`: conformance errors (exit 1) and warnings, per bundle. */
@@ -260,10 +263,10 @@ export interface KnowledgeRunOptions extends KnowledgeOptions {
  * the attested value; exit 1 when the run is refused (its value is not printed).
  */
 export async function knowledgeRunCommand(id: string, options: KnowledgeRunOptions): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const load = knowledgeLoadOptions(config);
   const base = new KnowledgeBase(
-    await Promise.all(bundleRoots(options, config).map((ref) => loadBundleRef(ref, load))),
+    await Promise.all((await bundleRoots(options, config)).map((ref) => loadBundleRef(ref, load))),
   );
   const { concept } = base.resolve(id);
   const declared = new Map(concept.computation?.parameters.map((p) => [p.name, parameterType(p)]) ?? []);

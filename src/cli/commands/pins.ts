@@ -2,8 +2,10 @@ import type { TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
 import { hostDefinitions, serverIdentity } from '../../mcp/definitions.js';
 import { acceptPins, DefinitionGuard, guardOptions, pinDiff, scanPinnedText } from '../../security/pins.js';
+import { openConfiguredStore } from '../../store/open.js';
 import type { PinRecord } from '../../store/pins.js';
-import { TackStore } from '../../store/store.js';
+import type { TackStore } from '../../store/store.js';
+import { pushAll } from '../../util/arrays.js';
 import { describeFinding } from '../findings.js';
 import { print, printJson, table } from '../output.js';
 import { type GlobalOptions, loadCliConfig, withHost } from '../with-host.js';
@@ -25,10 +27,12 @@ export async function pinsListCommand(server: string | undefined, options: PinsO
   if (options.check)
     await withHost(options, server ? [server] : undefined, async (host, _signal, config) => {
       if (!host.store) throw noStore();
-      new DefinitionGuard(host.store.pins, guardOptions(config, host.store)).reviewAll(hostDefinitions(host));
+      await new DefinitionGuard(host.store.pins, guardOptions(config, host.store)).reviewAll(
+        hostDefinitions(host),
+      );
     });
-  return withStore(options, (store, config) => {
-    const records = select(store, config, server);
+  return withStore(options, async (store, config) => {
+    const records = await select(store, config, server);
     const rows = records.map((r) => ({
       server: serverOf(r.identity, config),
       kind: r.kind,
@@ -74,8 +78,8 @@ export async function pinsDiffCommand(
   name: string | undefined,
   options: GlobalOptions,
 ): Promise<number> {
-  return withStore(options, (store, config) => {
-    const held = select(store, config, server).filter(
+  return withStore(options, async (store, config) => {
+    const held = (await select(store, config, server)).filter(
       (r) => r.pending && (name === undefined || r.name === name),
     );
     // What the scan finds in the waiting version, each finding explained: the reviewer reads why, not only what.
@@ -115,14 +119,17 @@ export async function pinsAcceptCommand(
   name: string | undefined,
   options: GlobalOptions & { kind?: string; sha?: string },
 ): Promise<number> {
-  return withStore(options, (store, config) => {
-    const identities = [...new Set(select(store, config, server).map((r) => r.identity))];
+  return withStore(options, async (store, config) => {
+    const identities = [...new Set((await select(store, config, server)).map((r) => r.identity))];
     // Skills are pinned per folder: two held skills of one name (two projects) need the version named.
-    const ambiguous = identities.filter((identity) =>
-      store.pins
-        .list(identity)
-        .some((r) => r.pending && r.kind === 'skill' && (name === undefined || r.name === name)),
-    );
+    const ambiguous: string[] = [];
+    for (const identity of identities)
+      if (
+        (await store.pins.list(identity)).some(
+          (r) => r.pending && r.kind === 'skill' && (name === undefined || r.name === name),
+        )
+      )
+        ambiguous.push(identity);
     if (ambiguous.length > 1 && !options.sha)
       throw new TackError(
         'USAGE',
@@ -131,9 +138,9 @@ export async function pinsAcceptCommand(
           hint: 'Accept one with --sha <prefix> (`tack pins diff skill` shows each with its sha256).',
         },
       );
-    const accepted = identities.flatMap((identity) =>
-      acceptPins(store.pins, identity, options.kind, name, options.sha),
-    );
+    const accepted: PinRecord[] = [];
+    for (const identity of identities)
+      pushAll(accepted, await acceptPins(store.pins, identity, options.kind, name, options.sha));
     if (accepted.length === 0)
       throw new TackError(
         'USAGE',
@@ -155,13 +162,16 @@ export async function pinsAcceptCommand(
   });
 }
 
-function withStore<T>(options: GlobalOptions, fn: (store: TackStore, config: TackConfig) => T): T {
-  const config = loadCliConfig(options);
-  const store = TackStore.open(config.paths.storeFile);
+async function withStore<T>(
+  options: GlobalOptions,
+  fn: (store: TackStore, config: TackConfig) => Promise<T>,
+): Promise<T> {
+  const config = await loadCliConfig(options);
+  const store = await openConfiguredStore(config);
   try {
-    return fn(store, config);
+    return await fn(store, config);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -169,8 +179,12 @@ function withStore<T>(options: GlobalOptions, fn: (store: TackStore, config: Tac
  * A configured server's records are those of its identity now; a server no longer configured (or pointed
  * elsewhere since) is still found by name, so old pins can be listed and accepted.
  */
-function select(store: TackStore, config: TackConfig, server: string | undefined): PinRecord[] {
-  const all = store.pins.list();
+async function select(
+  store: TackStore,
+  config: TackConfig,
+  server: string | undefined,
+): Promise<PinRecord[]> {
+  const all = await store.pins.list();
   if (server === undefined) return all;
   const entry = config.servers.find((s) => s.name === server);
   const identity = entry ? serverIdentity(entry) : undefined;

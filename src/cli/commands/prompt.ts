@@ -25,7 +25,7 @@ export async function promptCommand(
     stringArgs[key] = value;
   }
   return withHost(options, [server], async (host, signal, config) => {
-    guardDefinition(host, config, { server, kind: 'prompt', name }, options.allowChanged === true);
+    await guardDefinition(host, config, { server, kind: 'prompt', name }, options.allowChanged === true);
     const result = await host.getPrompt(server, name, argsJson ? stringArgs : undefined, { signal });
     if (options.json) {
       printJson(result);

@@ -10,7 +10,7 @@ export async function readCommand(
     // A URI no resource or template lists has no definition to check (a server may serve unlisted URIs).
     const listing = host.resourceListingFor(uri, options.server);
     if (listing)
-      guardDefinition(
+      await guardDefinition(
         host,
         config,
         { server: listing.server, kind: 'resource', name: listing.key },

@@ -22,7 +22,7 @@ export async function sandboxCheckCommand(
   server: string | undefined,
   options: GlobalOptions & { skillScripts?: boolean },
 ): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const targets: Target[] = [];
   const unsandboxed: string[] = [];
   if (server !== undefined) {

@@ -122,7 +122,7 @@ async function scanFile(
 ): Promise<{ reports: Report[]; environments: ServerEnvironment[] }> {
   const file = loadDefinitionsFile(options.tools!);
   // The file alone needs no configuration, but the judge and the limits come from it when there is one.
-  const config = options.judge || options.config ? loadCliConfig(options) : undefined;
+  const config = options.judge || options.config ? await loadCliConfig(options) : undefined;
   const scanBytes = config?.limits.scanBytes;
   const scans = scanCatalog(file.definitions, { scanBytes });
   const judged = options.judge ? await judge(config!, file.definitions, scans) : scans;
@@ -205,7 +205,7 @@ async function judge(
   if (grey > limit) warn(`scan judge: ${grey} definitions are in doubt; judging the first ${limit}`);
   const opened = hostStore
     ? undefined
-    : openStore(config.paths, (w) => warn(`scan judge: verdicts are not cached: ${w.message}`));
+    : await openStore(config, (w) => warn(`scan judge: verdicts are not cached: ${w.message}`));
   const store = hostStore ?? opened;
   try {
     let taken = 0;
@@ -231,7 +231,7 @@ async function judge(
       return { ...judged, judge: verdict };
     });
   } finally {
-    opened?.close();
+    await opened?.close();
   }
 }
 

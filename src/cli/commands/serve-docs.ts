@@ -10,7 +10,7 @@ export interface ServeDocsOptions extends GlobalOptions {
 
 /** `tack serve-docs <folder> [--http [host:]port] [--no-watch]` */
 export async function serveDocsCommand(folder: string, options: ServeDocsOptions): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const server = await startDocsServer({
     folder,
     http: options.http === undefined ? undefined : parseListen(options.http),

@@ -15,8 +15,8 @@ export interface ServeKnowledgeOptions extends KnowledgeOptions {
 
 /** `tack serve-knowledge [bundle...] [--http [host:]port]`: knowledge bundles over MCP. */
 export async function serveKnowledgeCommand(options: ServeKnowledgeOptions): Promise<number> {
-  const config = loadCliConfig(options);
-  const base = await KnowledgeBase.load(bundleRoots(options, config), knowledgeLoadOptions(config));
+  const config = await loadCliConfig(options);
+  const base = await KnowledgeBase.load(await bundleRoots(options, config), knowledgeLoadOptions(config));
   for (const bundle of base.bundles) {
     for (const issue of bundle.issues.filter((i) => i.severity === 'error'))
       warn(`${formatKnowledgeIssue(issue, bundle.name)} (left out)`);

@@ -11,7 +11,7 @@ export interface ServeSkillsOptions extends GlobalOptions {
 
 /** `tack serve-skills [--http [host:]port] [--trust-project]`: every skill tack finds, over MCP. */
 export async function serveSkillsCommand(options: ServeSkillsOptions): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const library = await loadSkills({ config, trustProject: options.trustProject });
   for (const warning of library.warnings) warn(warning);
   const server = await startSkillsServer({

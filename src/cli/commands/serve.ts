@@ -4,6 +4,9 @@ import { warn } from '../output.js';
 import { parseListen, untilStopped } from '../serving.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
+/** How long requests in flight may take to finish after SIGTERM (serve.drainTimeoutMs). */
+const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
 export interface ServeOptions extends GlobalOptions {
   http?: string;
   /** Also the project's skills (.agents/skills, .claude/skills). */
@@ -12,7 +15,7 @@ export interface ServeOptions extends GlobalOptions {
 
 /** `tack serve [--http [host:]port]`: every configured server behind one MCP endpoint. */
 export async function serveCommand(options: ServeOptions): Promise<number> {
-  const config = loadCliConfig(options);
+  const config = await loadCliConfig(options);
   const skills = await loadSkills({ config, trustProject: options.trustProject });
   for (const warning of skills.warnings) warn(warning);
   const gateway = await startGateway({
@@ -34,6 +37,16 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   // However the process ends short of a SIGKILL, the audit rows still waiting are written (store/audit.ts).
   process.once('exit', () => flushAudit(gateway.host));
   await untilStopped(Boolean(gateway.url));
-  await gateway.close();
+  if (!gateway.url) {
+    await gateway.close();
+    return 0;
+  }
+  // SIGTERM from an orchestrator or a rolling restart: /readyz says no, requests in flight finish, then exit.
+  const timeoutMs = config.serve.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  process.stderr.write(`tack serve: draining (up to ${timeoutMs} ms for requests in flight)\n`);
+  const { finished, cut } = await gateway.drain(timeoutMs);
+  process.stderr.write(
+    `tack serve: stopped; ${finished} request${finished === 1 ? '' : 's'} finished while draining${cut ? `, ${cut} cut off at the timeout` : ''}\n`,
+  );
   return 0;
 }

@@ -38,7 +38,7 @@ async function withLibrary<T>(
   };
   return options.servers
     ? withHost(options, undefined, (host, _signal, config) => run(config, host))
-    : run(loadCliConfig(options));
+    : run(await loadCliConfig(options));
 }
 
 /** Tier 1 at the budget the options give (--budget, or 1 % of --context-window). */
@@ -168,7 +168,7 @@ export async function skillsValidateCommand(
   if (targets.length === 0) {
     // Every skill discovery finds, also those the library leaves out for a missing name or description:
     // those are the ones to explain.
-    const config = loadCliConfig(options);
+    const config = await loadCliConfig(options);
     const discovery = await discoverSkills({
       trustProject: options.trustProject === true || projectSkillsTrusted(config),
       configFolders: config.skillFolders,

@@ -9,7 +9,8 @@ import {
   type ToolExplanation,
   ToolSearchIndex,
 } from '../../search/tool-index.js';
-import { TackStore } from '../../store/store.js';
+import { openConfiguredStore } from '../../store/open.js';
+import type { TackStore } from '../../store/store.js';
 import type { ToolExample } from '../../store/tool-examples.js';
 import { print, printJson, table, truncate, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig, type ServerOptions, withHost } from '../with-host.js';
@@ -79,13 +80,12 @@ export function explainLines(explain: ToolExplanation | undefined): string[] {
   return lines;
 }
 
-function withStore<T>(options: GlobalOptions, fn: (store: TackStore) => T): T {
-  const config = loadCliConfig(options);
-  const store = TackStore.open(config.paths.storeFile);
+async function withStore<T>(options: GlobalOptions, fn: (store: TackStore) => Promise<T>): Promise<T> {
+  const store = await openConfiguredStore(await loadCliConfig(options));
   try {
-    return fn(store);
+    return await fn(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -93,9 +93,12 @@ function withStore<T>(options: GlobalOptions, fn: (store: TackStore) => T): T {
  * `tack tools examples export [file]`: the learned examples (requests after which a tool was used) as JSONL, one
  * `{"server", "tool", "query", "at"}` per line, to stdout without a file; shareable with a team.
  */
-export function toolsExamplesExportCommand(file: string | undefined, options: GlobalOptions): number {
-  return withStore(options, (store) => {
-    const rows = store.toolExamples.rows();
+export function toolsExamplesExportCommand(
+  file: string | undefined,
+  options: GlobalOptions,
+): Promise<number> {
+  return withStore(options, async (store) => {
+    const rows = await store.toolExamples.rows();
     const text = rows.map((r) => `${JSON.stringify(r)}\n`).join('');
     if (file === undefined || file === '-') process.stdout.write(text);
     else {
@@ -111,7 +114,7 @@ export function toolsExamplesExportCommand(file: string | undefined, options: Gl
  * `tack tools examples import <file>`: examples from a JSONL export (`-`: stdin) kept as if recorded at their
  * time; every line is checked before any is kept, and a bad one is named by its line number.
  */
-export function toolsExamplesImportCommand(file: string, options: GlobalOptions): number {
+export function toolsExamplesImportCommand(file: string, options: GlobalOptions): Promise<number> {
   let text: string;
   try {
     text = readFileSync(file === '-' ? 0 : file, 'utf8');
@@ -146,8 +149,8 @@ export function toolsExamplesImportCommand(file: string, options: GlobalOptions)
       at: new Date(at).toISOString(),
     });
   });
-  return withStore(options, (store) => {
-    const count = store.toolExamples.import(examples);
+  return withStore(options, async (store) => {
+    const count = await store.toolExamples.import(examples);
     if (options.json) printJson({ imported: count });
     else print(`${count} examples imported`);
     return 0;

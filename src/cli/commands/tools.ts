@@ -79,7 +79,7 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
 export async function toolsSecurityCommand(options: ServerOptions): Promise<number> {
   return withHost(options, options.server ? [options.server] : undefined, async (host, _signal, config) => {
     const guard = host.store && new DefinitionGuard(host.store.pins, guardOptions(config, host.store));
-    const held = guard ? guard.reviewAll(hostDefinitions(host)).held : [];
+    const held = guard ? (await guard.reviewAll(hostDefinitions(host))).held : [];
     const settings = withSandboxFacts(new Map(config.servers.map((s) => [s.name, s])), host);
     // The poisoning scan of every tool as `tack scan` sees it (the catalog checks included), explained.
     const scans = scanCatalog(

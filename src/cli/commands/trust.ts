@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import { type ProjectReview, reviewProject, trustReviewedProject } from '../../agent/project-review.js';
 import { projectTrustScope } from '../../config/apply-trust.js';
 import { loadConfig } from '../../config/load.js';
-import { findProjectRoot, resolvePaths } from '../../config/paths.js';
+import { findProjectRoot } from '../../config/paths.js';
 import { TackError } from '../../errors.js';
 import {
   compareProjectFiles,
@@ -13,10 +13,11 @@ import {
   revokeProjectTrust,
   TRUST_PROJECT_ENV,
 } from '../../security/project-trust.js';
-import { TackStore } from '../../store/store.js';
+import { openConfiguredStore } from '../../store/open.js';
+import type { TackStore } from '../../store/store.js';
 import { isDirectory } from '../../util/fs-probe.js';
 import { print, printJson, table } from '../output.js';
-import type { GlobalOptions } from '../with-host.js';
+import { cliStoreLocation, type GlobalOptions } from '../with-host.js';
 
 export interface TrustOptions extends GlobalOptions {
   list?: boolean;
@@ -60,13 +61,13 @@ export async function trustCommand(dir: string | undefined, options: TrustOption
     throw new TackError('USAGE', '`tack trust --json` cannot ask whether to trust', {
       hint: 'Add --dry-run to get what would be trusted as JSON, or --yes to trust it and get what was recorded.',
     });
-  const store = TackStore.open(resolvePaths().storeFile);
+  const store = await openConfiguredStore(cliStoreLocation(options));
   try {
-    if (options.list) return list(store, options);
-    if (options.revoke) return revoke(store, cwd, options);
+    if (options.list) return await list(store, options);
+    if (options.revoke) return await revoke(store, cwd, options);
     return await trust(store, cwd, options);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -119,7 +120,7 @@ async function trust(store: TackStore, cwd: string, options: TrustOptions): Prom
     print('Not trusted; nothing recorded.');
     return 1;
   }
-  const record = trustReviewedProject(store.trustedProjects, review);
+  const record = await trustReviewedProject(store.trustedProjects, review);
   if (options.json) {
     printJson({ ...review, trusted: true, recorded: true, trustedAt: record.trustedAt });
     return 0;
@@ -188,7 +189,7 @@ async function confirm(question: string): Promise<boolean> {
   }
 }
 
-function revoke(store: TackStore, cwd: string, options: TrustOptions): number {
+async function revoke(store: TackStore, cwd: string, options: TrustOptions): Promise<number> {
   let root: string;
   try {
     root = loadConfig({ cwd }).projectRoot;
@@ -196,7 +197,7 @@ function revoke(store: TackStore, cwd: string, options: TrustOptions): number {
     // A broken file must not keep the user from withdrawing trust.
     root = findProjectRoot(cwd);
   }
-  const removed = revokeProjectTrust(store.trustedProjects, root);
+  const removed = await revokeProjectTrust(store.trustedProjects, root);
   if (options.json) printJson({ root, revoked: removed });
   else
     print(
@@ -215,8 +216,8 @@ interface ListedProject {
   changes: FileChange[];
 }
 
-function list(store: TackStore, options: TrustOptions): number {
-  const rows: ListedProject[] = listTrustedProjects(store.trustedProjects).map((record) => {
+async function list(store: TackStore, options: TrustOptions): Promise<number> {
+  const rows: ListedProject[] = (await listTrustedProjects(store.trustedProjects)).map((record) => {
     const base = { root: record.root, trustedAt: record.trustedAt, files: Object.keys(record.files).length };
     if (!isDirectory(record.root)) return { ...base, state: 'missing', changes: [] };
     let scope: ReturnType<typeof projectTrustScope>;

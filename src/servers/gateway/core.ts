@@ -5,6 +5,7 @@ import type {
   Tool,
 } from '@modelcontextprotocol/client';
 import type { Server } from '@modelcontextprotocol/server';
+import { errorMessage } from '../../errors.js';
 import type { Catalog } from '../../mcp/catalog.js';
 import { hostDefinitions } from '../../mcp/definitions.js';
 import type { McpHost } from '../../mcp/host.js';
@@ -98,7 +99,9 @@ export class GatewayCore {
   readonly #toolSearch: 'auto' | 'on' | 'off';
   readonly #guard: DefinitionGuard | undefined;
   readonly #deny: RuleSet | undefined;
-  readonly #views = new WeakMap<Catalog, CatalogView>();
+  /** Built once per catalog (the guard's review is a store round trip); the latest, for the synchronous readers. */
+  readonly #views = new WeakMap<Catalog, Promise<CatalogView>>();
+  #latest: CatalogView | undefined;
   /** Held definitions already reported (each catalog rebuild reviews again). */
   readonly #reported = new HeldOnce();
   readonly #onWarning: WarningSink | undefined;
@@ -129,37 +132,85 @@ export class GatewayCore {
     sendWarning(this.#onWarning, { code, message });
   }
 
-  /** The view of the host's current catalog (cached per catalog). */
-  view(): CatalogView {
+  /**
+   * The view of the host's current catalog, reviewed by the guard first: nothing of a new catalog is served before
+   * its definitions are checked against the pins (a store that cannot be read fails the request, not open).
+   */
+  async view(): Promise<CatalogView> {
     const catalog = this.host.catalog;
-    let view = this.#views.get(catalog);
-    // A held definition accepted with `tack pins accept` while the gateway runs is served from the next request.
-    if (view && view.held.size > 0 && this.#guard?.released(view.held.all)) view = undefined;
-    if (!view) {
-      const held = new HeldView(this.#guard?.reviewAll(hostDefinitions(this.host, catalog)).held ?? []);
-      for (const h of held.all)
-        if (this.#reported.first(h))
-          sendWarning(this.#onWarning, { code: 'DEFINITION_HELD', message: heldNotice(h), server: h.server });
-      const names = new GatewayNames(catalog, this.namespaced, (kind, server, name) =>
-        held.has(server, kind, name),
-      );
-      const searching =
-        this.#toolSearch !== 'off' && (this.#toolSearch === 'on' || names.tools.size > AUTO_SEARCH_TOOLS);
-      view = { catalog, names, held, searching };
-      this.#views.set(catalog, view);
+    const pending = this.#views.get(catalog);
+    if (pending) {
+      const view = await pending;
+      // A held definition accepted with `tack pins accept` (or through another instance sharing the store) is
+      // served from the next request: one store read per server with held definitions, only while any is held.
+      if (view.held.size === 0 || !(await this.#releasedSafely(view))) return view;
+      if (this.#views.get(catalog) !== pending) return this.view();
     }
-    return view;
+    const building = this.#build(catalog);
+    this.#views.set(catalog, building);
+    building.then(
+      (view) => {
+        if (this.#views.get(catalog) === building) this.#latest = view;
+      },
+      () => {
+        // Not kept: the next request reviews again (the store may be back).
+        if (this.#views.get(catalog) === building) this.#views.delete(catalog);
+      },
+    );
+    return building;
   }
 
-  /** The instructions: the connected servers with theirs, capped; how names are formed; tack's own skills. */
+  /**
+   * The reviewed view of the current catalog if there is one already, without waiting (the fast path, the
+   * Mcp-Param check, instructions): undefined when the catalog changed since and its review has not finished,
+   * which it then starts, so the next request finds it (stdio has no hook that awaits it before a request).
+   */
+  current(): CatalogView | undefined {
+    if (this.#latest?.catalog === this.host.catalog) return this.#latest;
+    this.view().catch(() => {});
+    return undefined;
+  }
+
+  /** The names of the current catalog: reviewed if the review is done, else without held definitions marked. */
+  names(): GatewayNames {
+    return this.current()?.names ?? new GatewayNames(this.host.catalog, this.namespaced, () => false);
+  }
+
+  /** Whether something held was released; a store that cannot say keeps it held. */
+  async #releasedSafely(view: CatalogView): Promise<boolean> {
+    try {
+      return (await this.#guard?.released(view.held.all)) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  async #build(catalog: Catalog): Promise<CatalogView> {
+    const review = await this.#guard?.reviewAll(hostDefinitions(this.host, catalog));
+    const held = new HeldView(review?.held ?? []);
+    for (const h of held.all)
+      if (this.#reported.first(h))
+        sendWarning(this.#onWarning, { code: 'DEFINITION_HELD', message: heldNotice(h), server: h.server });
+    const names = new GatewayNames(catalog, this.namespaced, (kind, server, name) =>
+      held.has(server, kind, name),
+    );
+    const searching =
+      this.#toolSearch !== 'off' && (this.#toolSearch === 'on' || names.tools.size > AUTO_SEARCH_TOOLS);
+    return { catalog, names, held, searching };
+  }
+
+  /**
+   * The instructions: the connected servers with theirs, capped; how names are formed; tack's own skills. A
+   * catalog the guard has not reviewed yet (it changed between `view()` and this instance) is described without
+   * any server's instructions, which may be held.
+   */
   instructions(): string {
-    const view = this.view();
-    if (view.instructions !== undefined) return view.instructions;
+    const view = this.current();
+    if (view?.instructions !== undefined) return view.instructions;
     const servers = this.host.servers().filter((s) => s.status === 'connected');
     const lines = servers.map((s) => {
-      const text = view.held.instructionsHeld(s.name)
-        ? ''
-        : (s.instructions ?? '').replace(/\s+/g, ' ').trim();
+      const text =
+        !view || view.held.instructionsHeld(s.name) ? '' : (s.instructions ?? '').replace(/\s+/g, ' ').trim();
       const capped = text.length > INSTRUCTIONS_CAP ? `${text.slice(0, INSTRUCTIONS_CAP - 3)}...` : text;
       return `- ${s.name}${capped ? `: ${capped}` : ''}`;
     });
@@ -169,12 +220,13 @@ export class GatewayCore {
     const skills = this.skills
       ? [`- tack's own ${this.skills.skills} Agent Skills: skills/list, skill://<name>/SKILL.md`]
       : [];
-    view.instructions = [
+    const text = [
       `tack gateway in front of ${servers.length} MCP server${servers.length === 1 ? '' : 's'}.${naming}`,
       ...lines,
       ...skills,
     ].join('\n');
-    return view.instructions;
+    if (view) view.instructions = text;
+    return text;
   }
 
   /** The deny rule that refuses this call (`tool` as `mcp__<server>__<tool>`), or undefined. */
@@ -187,11 +239,20 @@ export class GatewayCore {
     return `${info?.name ?? 'unknown'}${info?.version ? `@${info.version}` : ''} (${this.transport}, ${era})`;
   }
 
-  record(entry: AuditEntry): void {
+  /**
+   * Awaited before the call's answer goes out: with the PostgreSQL store a call answered is a call whose row is
+   * committed; the SQLite store queues it for its next batch (store/audit.ts).
+   */
+  async record(entry: AuditEntry): Promise<void> {
     try {
-      this.#audit?.record(entry);
-    } catch {
-      // An audit write that fails (disk full) must not fail the call it describes.
+      await this.#audit?.record(entry);
+    } catch (error) {
+      // An audit write that fails (disk full, the database down) must not fail the call it describes; it is said.
+      sendWarning(this.#onWarning, {
+        code: 'AUDIT_FAILED',
+        message: `audit row not written for ${entry.server}/${entry.tool}: ${errorMessage(error)}`,
+        server: entry.server,
+      });
     }
   }
 }

@@ -26,9 +26,9 @@ export interface Exchange {
   /** The downstream method and name (or URI): a client coming back with answers must ask for the same. */
   key: string;
   /** The upstream's final answer, as the client gets it (renamed, cleaned). */
-  finish(result: Answer): Answer;
-  /** The upstream failed (or the client cancelled): an answer, or a thrown JSON-RPC error. */
-  fail(error: unknown, cancelled: boolean): Answer;
+  finish(result: Answer): Answer | Promise<Answer>;
+  /** The upstream failed (or the client cancelled): an answer, or a thrown (rejected) JSON-RPC error. */
+  fail(error: unknown, cancelled: boolean): Answer | Promise<Answer>;
 }
 
 interface Pending {
@@ -145,7 +145,7 @@ export class Exchanges {
     if (outcome.kind !== 'questions') {
       // Relayed input_required: the client's retry is a new request, answered by a new exchange.
       if (outcome.kind === 'done' && isInputRequiredResult(outcome.result)) return outcome.result;
-      const concluded = conclude(exchange, call, outcome);
+      const concluded = await conclude(exchange, call, outcome);
       if ('answer' in concluded) return concluded.answer;
       throw concluded.error;
     }
@@ -160,9 +160,9 @@ export class Exchanges {
     this.#pending.set(id, pending);
     // The client may never come back: a call that ends meanwhile (the upstream gave up waiting, failed, or the
     // wait expired) is concluded now, so it is audited like any other, and its answer kept for a late client.
-    void call.ended.then((settled) => {
+    void call.ended.then(async (settled) => {
       if (pending.claimed) return;
-      pending.concluded = conclude(exchange, call, settled);
+      pending.concluded = await conclude(exchange, call, settled);
     });
     return {
       resultType: 'input_required',
@@ -175,10 +175,10 @@ export class Exchanges {
 }
 
 /** The upstream's last word as the client gets it; `finish` and `fail` also write the audit log. */
-function conclude(exchange: Exchange, call: GatewayCall, settled: Settled): Concluded {
+async function conclude(exchange: Exchange, call: GatewayCall, settled: Settled): Promise<Concluded> {
   try {
-    if (settled.kind === 'done') return { answer: exchange.finish(settled.result as Answer) };
-    return { answer: exchange.fail(settled.error, call.abort.signal.aborted) };
+    if (settled.kind === 'done') return { answer: await exchange.finish(settled.result as Answer) };
+    return { answer: await exchange.fail(settled.error, call.abort.signal.aborted) };
   } catch (error) {
     return { error };
   }

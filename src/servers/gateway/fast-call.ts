@@ -30,8 +30,10 @@ export function gatewayFastPath(
   return {
     serverInfo: { name: 'tack-gateway', version: VERSION },
     take(request) {
-      const view = core.view();
-      if (view.searching) return false;
+      // Only a catalog the guard has reviewed (serveHttp awaits the review before it offers a request here); a
+      // catalog still under review, like a held or released tool, goes the SDK's way, whose handler waits for it.
+      const view = core.current();
+      if (!view || view.searching) return false;
       const { name, arguments: args } = request.message.params;
       // run_code and code_api are served by the SDK handler only (even when an upstream tool has the name).
       if (core.codeMode && (name === RUN_CODE || name === CODE_API)) return false;

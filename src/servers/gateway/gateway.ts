@@ -111,6 +111,8 @@ export class Gateway {
         notifier.resourceUpdated(this.names().uri(event.server, event.uri));
         return;
       }
+      // A new catalog is reviewed now rather than by the next request (which waits for it meanwhile).
+      void this.ready();
       const change = event.type === 'catalog' ? event.change : 'all';
       if (change === 'tools' || change === 'all') notifier.toolsChanged();
       if (change === 'resources' || change === 'all') notifier.resourcesChanged();
@@ -118,9 +120,20 @@ export class Gateway {
     });
   }
 
-  /** The names of the current catalog (cached per catalog: one build per change, not per request). */
+  /**
+   * The names of the current catalog (cached per catalog: one build per change, not per request). Before the
+   * guard has reviewed a new catalog, its names without held definitions marked: enough for URIs and clashes.
+   */
   names(): GatewayNames {
-    return this.#core.view().names;
+    return this.#core.names();
+  }
+
+  /**
+   * Reviews the current catalog if that was not done yet: the HTTP server calls it before every request, so the
+   * instances it makes serve reviewed instructions. A store that cannot be read is left for the request to meet.
+   */
+  async ready(): Promise<void> {
+    await this.#core.view().catch(() => {});
   }
 
   /**
@@ -130,13 +143,16 @@ export class Gateway {
    * by name never saw its schema.
    */
   toolInputSchema(name: string): unknown {
-    const view = this.#core.view();
-    if (view.searching) return undefined;
+    // The reviewed view: serveHttp awaits `ready()` before it asks.
+    const view = this.#core.current();
+    if (!view || view.searching) return undefined;
     return view.names.tools.get(name)?.definition.inputSchema;
   }
 
   /** One server instance, for one stdio connection, one 2025-era HTTP session, or one 2026-07-28 request. */
   createServer(era: 'modern' | 'legacy'): Server {
+    // A new connection reviews the catalog now (if that is not done yet), so its first call can take the fast path.
+    void this.ready();
     const server = new Server(
       { name: 'tack-gateway', version: VERSION },
       {

@@ -4,10 +4,12 @@ import { type HostOptions, McpHost } from '../../mcp/host.js';
 import { configuredSemanticRanker } from '../../search/embeddings.js';
 import { ToolTermCache } from '../../search/term-cache.js';
 import type { SkillLibrary } from '../../skills/library.js';
+import { SqliteAuditLog } from '../../store/audit.js';
 import { openStore } from '../../store/open.js';
 import type { WarningSink } from '../../util/warnings.js';
 import { knowledgeServerConfig } from '../knowledge/entry.js';
 import { type HttpOptions, type Served, type StdioOptions, serveHttp, serveOnStdio } from '../serve.js';
+import { startTelemetry } from '../telemetry.js';
 import { Gateway } from './gateway.js';
 import { GATEWAY_CLIENT_CAPABILITIES, InteractionRouter } from './interaction.js';
 import { GatewaySkills } from './skills.js';
@@ -24,6 +26,8 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   skills?: SkillLibrary | undefined;
   /** Serve the configured knowledge bundles as the upstream `knowledge` (default true when there are any). */
   knowledge?: boolean;
+  /** Where OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* variables are read (default process.env). */
+  telemetryEnv?: Readonly<Record<string, string | undefined>> | undefined;
   /**
    * Answer plain `tools/call` requests over HTTP without an SDK instance (default true; serving/fast-path.ts).
    * False serves everything through the SDK: the tests compare the two.
@@ -36,6 +40,8 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
 export interface RunningGateway extends Served {
   host: McpHost;
   gateway: Gateway;
+  /** Graceful shutdown: requests in flight finish (up to `timeoutMs`), then upstreams and the store close. */
+  drain(timeoutMs: number): Promise<{ finished: number; cut: number }>;
 }
 
 /**
@@ -49,12 +55,15 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     skills: library,
     knowledge,
     onWarning,
+    telemetryEnv: _,
     fastPath,
     stdio,
     ...hostOptions
   } = options;
   // The gateway is a composition root: it opens the store unless its caller hands one in, and closes what it opened.
-  const ownStore = hostOptions.store === undefined ? openStore(options.config.paths, onWarning) : undefined;
+  // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing loaded otherwise.
+  const telemetry = await startTelemetry(options.telemetryEnv ?? process.env);
+  const ownStore = hostOptions.store === undefined ? await openStore(options.config, onWarning) : undefined;
   if (ownStore) hostOptions.store = ownStore;
   const knowledgeEntry = knowledge === false ? undefined : knowledgeServerConfig(options.config);
   if (knowledgeEntry)
@@ -94,6 +103,8 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       scanJudge: options.config.scan.judge,
       onWarning,
     });
+    // The catalog reviewed against the pins before anything is served: the first call can take the fast path.
+    await gateway.ready();
     served = http
       ? await serveHttp(({ era }) => gateway.createServer(era), {
           ...http,
@@ -101,6 +112,12 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
           allowedHosts: options.config.serve.allowedHosts,
           toolInputSchema: (tool) => gateway.toolInputSchema(tool),
           jsonDepth: options.config.limits.jsonDepth,
+          // Ready when the store answers: an instance that cannot write audit rows or read pins takes no traffic.
+          readiness: async () => {
+            await host.store?.ping();
+          },
+          beforeRequest: () => gateway.ready(),
+          legacySessions: { idPrefix: options.config.serve.instance ?? instanceFromEnv() },
           fastPath: fastPath === false ? undefined : gateway.fastPath,
         })
       : serveOnStdio(({ era }) => gateway.createServer(era), {
@@ -111,10 +128,18 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
   } catch (error) {
     await skills?.close();
     await host.close();
-    ownStore?.close();
+    await ownStore?.close();
+    await telemetry.shutdown();
     throw error;
   }
   const stopAnnouncing = gateway.announceTo(served.notifier);
+  const release = async () => {
+    await skills?.close();
+    await host.close();
+    // Last: the audit rows of the calls answered are written before the store closes; spans are flushed.
+    await ownStore?.close();
+    await telemetry.shutdown();
+  };
   return {
     ...served,
     host,
@@ -124,17 +149,35 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       flushAudit(host);
       stopAnnouncing();
       await served.close();
-      await skills?.close();
-      await host.close();
-      ownStore?.close();
+      await release();
+    },
+    drain: async (timeoutMs) => {
+      stopAnnouncing();
+      let drained = { finished: 0, cut: 0 };
+      if (served.drain) drained = await served.drain(timeoutMs);
+      else await served.close();
+      await release();
+      return drained;
     },
   };
 }
 
-/** Writes the audit rows still waiting (store/audit.ts); a store that cannot take them does not stop a close. */
+/** TACK_SERVE_INSTANCE: the instance name when one configuration file serves every instance. */
+function instanceFromEnv(): string | undefined {
+  const name = process.env.TACK_SERVE_INSTANCE;
+  return name && /^[A-Za-z0-9-]{1,32}$/.test(name) ? name : undefined;
+}
+
+/**
+ * Writes the audit rows still waiting (store/audit.ts), synchronously where the engine can (SQLite, on process
+ * exit); PostgreSQL rows are committed before their call is answered, so only a started flush is left to finish.
+ * A store that cannot take them does not stop a close.
+ */
 export function flushAudit(host: McpHost): void {
+  const audit = host.store?.audit;
   try {
-    host.store?.audit.flush();
+    if (audit instanceof SqliteAuditLog) audit.flushSync();
+    else void audit?.flush().catch(() => {});
   } catch {
     // the store closes anyway; the rows are lost with it
   }

@@ -328,9 +328,13 @@ class ModernReply extends Reply {
       this.res.end(`event: message\ndata: ${text}\n\n`);
       return;
     }
-    // A known length instead of chunked framing: one write, nothing to parse after the body.
+    // A known length instead of chunked framing: one write, nothing to parse after the body. An in-band error is
+    // HTTP 200 except a missing client capability (-32021), which the 2026-07-28 revision (SEP-2575) answers with
+    // 400, as the SDK's per-request transport does.
+    const code = (message.error as { code?: unknown } | undefined)?.code;
+    const status = code === ProtocolErrorCode.MissingRequiredClientCapability ? 400 : 200;
     this.res
-      .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+      .writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
       .end(text);
   }
 }

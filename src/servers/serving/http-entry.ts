@@ -19,6 +19,11 @@ export interface McpEntryOptions {
   paramHeaders?: ((request: Request, message: unknown) => Response | undefined) | undefined;
   /** The common request answered without the SDK's per-request machinery (fast-path.ts). */
   fastPath?: FastPath | undefined;
+  /**
+   * Awaited before a request goes anywhere (the fast path, the SDK): the gateway reviews a new catalog against
+   * the pins first, so what is served and checked below is the reviewed catalog.
+   */
+  beforeRequest?: (() => Promise<void>) | undefined;
 }
 
 /**
@@ -39,6 +44,13 @@ export function mcpEntry(
     );
   };
   return async (req, res) => {
+    if (options.beforeRequest) {
+      try {
+        await options.beforeRequest();
+      } catch {
+        // Not fatal here: the handlers review again and fail the request with its own error.
+      }
+    }
     const post = req.method?.toUpperCase() === 'POST';
     let text: string | undefined;
     let parsed: unknown;

@@ -19,6 +19,11 @@ export interface LegacySessionOptions {
   idleMs?: number | undefined;
   /** How often idle sessions are looked for (default every minute). */
   sweepIntervalMs?: number | undefined;
+  /**
+   * Put before every session id with a dot (`serve.instance`): a load balancer routes a session's requests to the
+   * instance that holds it by this prefix (docs/deploy.md), since the session's first request carries no id.
+   */
+  idPrefix?: string | undefined;
 }
 
 interface Session {
@@ -45,12 +50,14 @@ export class LegacySessions {
   readonly #live: LiveInstances;
   readonly #sessions = new Map<string, Session>();
   readonly #idleMs: number;
+  readonly #idPrefix: string | undefined;
   readonly #sweeper: NodeJS.Timeout;
 
   constructor(factory: ServerFactory, live: LiveInstances, options: LegacySessionOptions = {}) {
     this.#factory = factory;
     this.#live = live;
     this.#idleMs = options.idleMs ?? IDLE_MS;
+    this.#idPrefix = options.idPrefix;
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
   }
@@ -71,7 +78,7 @@ export class LegacySessions {
     const instance = this.#live.add(this.#factory({ era: 'legacy' }));
     const events = boundedEventStore(EVENTS_PER_SESSION);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => (this.#idPrefix ? `${this.#idPrefix}.${randomUUID()}` : randomUUID()),
       eventStore: events,
       retryInterval: RETRY_INTERVAL_MS,
       onsessioninitialized: (id) => {

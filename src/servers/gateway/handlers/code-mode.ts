@@ -158,7 +158,7 @@ export async function runCode(
   } else if (args?.language !== undefined && args.language !== 'javascript') {
     return errorResult(`${RUN_CODE}: "language" must be "javascript" or "typescript"`);
   }
-  const view = core.view();
+  const view = await core.view();
   // Held tools are bound too (not declared), so a script calling one gets the reason it is held, as a client
   // calling it directly does, instead of "not a function".
   const all = [...view.names.tools, ...view.names.heldTools].filter(([n]) => !isCodeTool(n));
@@ -218,7 +218,7 @@ export async function codeApi(
   const asked = Array.isArray(args?.servers)
     ? args.servers.filter((s): s is string => typeof s === 'string')
     : [];
-  const apis = servedApis(core.view());
+  const apis = servedApis(await core.view());
   const known = apis.map((a) => a.identifier).join(', ') || 'none';
   if (asked.length === 0)
     return errorResult(`${CODE_API}: "servers" must list server names; there are: ${known}`);

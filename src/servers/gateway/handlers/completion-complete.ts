@@ -9,7 +9,7 @@ export async function complete(
   params: CompleteRequest['params'],
   signal: AbortSignal,
 ): Promise<CompleteResult> {
-  const names = core.view().names;
+  const names = (await core.view()).names;
   const { ref } = params;
   const prompt = ref.type === 'ref/prompt' ? names.prompts.get(ref.name) : undefined;
   const target = prompt

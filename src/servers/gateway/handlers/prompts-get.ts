@@ -12,7 +12,7 @@ export async function getPrompt(
   ctx: RequestContext,
   params: { name: string; arguments?: Record<string, string> | undefined },
 ): Promise<GetPromptResult> {
-  const names = core.view().names;
+  const names = (await core.view()).names;
   const key = `prompts/get ${params.name}`;
   const target = names.prompts.get(params.name);
   if (!target && !resumes(core, ctx, downstream.era))

@@ -2,8 +2,8 @@ import type { ListResourceTemplatesResult } from '@modelcontextprotocol/client';
 import type { GatewayCore } from '../core.js';
 
 /** resources/templates/list: tack's own skill templates, then every upstream template under its served URI. */
-export function listResourceTemplates(core: GatewayCore): ListResourceTemplatesResult {
-  const view = core.view();
+export async function listResourceTemplates(core: GatewayCore): Promise<ListResourceTemplatesResult> {
+  const view = await core.view();
   view.resourceTemplates ??= [
     ...(core.skills?.templates ?? []),
     ...view.catalog.servers.flatMap((s) =>

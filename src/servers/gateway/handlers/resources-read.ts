@@ -18,7 +18,7 @@ export async function readResource(
       throw wireError(error, uri);
     });
   }
-  const names = core.view().names;
+  const names = (await core.view()).names;
   const key = `resources/read ${uri}`;
   let target: { server: string; uri: string } | undefined;
   try {

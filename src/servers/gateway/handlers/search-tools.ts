@@ -11,7 +11,7 @@ export async function searchTools(
 ): Promise<CallToolResult> {
   const args = searchToolsInput(input);
   if ('error' in args) return { isError: true, content: [{ type: 'text', text: args.error }] };
-  const view = core.view();
+  const view = await core.view();
   if (!view.search) {
     const tools = [...view.names.tools].map(([name, tool]) =>
       searchableTool(name, tool.server, tool.definition),

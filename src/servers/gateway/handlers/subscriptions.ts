@@ -13,7 +13,7 @@ export function forwardSubscriptions(core: GatewayCore, server: Server, era: 'mo
   const watching = new Map<string, { server: string; uri: string }>();
   trackSubscriptions(server, era, (uri, subscribed) => {
     if (subscribed) {
-      const target = watching.has(uri) ? undefined : resourceTarget(core, core.view().names, uri);
+      const target = watching.has(uri) ? undefined : resourceTarget(core, core.names(), uri);
       if (!target) return;
       watching.set(uri, target);
       // A watch that failed counted nothing upstream, so there is nothing to unwatch later.

@@ -5,7 +5,8 @@ import { CALL_TOOL_DEFINITION, callToolInput, SEARCH_TOOLS_DEFINITION } from '..
 import { heldToolText } from '../../../security/held.js';
 import type { AuditOutcome } from '../../../store/audit.js';
 import { digest } from '../../../util/canonical-json.js';
-import type { Downstream, GatewayCore } from '../core.js';
+import { tracedToolCall } from '../../telemetry.js';
+import type { CatalogView, Downstream, GatewayCore } from '../core.js';
 import type { RequestContext } from '../interaction.js';
 import { answeredWithError, upstreamFailure, wireError, withoutReservedMeta } from '../results.js';
 import { CODE_API, codeApi, RUN_CODE, runCode } from './code-mode.js';
@@ -29,7 +30,9 @@ export async function callTool(
   params: ToolCallParams,
 ): Promise<CallToolResult> {
   let { name, arguments: args } = params;
-  if (core.view().searching) {
+  // The reviewed catalog: a held tool is unknown here, whatever the host's catalog holds.
+  const view = await core.view();
+  if (view.searching) {
     if (name === SEARCH_TOOLS_DEFINITION.name) return searchTools(core, args, ctx.mcpReq.signal);
     if (name === CALL_TOOL_DEFINITION.name) {
       // call_tool names the tool to run: from here on it is that call, audited and routed as one.
@@ -54,15 +57,17 @@ export async function callServedTool(
   name: string,
   args: Record<string, unknown> | undefined,
 ): Promise<CallToolResult> {
-  const names = core.view().names;
+  const view = await core.view();
+  const names = view.names;
   const key = `tools/call ${name}`;
   const entry = names.tools.get(name);
-  if (!entry && !resumes(core, ctx, downstream.era)) return unknownTool(core, name);
+  if (!entry && !resumes(core, ctx, downstream.era)) return unknownTool(core, view, name);
   const callArgs = args ?? {};
   const started = Date.now();
-  const audit = (outcome: AuditOutcome, detail?: string) =>
-    entry &&
-    core.record({
+  // Awaited before the answer goes out (core.record says what that guarantees with each store).
+  const audit = async (outcome: AuditOutcome, detail?: string) => {
+    if (!entry) return;
+    await core.record({
       at: new Date(started).toISOString(),
       client: core.clientLabel(downstream.era, clientInfo(downstream, ctx)),
       server: entry.server,
@@ -72,9 +77,10 @@ export async function callServedTool(
       outcome,
       detail,
     });
+  };
   const denied = entry && core.deniedBy(entry.name, callArgs);
   if (denied) {
-    audit('denied', `permissions.deny rule ${denied}`);
+    await audit('denied', `permissions.deny rule ${denied}`);
     return {
       isError: true,
       content: [
@@ -85,31 +91,44 @@ export async function callServedTool(
       ],
     };
   }
-  return (await runExchange(
-    core,
-    downstream,
-    ctx,
-    key,
-    entry && {
-      server: entry.server,
-      request: { method: 'tools/call', name: entry.definition.name, arguments: callArgs },
+  const run = async () =>
+    (await runExchange(
+      core,
+      downstream,
+      ctx,
       key,
-      finish: (result) => {
-        const done = withoutReservedMeta(result as CallToolResult);
-        audit(done.isError ? 'tool-error' : 'ok');
-        return { ...done, content: names.content(entry.server, done.content ?? []) };
+      entry && {
+        server: entry.server,
+        request: { method: 'tools/call', name: entry.definition.name, arguments: callArgs },
+        key,
+        finish: async (result) => {
+          const done = withoutReservedMeta(result as CallToolResult);
+          await audit(done.isError ? 'tool-error' : 'ok');
+          return { ...done, content: names.content(entry.server, done.content ?? []) };
+        },
+        fail: async (error, cancelled) => {
+          await audit(cancelled ? 'cancelled' : 'failed', errorMessage(error));
+          if (answeredWithError(error)) throw wireError(error);
+          return upstreamFailure(
+            entry.server,
+            errorMessage(error),
+            TackError.isInstance(error) ? error.hint : undefined,
+          );
+        },
       },
-      fail: (error, cancelled) => {
-        audit(cancelled ? 'cancelled' : 'failed', errorMessage(error));
-        if (answeredWithError(error)) throw wireError(error);
-        return upstreamFailure(
-          entry.server,
-          errorMessage(error),
-          TackError.isInstance(error) ? error.hint : undefined,
-        );
-      },
+    )) as CallToolResult;
+  if (!entry) return run();
+  return tracedToolCall(
+    {
+      tool: name,
+      server: entry.server,
+      upstreamTool: entry.definition.name,
+      era: downstream.era,
+      transport: core.transport,
     },
-  )) as CallToolResult;
+    run,
+    (result) => (result.isError ? 'tool-error' : 'ok'),
+  );
 }
 
 /** Who is calling: a 2026-07-28 client says so per request; a 2025-era one said so in `initialize`. */
@@ -123,8 +142,7 @@ function clientInfo(
 }
 
 /** A tool the catalog does not have: a held one or an upstream that is down is named; anything else is unknown. */
-function unknownTool(core: GatewayCore, name: string): CallToolResult {
-  const view = core.view();
+function unknownTool(core: GatewayCore, view: CatalogView, name: string): CallToolResult {
   const tool = view.names.heldTools.get(name);
   const held = tool && view.held.get(tool.server, 'tool', tool.definition.name);
   if (held) return { isError: true, content: [{ type: 'text', text: heldToolText(name, held, 'gateway') }] };

@@ -11,8 +11,8 @@ const META_TOOLS: Tool[] = [SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION].map(
  * tools/list: the served tools of the current catalog (built once per catalog), or the two meta-tools; with
  * code mode on, run_code and code_api after them.
  */
-export function listTools(core: GatewayCore): ListToolsResult {
-  const view = core.view();
+export async function listTools(core: GatewayCore): Promise<ListToolsResult> {
+  const view = await core.view();
   const code = core.codeMode ? codeModeTools(view) : [];
   if (view.searching) return { tools: code.length ? [...META_TOOLS, ...code] : META_TOOLS };
   view.tools ??= [

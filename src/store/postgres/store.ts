@@ -1,0 +1,76 @@
+import { TackError } from '../../errors.js';
+import type { TackStore } from '../store.js';
+import { PostgresAuditLog } from './audit.js';
+import { PostgresDatabase, type PostgresOptions, storeFailed } from './database.js';
+import { migratePostgres } from './migrations.js';
+import { PostgresPinRecords } from './pins.js';
+import {
+  PostgresEraCache,
+  PostgresInputHistory,
+  PostgresOAuthCredentials,
+  PostgresScanJudgements,
+  PostgresSessionIndex,
+  PostgresTokenCounts,
+  PostgresToolEmbeddings,
+  PostgresToolExamples,
+  PostgresTrustedProjects,
+} from './repositories.js';
+
+/**
+ * tack's store on a PostgreSQL server, for several `tack serve` instances (and the CLI on the team's machines)
+ * sharing one state: pins, audit, trust, OAuth credentials and the rest. Loaded only when `store.url` names one.
+ */
+export class PostgresStore implements TackStore {
+  readonly engine = 'postgres';
+  readonly location: string;
+  readonly db: PostgresDatabase;
+  readonly eraCache: PostgresEraCache;
+  readonly audit: PostgresAuditLog;
+  readonly sessions: PostgresSessionIndex;
+  readonly toolExamples: PostgresToolExamples;
+  readonly toolEmbeddings: PostgresToolEmbeddings;
+  readonly oauth: PostgresOAuthCredentials;
+  readonly trustedProjects: PostgresTrustedProjects;
+  readonly pins: PostgresPinRecords;
+  readonly scanJudgements: PostgresScanJudgements;
+  readonly tokenCounts: PostgresTokenCounts;
+  readonly inputHistory: PostgresInputHistory;
+
+  private constructor(db: PostgresDatabase) {
+    this.db = db;
+    this.location = db.location;
+    this.eraCache = new PostgresEraCache(db);
+    this.audit = new PostgresAuditLog(db);
+    this.sessions = new PostgresSessionIndex(db);
+    this.toolExamples = new PostgresToolExamples(db);
+    this.toolEmbeddings = new PostgresToolEmbeddings(db);
+    this.oauth = new PostgresOAuthCredentials(db);
+    this.trustedProjects = new PostgresTrustedProjects(db);
+    this.pins = new PostgresPinRecords(db);
+    this.scanJudgements = new PostgresScanJudgements(db);
+    this.tokenCounts = new PostgresTokenCounts(db);
+    this.inputHistory = new PostgresInputHistory(db);
+  }
+
+  /** Connects and runs pending migrations (once, under an advisory lock, whoever starts first). */
+  static async open(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
+    const db = new PostgresDatabase(url, options);
+    try {
+      await migratePostgres(db);
+    } catch (error) {
+      await db.close().catch(() => {});
+      if (TackError.isInstance(error)) throw error;
+      throw storeFailed(db.location, error);
+    }
+    return new PostgresStore(db);
+  }
+
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    await this.audit.drain();
+    await this.db.close();
+  }
+}
