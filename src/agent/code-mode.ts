@@ -1,4 +1,5 @@
 import { type ApiTool, apiBinding, type ServerApi, serverApis } from '../codemode/declarations.js';
+import { renderOutcome } from '../codemode/render.js';
 import {
   DEFAULT_SCRIPT_LIMITS,
   type HostCallResult,
@@ -6,6 +7,7 @@ import {
   type ScriptLimits,
   type ScriptOutcome,
 } from '../codemode/runtime.js';
+import { Slots } from '../codemode/slots.js';
 import { stripTypes } from '../codemode/strip.js';
 import type { NativeTool } from '../tools/native.js';
 import type { ContextPart } from './context.js';
@@ -33,29 +35,6 @@ export interface CodeModeOptions {
 const DEFAULT_MIN_TOOLS = 10;
 const DEFAULT_CONCURRENCY = 4;
 
-/** At most `size` holders at once; the others wait in order. */
-class Slots {
-  #free: number;
-  readonly #waiting: Array<() => void> = [];
-
-  constructor(size: number) {
-    this.#free = Math.max(1, size);
-  }
-
-  async take(): Promise<void> {
-    if (this.#free > 0) {
-      this.#free--;
-      return;
-    }
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
-  }
-
-  give(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#free++;
-  }
-}
 const DEFAULT_INLINE_CHARS = 12_000;
 /** code_api answers at most this many characters (the rest of the servers asked for are named). */
 const CODE_API_CHARS = 40_000;
@@ -232,22 +211,5 @@ export function codeModeTools(deps: CodeModeDeps): NativeTool[] {
 
 /** What the model gets of a script: its console output, then its return value or why it stopped. */
 export function render(outcome: ScriptOutcome): { text: string; isError: boolean } {
-  const parts: string[] = [];
-  if (outcome.logs.length > 0) parts.push(`console:\n${outcome.logs.join('\n')}`);
-  const calls = `${outcome.calls} tool call${outcome.calls === 1 ? '' : 's'}`;
-  if (outcome.status === 'ok') {
-    parts.push(outcome.value === undefined ? 'result: (nothing returned)' : `result:\n${outcome.value}`);
-    if (outcome.truncated) parts.push('[output cut at the output limit: return less, or filter more]');
-    parts.push(`[${calls}]`);
-    return { text: parts.join('\n'), isError: false };
-  }
-  const why =
-    outcome.status === 'limit'
-      ? `stopped: ${outcome.error}`
-      : outcome.status === 'aborted'
-        ? 'stopped: interrupted'
-        : `the script failed: ${outcome.error}`;
-  parts.unshift(`${RUN_CODE}: ${why}`);
-  parts.push(`[${calls} made before it stopped; their effects stay]`);
-  return { text: parts.join('\n'), isError: true };
+  return renderOutcome(outcome, RUN_CODE);
 }

@@ -272,6 +272,12 @@ export const ServeSchema = z
       .describe(
         'tack serve --http: on SIGTERM, how long requests in flight may take to finish before the process leaves anyway (default 30000). New connections are refused and /readyz answers 503 meanwhile.',
       ),
+    codeMode: z
+      .enum(['off', 'on'])
+      .optional()
+      .describe(
+        "tack serve: also offer run_code (a script that calls every served tool as `await mcp.<server>.<tool>(args)`, each call checked and audited as a direct tools/call) and code_api (the scripts' TypeScript declarations). Default off.",
+      ),
   })
   .strict()
   .describe('How tack serves MCP over HTTP.');

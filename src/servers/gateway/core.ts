@@ -14,6 +14,7 @@ import type { ToolTermCache } from '../../search/term-cache.js';
 import type { SearchableTool, ToolSearchIndex } from '../../search/tool-index.js';
 import { HeldOnce, HeldView, heldNotice } from '../../security/held.js';
 import type { DefinitionGuard } from '../../security/pins.js';
+import { RuleSet } from '../../security/rules.js';
 import type { AuditEntry, AuditSink } from '../../store/audit.js';
 import { sendWarning, type WarningSink } from '../../util/warnings.js';
 import type { Exchanges } from './exchange.js';
@@ -42,6 +43,8 @@ export interface CatalogView {
   resourceTemplates?: ResourceTemplate[];
   prompts?: Prompt[];
   search?: { index: ToolSearchIndex; tools: SearchableTool[] };
+  /** run_code and code_api, described for this catalog (handlers/code-mode.ts). */
+  codeTools?: Tool[];
 }
 
 /** One downstream connection (stdio, a 2025-era HTTP session) or request (2026-07-28 HTTP). */
@@ -64,6 +67,13 @@ export interface GatewayCoreOptions {
   answerTimeoutMs: number | undefined;
   skills: GatewaySkills | undefined;
   toolSearch: 'auto' | 'on' | 'off';
+  /**
+   * tack.json `permissions.deny`: calls they match (by `mcp__<server>__<tool>` and arguments) are refused and
+   * audited as `denied`. (`ask` and `allow` are the agent's: the gateway has no one to ask.)
+   */
+  deny?: readonly string[] | undefined;
+  /** Serve run_code and code_api (handlers/code-mode.ts). */
+  codeMode?: boolean | undefined;
   semantic: SemanticRanker | undefined;
   /** Tokens of the catalog kept between runs (search/term-cache.ts), for search_tools over a large catalog. */
   toolTerms?: ToolTermCache | undefined;
@@ -84,9 +94,11 @@ export class GatewayCore {
   readonly skills: GatewaySkills | undefined;
   readonly semantic: SemanticRanker | undefined;
   readonly toolTerms: ToolTermCache | undefined;
+  readonly codeMode: boolean;
   readonly #audit: AuditSink | undefined;
   readonly #toolSearch: 'auto' | 'on' | 'off';
   readonly #guard: DefinitionGuard | undefined;
+  readonly #deny: RuleSet | undefined;
   /** Built once per catalog (the guard's review is a store round trip); the latest, for the synchronous readers. */
   readonly #views = new WeakMap<Catalog, Promise<CatalogView>>();
   #latest: CatalogView | undefined;
@@ -105,9 +117,11 @@ export class GatewayCore {
     this.skills = options.skills;
     this.semantic = options.semantic;
     this.toolTerms = options.toolTerms;
+    this.codeMode = options.codeMode ?? false;
     this.#audit = options.audit;
     this.#toolSearch = options.toolSearch;
     this.#guard = options.guard;
+    this.#deny = options.deny?.length ? new RuleSet({ deny: options.deny }) : undefined;
     this.#onWarning = options.onWarning;
   }
 
@@ -213,6 +227,11 @@ export class GatewayCore {
     ].join('\n');
     if (view) view.instructions = text;
     return text;
+  }
+
+  /** The deny rule that refuses this call (`tool` as `mcp__<server>__<tool>`), or undefined. */
+  deniedBy(tool: string, args: unknown): string | undefined {
+    return this.#deny?.match(tool, args)?.rule;
   }
 
   /** The audit label of a downstream client: name@version (transport, era). */

@@ -72,6 +72,19 @@ export class Exchanges {
     return typeof state === 'string' && state.startsWith(PENDING_PREFIX);
   }
 
+  /**
+   * Gives up a call kept waiting for answers no one will send (a run_code script cannot answer): the upstream
+   * call is cancelled now instead of at the answer timeout, and audited as such.
+   */
+  abandon(state: unknown, reason: string): void {
+    if (!this.isPending(state)) return;
+    const pending = this.#pending.get(state);
+    if (!pending) return;
+    this.#pending.delete(state);
+    clearTimeout(pending.timer);
+    pending.call.expire(reason);
+  }
+
   /** The client's answers to a waiting call's questions: hand them upstream and wait for what comes next. */
   async resume(id: string, key: string, ctx: RequestContext): Promise<Answer | InputRequiredResult> {
     const pending = this.#pending.get(id);

@@ -3,6 +3,7 @@ import { VERSION } from '../../version.js';
 import type { FastPath, FastRequest } from '../serve.js';
 import { paramHeaderDeclarations } from '../serving/mcp-param-headers.js';
 import type { Downstream, GatewayCore } from './core.js';
+import { CODE_API, RUN_CODE } from './handlers/code-mode.js';
 import { callTool } from './handlers/tools-call.js';
 import type { RequestContext } from './interaction.js';
 
@@ -34,6 +35,8 @@ export function gatewayFastPath(
       const view = core.current();
       if (!view || view.searching) return false;
       const { name, arguments: args } = request.message.params;
+      // run_code and code_api are served by the SDK handler only (even when an upstream tool has the name).
+      if (core.codeMode && (name === RUN_CODE || name === CODE_API)) return false;
       const entry = view.names.tools.get(name);
       if (!entry || paramHeaderDeclarations(entry.definition.inputSchema)) return false;
       const downstream = request.instance ? downstreamOf(request.instance) : MODERN;

@@ -34,6 +34,13 @@ export interface GatewayOptions {
    * (default). For hosts that load every definition eagerly.
    */
   toolSearch?: 'auto' | 'on' | 'off' | undefined;
+  /** tack.json `permissions.deny`: matching calls are refused and audited as `denied` (core.ts). */
+  deny?: readonly string[] | undefined;
+  /**
+   * Also serve run_code (a script calling the served tools, each call through the same path as a client's
+   * tools/call) and code_api (its declarations). Default off.
+   */
+  codeMode?: boolean | undefined;
   /** Semantic ranking fused into search_tools (tack.json `toolSearch.embeddings`); lexical while it is down. */
   semantic?: SemanticRanker | undefined;
   /** Tokens of the catalog kept between runs (search/term-cache.ts), for search_tools over a large catalog. */
@@ -77,6 +84,8 @@ export class Gateway {
       answerTimeoutMs: options.answerTimeoutMs,
       skills: options.skills,
       toolSearch: options.toolSearch ?? 'off',
+      codeMode: options.codeMode ?? false,
+      deny: options.deny,
       semantic: options.semantic,
       toolTerms: options.toolTerms,
       guard:

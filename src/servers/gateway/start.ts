@@ -91,6 +91,8 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       answerTimeoutMs,
       skills,
       toolSearch: options.config.serve.toolSearch,
+      codeMode: options.config.serve.codeMode === 'on',
+      deny: options.config.permissions.deny,
       semantic: configuredSemanticRanker(
         options.config.toolSearch.embeddings,
         host.store?.toolEmbeddings,

@@ -9,6 +9,7 @@ import { tracedToolCall } from '../../telemetry.js';
 import type { CatalogView, Downstream, GatewayCore } from '../core.js';
 import type { RequestContext } from '../interaction.js';
 import { answeredWithError, upstreamFailure, wireError, withoutReservedMeta } from '../results.js';
+import { CODE_API, codeApi, RUN_CODE, runCode } from './code-mode.js';
 import { resumes, runExchange } from './run-exchange.js';
 import { searchTools } from './search-tools.js';
 
@@ -40,6 +41,23 @@ export async function callTool(
       ({ name, arguments: args } = input);
     }
   }
+  if (core.codeMode && (name === RUN_CODE || name === CODE_API))
+    return name === RUN_CODE ? runCode(core, downstream, ctx, args) : codeApi(core, args);
+  return callServedTool(core, downstream, ctx, name, args);
+}
+
+/**
+ * One served tool, by its served name: carried upstream as an exchange and written to the audit log. A client's
+ * tools/call and each call of a run_code script come through here, so both are checked and audited alike.
+ */
+export async function callServedTool(
+  core: GatewayCore,
+  downstream: Downstream,
+  ctx: RequestContext,
+  name: string,
+  args: Record<string, unknown> | undefined,
+): Promise<CallToolResult> {
+  const view = await core.view();
   const names = view.names;
   const key = `tools/call ${name}`;
   const entry = names.tools.get(name);
@@ -60,6 +78,19 @@ export async function callTool(
       detail,
     });
   };
+  const denied = entry && core.deniedBy(entry.name, callArgs);
+  if (denied) {
+    await audit('denied', `permissions.deny rule ${denied}`);
+    return {
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text: `${name} is denied by the rule "${denied}" (permissions.deny in tack.json); tack serve does not run it.`,
+        },
+      ],
+    };
+  }
   const run = async () =>
     (await runExchange(
       core,
