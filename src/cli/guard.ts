@@ -2,6 +2,7 @@ import type { TackConfig } from '../config/load.js';
 import { TackError } from '../errors.js';
 import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
+import { heldWhy } from '../security/held.js';
 import { DefinitionGuard, guardOptions, type HeldDefinition, type PinKind } from '../security/pins.js';
 import { describeFinding } from './findings.js';
 import { warn } from './output.js';
@@ -39,10 +40,11 @@ export async function guardDefinition(
 
 function heldError(held: HeldDefinition): TackError {
   const what = held.kind === 'resource' ? `resource ${held.name}` : `${held.kind} ${held.name}`;
+  // The same words as the harness and the gateway (security/held.ts), with the digests a person compares.
   const why =
     held.why === 'changed'
-      ? `its definition changed since it was approved (sha256 ${held.pinnedSha256?.slice(0, 12)} -> ${held.sha256.slice(0, 12)})`
-      : 'the security scan flagged its definition, and nothing approved it yet';
+      ? `${heldWhy(held)} (sha256 ${held.pinnedSha256?.slice(0, 12)} -> ${held.sha256.slice(0, 12)})`
+      : heldWhy(held);
   const findings = held.findings.filter((f) => f.severity === 'high' || f.severity === 'medium');
   return new TackError('DEFINITION_HELD', `${what} of ${held.server} is held back: ${why}`, {
     subject: { server: held.server, ...(held.kind === 'tool' ? { tool: held.name } : {}) },

@@ -38,6 +38,7 @@ export {
   scanCatalog,
 } from '../security/catalog.js';
 export { type DefinitionsFile, loadDefinitionsFile } from '../security/definitions-file.js';
+export { heldNotice, heldToolText, heldWhy } from '../security/held.js';
 export {
   applyJudge,
   JUDGE_RUBRIC,

@@ -39,7 +39,7 @@ describe('the definition guard on tack call, prompt and read', () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout).not.toContain('looked up');
     expect(refused.stderr).toMatch(
-      /error: tool lookup of v is held back: its definition changed since it was approved \(sha256 [0-9a-f]{12} -> [0-9a-f]{12}\)/,
+      /error: tool lookup of v is held back: its definition changed since the user approved it \(sha256 [0-9a-f]{12} -> [0-9a-f]{12}\)/,
     );
     expect(refused.stderr).toMatch(
       /hint: Review it with `tack pins diff v`, accept it with `tack pins accept v lookup --sha [0-9a-f]{12}`, or run this once with --allow-changed\./,
@@ -69,7 +69,7 @@ describe('the definition guard on tack call, prompt and read', () => {
     const refused = await run('call', 'mcp__v__lookup', '{}');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
-      'error: tool lookup of v is held back: the security scan flagged its definition, and nothing approved it yet',
+      'error: tool lookup of v is held back: its definition was flagged by the security scan',
     );
     expect(refused.stderr).toMatch(
       /high model-directive \(description\): a tag block that addresses the model .*\n\s+"<IMPORTANT>"/,
