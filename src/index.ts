@@ -29,6 +29,7 @@ export {
   type AgentInteraction,
   type ElicitationAnswer,
   type ElicitationQuestion,
+  elicitationValue,
   INTERACTIVE_CAPABILITIES,
   interactionHandlers,
   type SamplingRequest,

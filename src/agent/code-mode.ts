@@ -8,14 +8,20 @@ import {
   type ScriptOutcome,
 } from '../codemode/runtime.js';
 import { Slots } from '../codemode/slots.js';
-import { stripTypes } from '../codemode/strip.js';
+import {
+  answerCodeApi,
+  CODE_API,
+  codeApiInputSchema,
+  RUN_CODE,
+  runCodeInputSchema,
+  scriptSource,
+} from '../codemode/tools.js';
 import type { NativeTool } from '../tools/native.js';
 import type { ContextPart } from './context.js';
 import type { RunToolCall } from './pipeline.js';
 import type { AgentTool } from './toolset.js';
 
-export const RUN_CODE = 'run_code';
-export const CODE_API = 'code_api';
+export { CODE_API, RUN_CODE };
 
 /** `off`: never; `on`: always (when MCP tools exist); `auto`: when the catalog is large or deferred. */
 export type CodeModeSetting = 'off' | 'auto' | 'on';
@@ -37,7 +43,6 @@ const DEFAULT_CONCURRENCY = 4;
 
 const DEFAULT_INLINE_CHARS = 12_000;
 /** code_api answers at most this many characters (the rest of the servers asked for are named). */
-const CODE_API_CHARS = 40_000;
 
 /** Whether code mode is offered this step. */
 export function offersCodeMode(
@@ -101,31 +106,14 @@ export function codeModeTools(deps: CodeModeDeps): NativeTool[] {
     name: RUN_CODE,
     description:
       'Run a script that calls MCP tools as `await mcp.<server>.<tool>(args)`; only its console output and return value come back. The script is the body of an async function: `return` the result.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        code: { type: 'string', description: 'The body of an async function; `return` what you need' },
-        language: {
-          type: 'string',
-          enum: ['javascript', 'typescript'],
-          description: 'default javascript; typescript is stripped of its types',
-        },
-      },
-      required: ['code'],
-      additionalProperties: false,
-    },
+    inputSchema: runCodeInputSchema(),
     // Its own labels: none. Each call the script makes is judged by the gate as a direct call, and its taint is
     // the session's.
     capabilities: [],
     execute: async (input, context) => {
-      const source = typeof input.code === 'string' ? input.code : '';
-      if (!source.trim()) return { text: `${RUN_CODE}: "code" must be a non-empty string`, isError: true };
-      let code = source;
-      if (input.language === 'typescript') {
-        const stripped = stripTypes(source);
-        if ('error' in stripped) return { text: `${RUN_CODE}: ${stripped.error}`, isError: true };
-        code = stripped.code;
-      }
+      const script = scriptSource(input);
+      if ('error' in script) return { text: script.error, isError: true };
+      const { code } = script;
       const callId = context?.callId ?? RUN_CODE;
       const step = context?.step ?? 0;
       const apis = serverApis(apiTools(deps.tools()));
@@ -159,52 +147,9 @@ export function codeModeTools(deps: CodeModeDeps): NativeTool[] {
   const codeApi: NativeTool = {
     name: CODE_API,
     description: `The TypeScript declarations of servers' tools for ${RUN_CODE} scripts (mcp.<server>.<tool>).`,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        servers: {
-          type: 'array',
-          items: { type: 'string' },
-          description: 'Server names, as in the API list',
-        },
-      },
-      required: ['servers'],
-      additionalProperties: false,
-    },
+    inputSchema: codeApiInputSchema('Server names, as in the API list'),
     capabilities: [],
-    execute: async (input) => {
-      const asked = Array.isArray(input.servers)
-        ? input.servers.filter((s): s is string => typeof s === 'string')
-        : [];
-      const apis = serverApis(apiTools(deps.tools()));
-      if (asked.length === 0)
-        return {
-          text: `${CODE_API}: "servers" must list server names; there are: ${apis.map((a) => a.identifier).join(', ')}`,
-          isError: true,
-        };
-      const out: string[] = [];
-      const unknown: string[] = [];
-      const left: string[] = [];
-      let size = 0;
-      for (const name of asked) {
-        const api = apis.find((a) => a.identifier === name || a.server === name);
-        if (!api) unknown.push(name);
-        else if (size + api.declarations.length > CODE_API_CHARS) left.push(name);
-        else {
-          out.push(api.declarations);
-          size += api.declarations.length;
-        }
-      }
-      if (unknown.length > 0)
-        out.push(
-          `// No server ${unknown.map((u) => `"${u}"`).join(', ')} (or its tools are held back); there are: ${apis.map((a) => a.identifier).join(', ')}`,
-        );
-      if (left.length > 0) out.push(`// Left out to keep this short; ask again for: ${left.join(', ')}`);
-      return {
-        text: out.join('\n'),
-        isError: out.length === unknown.length + left.length && unknown.length > 0,
-      };
-    },
+    execute: async (input) => answerCodeApi(serverApis(apiTools(deps.tools())), input),
   };
   return [runCode, codeApi];
 }

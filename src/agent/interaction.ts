@@ -31,6 +31,13 @@ export interface AgentInteraction {
 }
 
 /** The client capabilities to declare when these handlers are installed. */
+/** A typed answer to one field of an elicitation form, from what a person typed (numbers, yes/no, text). */
+export function elicitationValue(type: string | undefined, raw: string): unknown {
+  if (type === 'number' || type === 'integer') return Number(raw);
+  if (type === 'boolean') return /^(y|yes|true)$/i.test(raw.trim());
+  return raw;
+}
+
 export const INTERACTIVE_CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {} };
 
 /**

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { cacheFileName, readCacheFile, writeCacheFile } from '../util/cache-file.js';
 import type { FrontMatter, FrontMatterProblem } from '../util/front-matter.js';
-import { type TermMapping, TextIndex } from '../util/text-index.js';
+import { packEntries, snapshotEntry, type TermMapping, TextIndex } from '../util/text-index.js';
 import type { EdgeKind } from './bundle.js';
 import type { Concept } from './concept.js';
 
@@ -168,16 +168,11 @@ export function saveBundleCache(
   const snapshot = index.snapshot();
   const at = new Map(snapshot.keys.map((key, i) => [key, i]));
   const rows: unknown[] = [];
-  const offsets: number[] = [];
   const parts: Uint32Array[] = [];
-  let total = 0;
   for (const [path, record] of records) {
     const id = ids.get(path);
     const i = id === undefined ? undefined : at.get(id);
-    const entry =
-      i === undefined
-        ? new Uint32Array(0)
-        : snapshot.entries.subarray(snapshot.offsets[i]!, snapshot.offsets[i + 1]!);
+    const entry = i === undefined ? new Uint32Array(0) : snapshotEntry(snapshot, i);
     const fm = record.fm;
     rows.push([
       path,
@@ -194,21 +189,11 @@ export function saveBundleCache(
         : null,
       record.refs,
     ]);
-    offsets.push(total);
     parts.push(entry);
-    total += entry.length;
-  }
-  offsets.push(total);
-  const entries = new Uint32Array(total);
-  let p = 0;
-  for (const part of parts) {
-    entries.set(part, p);
-    p += part.length;
   }
   return writeCacheFile(file, KNOWLEDGE_CACHE_KIND, KNOWLEDGE_CACHE_VERSION, {
     meta: { json: { root, fields: SEARCH_FIELDS, terms: snapshot.terms, records: rows } },
-    offsets: Uint32Array.from(offsets),
-    entries,
+    ...packEntries(parts),
   });
 }
 

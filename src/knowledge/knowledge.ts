@@ -1,5 +1,5 @@
 import { TackError } from '../errors.js';
-import type { TextIndex } from '../util/text-index.js';
+import { snapshotEntry, type TextIndex } from '../util/text-index.js';
 import { type KnowledgeBundle, type LoadBundleOptions, loadBundle, normalizeId } from './bundle.js';
 import { newSearchIndex } from './bundle-cache.js';
 import { type Concept, isStale } from './concept.js';
@@ -189,7 +189,7 @@ export class KnowledgeBase {
       const snapshot = bundle.searchIndex().snapshot();
       const mapping = index.terms(snapshot.terms);
       snapshot.keys.forEach((id, i) => {
-        const entry = snapshot.entries.subarray(snapshot.offsets[i]!, snapshot.offsets[i + 1]!);
+        const entry = snapshotEntry(snapshot, i);
         index.addEntry(`${bundle.name}\u0000${id}`, entry, mapping);
       });
     }

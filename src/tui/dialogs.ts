@@ -1,6 +1,6 @@
 import type { ApprovalAnswer, ApprovalRequest, Approver } from '../agent/approval.js';
 import type { DefinitionReviewer } from '../agent/held.js';
-import type { AgentInteraction, ElicitationAnswer } from '../agent/interaction.js';
+import { type AgentInteraction, type ElicitationAnswer, elicitationValue } from '../agent/interaction.js';
 import type { HeldDefinition } from '../security/pins.js';
 
 /** A question for the person at the terminal, shown in place of the input box until answered. */
@@ -65,12 +65,7 @@ export class DialogQueue {
           `${name}${schema.description ? ` (${schema.description})` : ''}`,
         );
         if (raw === undefined) return { action: 'cancel' } satisfies ElicitationAnswer;
-        content[name] =
-          schema.type === 'number' || schema.type === 'integer'
-            ? Number(raw)
-            : schema.type === 'boolean'
-              ? /^(y|yes|true)$/i.test(raw.trim())
-              : raw;
+        content[name] = elicitationValue(schema.type, raw);
       }
       const send = await this.#confirm(header, `Send this answer?\n${JSON.stringify(content, null, 2)}`);
       return send ? { action: 'accept', content } : { action: 'decline' };

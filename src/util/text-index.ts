@@ -107,6 +107,27 @@ export interface TextIndexSnapshot {
   entries: Uint32Array;
 }
 
+/** Snapshot entry `i` (a view, not a copy). */
+export function snapshotEntry(snapshot: TextIndexSnapshot, i: number): Uint32Array {
+  return snapshot.entries.subarray(snapshot.offsets[i]!, snapshot.offsets[i + 1]!);
+}
+
+/** Entries laid end to end as a cache file keeps them: one array, and where each starts (plus the end). */
+export function packEntries(parts: readonly Uint32Array[]): { offsets: Uint32Array; entries: Uint32Array } {
+  const offsets = new Uint32Array(parts.length + 1);
+  let total = 0;
+  parts.forEach((part, i) => {
+    offsets[i] = total;
+    total += part.length;
+  });
+  offsets[parts.length] = total;
+  const entries = new Uint32Array(total);
+  parts.forEach((part, i) => {
+    entries.set(part, offsets[i]!);
+  });
+  return { offsets, entries };
+}
+
 /** The term ids of one saved term table as the index numbers them; made by `TextIndex.terms()`. */
 export interface TermMapping {
   readonly table: readonly string[];

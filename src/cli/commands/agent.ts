@@ -8,7 +8,7 @@ import { estimateTokens } from '../../agent/compaction.js';
 import { systemPrompt } from '../../agent/context.js';
 import type { AgentEvent, EndReason } from '../../agent/events.js';
 import type { DefinitionReviewer } from '../../agent/held.js';
-import type { AgentInteraction } from '../../agent/interaction.js';
+import { type AgentInteraction, elicitationValue } from '../../agent/interaction.js';
 import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
 import type { TackConfig } from '../../config/load.js';
@@ -202,12 +202,7 @@ function terminalInteraction(): AgentInteraction {
       const content: Record<string, unknown> = {};
       for (const [name, schema] of Object.entries(properties)) {
         const raw = await ask(`  ${name}${schema.description ? ` (${schema.description})` : ''}: `);
-        content[name] =
-          schema.type === 'number' || schema.type === 'integer'
-            ? Number(raw)
-            : schema.type === 'boolean'
-              ? /^(y|yes|true)$/i.test(raw.trim())
-              : raw;
+        content[name] = elicitationValue(schema.type, raw);
       }
       const send = (await ask('Send this answer? [Y/n]: ')).trim().toLowerCase();
       return send === 'n' ? { action: 'decline' } : { action: 'accept', content };

@@ -1,6 +1,6 @@
 import { join, relative, sep } from 'node:path';
 import { cacheFileName, readCacheFile, writeCacheFile } from '../../util/cache-file.js';
-import type { TermMapping, TextIndex } from '../../util/text-index.js';
+import { packEntries, snapshotEntry, type TermMapping, type TextIndex } from '../../util/text-index.js';
 import type { Doc } from './corpus.js';
 
 /**
@@ -102,14 +102,12 @@ export function saveDocsCache(
 ): { ok: boolean; message?: string } {
   const snapshot = index.snapshot();
   const records: RecordTuple[] = [];
-  const offsets: number[] = [];
   const parts: Uint32Array[] = [];
-  let at = 0;
   snapshot.keys.forEach((slug, i) => {
     const doc = docs.get(slug);
     const origin = origins.get(slug);
     if (!doc || !origin) return;
-    const entry = snapshot.entries.subarray(snapshot.offsets[i]!, snapshot.offsets[i + 1]!);
+    const entry = snapshotEntry(snapshot, i);
     records.push([
       relativePath(root, doc.file),
       origin.digest,
@@ -118,21 +116,11 @@ export function saveDocsCache(
       doc.title,
       doc.description,
     ]);
-    offsets.push(at);
     parts.push(entry);
-    at += entry.length;
   });
-  offsets.push(at);
-  const entries = new Uint32Array(at);
-  let p = 0;
-  for (const part of parts) {
-    entries.set(part, p);
-    p += part.length;
-  }
   return writeCacheFile(file, DOCS_CACHE_KIND, DOCS_CACHE_VERSION, {
     meta: { json: { root: realRoot, fields: index.fields, terms: snapshot.terms, records } },
-    offsets: Uint32Array.from(offsets),
-    entries,
+    ...packEntries(parts),
   });
 }
 

@@ -3,7 +3,14 @@ import { type ApiTool, apiBinding, type ServerApi, serverApis } from '../../../c
 import { renderOutcome } from '../../../codemode/render.js';
 import { DEFAULT_SCRIPT_LIMITS, type HostCallResult, runScript } from '../../../codemode/runtime.js';
 import { Slots } from '../../../codemode/slots.js';
-import { stripTypes } from '../../../codemode/strip.js';
+import {
+  answerCodeApi,
+  CODE_API,
+  codeApiInputSchema,
+  RUN_CODE,
+  runCodeInputSchema,
+  scriptSource,
+} from '../../../codemode/tools.js';
 import type { CatalogTool } from '../../../mcp/catalog.js';
 import type { CatalogView, Downstream, GatewayCore } from '../core.js';
 import type { RequestContext } from '../interaction.js';
@@ -18,13 +25,10 @@ import { callServedTool } from './tools-call.js';
  * (DEFAULT_SCRIPT_LIMITS: 100 calls, 5 s of CPU, 64 MiB, 120 s, 20,000 characters of output).
  */
 
-export const RUN_CODE = 'run_code';
-export const CODE_API = 'code_api';
+export { CODE_API, RUN_CODE };
 
 /** A script's calls in flight at once, as the harness's run_code; the rest wait their turn. */
 const CONCURRENCY = 4;
-/** code_api answers at most this many characters (the servers left out are named). */
-const CODE_API_CHARS = 40_000;
 
 function apiTool(name: string, tool: CatalogTool): ApiTool {
   return {
@@ -56,35 +60,12 @@ export function codeModeTools(view: CatalogView): Tool[] {
     {
       name: RUN_CODE,
       description: `Run a script that calls this server's tools as \`await mcp.<server>.<tool>(args)\`; only what it prints with console.log and what it returns come back. The script is the body of an async JavaScript function (or TypeScript with "language": "typescript"): \`return\` the result. Get the declarations with ${CODE_API} first. Every call is checked and audited as a direct call; a tool error throws (catch it to go on). A tool with an output schema returns that object, any other its text. No file system, network, timers or imports. Limits: ${l.maxCalls} tool calls, ${l.cpuMs} ms of CPU, ${Math.round(l.memoryBytes / 1024 / 1024)} MiB, ${Math.round(l.wallMs / 1000)} s, ${l.maxOutputChars} characters of output. Servers: ${servers || 'none'}.`,
-      inputSchema: {
-        type: 'object',
-        properties: {
-          code: { type: 'string', description: 'The body of an async function; `return` what you need' },
-          language: {
-            type: 'string',
-            enum: ['javascript', 'typescript'],
-            description: 'default javascript; typescript is stripped of its types',
-          },
-        },
-        required: ['code'],
-        additionalProperties: false,
-      },
+      inputSchema: runCodeInputSchema(),
     },
     {
       name: CODE_API,
       description: `The TypeScript declarations of servers' tools for ${RUN_CODE} scripts (mcp.<server>.<tool>).`,
-      inputSchema: {
-        type: 'object',
-        properties: {
-          servers: {
-            type: 'array',
-            items: { type: 'string' },
-            description: `Server names: ${servers || 'none'}`,
-          },
-        },
-        required: ['servers'],
-        additionalProperties: false,
-      },
+      inputSchema: codeApiInputSchema(`Server names: ${servers || 'none'}`),
     },
   ];
   return view.codeTools;
@@ -148,16 +129,9 @@ export async function runCode(
   ctx: RequestContext,
   args: Record<string, unknown> | undefined,
 ): Promise<CallToolResult> {
-  const source = typeof args?.code === 'string' ? args.code : '';
-  if (!source.trim()) return errorResult(`${RUN_CODE}: "code" must be a non-empty string`);
-  let code = source;
-  if (args?.language === 'typescript') {
-    const stripped = stripTypes(source);
-    if ('error' in stripped) return errorResult(`${RUN_CODE}: ${stripped.error}`);
-    code = stripped.code;
-  } else if (args?.language !== undefined && args.language !== 'javascript') {
-    return errorResult(`${RUN_CODE}: "language" must be "javascript" or "typescript"`);
-  }
+  const script = scriptSource(args);
+  if ('error' in script) return errorResult(script.error);
+  const { code } = script;
   const view = await core.view();
   // Held tools are bound too (not declared), so a script calling one gets the reason it is held, as a client
   // calling it directly does, instead of "not a function".
@@ -215,31 +189,6 @@ export async function codeApi(
   core: GatewayCore,
   args: Record<string, unknown> | undefined,
 ): Promise<CallToolResult> {
-  const asked = Array.isArray(args?.servers)
-    ? args.servers.filter((s): s is string => typeof s === 'string')
-    : [];
-  const apis = servedApis(await core.view());
-  const known = apis.map((a) => a.identifier).join(', ') || 'none';
-  if (asked.length === 0)
-    return errorResult(`${CODE_API}: "servers" must list server names; there are: ${known}`);
-  const out: string[] = [];
-  const unknown: string[] = [];
-  const left: string[] = [];
-  let size = 0;
-  for (const name of asked) {
-    const api = apis.find((a) => a.identifier === name || a.server === name);
-    if (!api) unknown.push(name);
-    else if (size + api.declarations.length > CODE_API_CHARS) left.push(name);
-    else {
-      out.push(api.declarations);
-      size += api.declarations.length;
-    }
-  }
-  if (unknown.length > 0)
-    out.push(
-      `// No server ${unknown.map((u) => `"${u}"`).join(', ')} (or its tools are held back); there are: ${known}`,
-    );
-  if (left.length > 0) out.push(`// Left out to keep this short; ask again for: ${left.join(', ')}`);
-  const isError = out.length === unknown.length + left.length && unknown.length > 0;
-  return { ...(isError ? { isError } : {}), content: [{ type: 'text', text: out.join('\n') }] };
+  const { text, isError } = answerCodeApi(servedApis(await core.view()), args);
+  return { ...(isError ? { isError } : {}), content: [{ type: 'text', text }] };
 }
