@@ -567,7 +567,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     program
       .command('chat')
       .description(
-        'talk with the agent in a full-screen terminal interface (/help for commands and keys); line mode when stdout is not a terminal, TERM=dumb or --plain',
+        'talk with the agent in a full-screen terminal interface (/help for commands and keys); line mode when stdout is not a terminal, TERM=dumb, CI is set or --plain',
       )
       .option('--resume <session>', 'continue a session')
       .option('--plain', 'the line-based chat instead of the full-screen one'),

@@ -35,7 +35,8 @@ export function screenTack(
   const command = `stty cols ${options.cols} rows ${options.rows}; exec ${tack}`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: options.cwd,
-    env: { TERM: 'xterm-256color', ...options.env },
+    // A CI variable inherited from the test runner would turn the full screen into the line mode (as for a user).
+    env: { TERM: 'xterm-256color', ...options.env, CI: undefined, CONTINUOUS_INTEGRATION: undefined },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -119,9 +119,13 @@ describe('tack chat in a pseudo-terminal, read off an emulated screen', () => {
     expect(await s.exited()).toBe(0);
   }, 60_000);
 
-  it('honours NO_COLOR, and falls back to the line mode for TERM=dumb', async () => {
+  it('honours NO_COLOR, and falls back to the line mode for TERM=dumb and under CI', async () => {
     const p = project();
-    const provider = await fake([{ text: 'Plain **answer**.' }, { text: 'Line mode.' }]);
+    const provider = await fake([
+      { text: 'Plain **answer**.' },
+      { text: 'Line mode.' },
+      { text: 'CI mode.' },
+    ]);
     const env = { ...p.env, ...providerEnv(provider) };
     const s = screenTack(['chat', ...MODEL], {
       cwd: p.dir,
@@ -145,7 +149,7 @@ describe('tack chat in a pseudo-terminal, read off an emulated screen', () => {
 
     const dumb = ptyTack(['chat', ...MODEL], {
       cwd: p.dir,
-      env: { ...env, TERM: 'dumb' },
+      env: { ...env, TERM: 'dumb', CI: undefined, CONTINUOUS_INTEGRATION: undefined },
       onStart: (kill) => cleanups.push(kill),
     });
     await dumb.waitFor('/tools /skills /cost /compact /exit');
@@ -153,6 +157,18 @@ describe('tack chat in a pseudo-terminal, read off an emulated screen', () => {
     await dumb.waitFor('Line mode.');
     dumb.type('/exit');
     expect(await dumb.exited()).toBe(0);
+
+    // Ink draws nothing until exit where CI is set, so tack chat takes the line mode there, terminal or not.
+    const ci = ptyTack(['chat', ...MODEL], {
+      cwd: p.dir,
+      env: { ...env, TERM: 'xterm-256color', CI: 'true' },
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await ci.waitFor('/tools /skills /cost /compact /exit');
+    ci.type('hello');
+    await ci.waitFor('CI mode.');
+    ci.type('/exit');
+    expect(await ci.exited()).toBe(0);
   }, 60_000);
 
   it('/resume in the real tack chat: picks the earlier session, shows it, and the next turn continues it', async () => {

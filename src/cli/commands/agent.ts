@@ -344,6 +344,8 @@ function refusedSummary(refused: ReadonlyArray<{ name: string; reason: string }>
 /**
  * Whether `tack chat` draws its full-screen interface: both ends are a terminal that can take it, and the user
  * did not ask for the line mode. Anything else (a pipe, CI, TERM=dumb, --plain) gets the line-based chat.
+ * CI is read as Ink reads it (`CI` or `CONTINUOUS_INTEGRATION` set, not "0" or "false"): there Ink only draws
+ * the last frame when the app exits, so a full screen would stay blank for the whole conversation.
  */
 export function wantsFullScreen(
   options: Pick<AgentCliOptions, 'plain'>,
@@ -354,8 +356,14 @@ export function wantsFullScreen(
     process.stdin.isTTY === true &&
     process.stdout.isTTY === true &&
     env.TERM !== 'dumb' &&
-    env.TACK_PLAIN !== '1'
+    env.TACK_PLAIN !== '1' &&
+    !flagSet(env.CI) &&
+    !flagSet(env.CONTINUOUS_INTEGRATION)
   );
+}
+
+function flagSet(value: string | undefined): boolean {
+  return value !== undefined && value !== '0' && value !== 'false';
 }
 
 /** `tack chat`: the full-screen interface in a terminal (src/tui, loaded only here), else the line mode. */
