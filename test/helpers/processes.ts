@@ -39,9 +39,13 @@ export interface Service {
 export async function startService(
   command: string,
   args: string[],
-  options: { env?: Record<string, string | undefined>; ready: RegExp; timeoutMs?: number },
+  options: { env?: Record<string, string | undefined>; cwd?: string; ready: RegExp; timeoutMs?: number },
 ): Promise<Service> {
-  const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const stop = () =>
     new Promise<void>((resolve) => {
