@@ -2,13 +2,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
+import { hostHeaderValidation, originValidation } from '@modelcontextprotocol/node';
 import {
-  hostHeaderValidation,
-  localhostHostValidation,
-  localhostOriginValidation,
-  originValidation,
-} from '@modelcontextprotocol/node';
-import { createMcpHandler, type Server } from '@modelcontextprotocol/server';
+  createMcpHandler,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+  type Server,
+} from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { DEFAULT_LIMITS } from '../config/limits.js';
 import { TackError } from '../errors.js';
@@ -151,12 +151,11 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
     fastPath: options.fastPath,
     beforeRequest: options.beforeRequest,
   });
-  const validHost = loopback
-    ? localhostHostValidation()
-    : hostHeaderValidation([...(options.allowedHosts ?? [])]);
-  const validOrigin = loopback
-    ? localhostOriginValidation()
-    : originValidation([...(options.allowedHosts ?? [])]);
+  // On loopback the machine's own names always pass, and so do allowedHosts: a reverse proxy on the same machine
+  // (docs/deploy.md's nginx) forwards the name clients used, which would otherwise be refused as a rebinding.
+  const allowed = [...(options.allowedHosts ?? [])];
+  const validHost = hostHeaderValidation(loopback ? [...localhostAllowedHostnames(), ...allowed] : allowed);
+  const validOrigin = originValidation(loopback ? [...localhostAllowedOrigins(), ...allowed] : allowed);
   const authorized = bearerCheck(options.token);
 
   let draining = false;

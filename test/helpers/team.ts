@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { freePort, type Service, startService } from './processes.js';
 
@@ -17,6 +19,53 @@ export const INSTANCE_NAMES = ['a', 'b', 'c'] as const;
 /** The addresses docs/deploy.md gives its instances, in the order of INSTANCE_NAMES. */
 const DOC_ADDRESSES = ['10.0.0.11:8080', '10.0.0.12:8080', '10.0.0.13:8080'];
 
+function deployPage(): string {
+  return readFileSync(join(REPO, 'docs', 'deploy.md'), 'utf8');
+}
+
+/**
+ * docs/deploy.md's tack configuration (its ```json block) as written, with the database's address changed to
+ * `storeUrl`'s host, port and database (its user, `tack`, and the `${TACK_DB_PASSWORD}` reference stay).
+ */
+export function tackConfigFromDocs(storeUrl: string): Record<string, unknown> {
+  const block = /```json\n([\s\S]*?)```/.exec(deployPage())?.[1];
+  if (!block) throw new Error('docs/deploy.md has no ```json block');
+  const target = new URL(storeUrl);
+  const address = 'db.internal:5432/tack';
+  if (!block.includes(address)) throw new Error(`docs/deploy.md's tack configuration lacks ${address}`);
+  return JSON.parse(block.replace(address, `${target.host}${target.pathname}`)) as Record<string, unknown>;
+}
+
+/**
+ * A fetch that sends `host` as the Host header (the one docs/deploy.md's instances allow) while connecting to the
+ * loopback address in the URL: Node's own fetch always sends the URL's host. Streams the body, for SSE answers.
+ */
+export function hostFetch(host: string): typeof fetch {
+  return (input, init) =>
+    new Promise<Response>((resolve, reject) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const headers = Object.fromEntries(new Headers(init?.headers));
+      const req = request(
+        url,
+        { method: init?.method ?? 'GET', headers: { ...headers, host }, signal: init?.signal ?? undefined },
+        (res) => {
+          const out = new Headers();
+          for (const [name, value] of Object.entries(res.headers))
+            for (const v of Array.isArray(value) ? value : [value]) if (v !== undefined) out.append(name, v);
+          const nullBody = res.statusCode === 204 || res.statusCode === 304 || init?.method === 'HEAD';
+          resolve(
+            new Response(nullBody ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+              status: res.statusCode ?? 502,
+              headers: out,
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(typeof init?.body === 'string' ? init.body : undefined);
+    });
+}
+
 /**
  * docs/deploy.md's nginx configuration as written, with only its addresses changed to loopback ones: the three
  * instance addresses, and `listen 443 ssl` to a plain loopback port. Instances beyond `hosts.length` are dropped
@@ -24,7 +73,7 @@ const DOC_ADDRESSES = ['10.0.0.11:8080', '10.0.0.12:8080', '10.0.0.13:8080'];
  * replaces, so the page and the test cannot drift apart.
  */
 export function nginxConfigFromDocs(hosts: string[], listen: string, dir: string): string {
-  const page = readFileSync(join(REPO, 'docs', 'deploy.md'), 'utf8');
+  const page = deployPage();
   const block = /```nginx\n([\s\S]*?)```/.exec(page)?.[1];
   if (!block) throw new Error('docs/deploy.md has no ```nginx block');
   let lines = block.split('\n');
@@ -81,7 +130,8 @@ export async function startTeam(options: {
   count: number;
   cwd: string;
   configFile: string;
-  storeUrl: string;
+  /** TACK_STORE_URL for the instances; without it, the configuration file names the store. */
+  storeUrl?: string;
   env: Record<string, string | undefined>;
 }): Promise<Team> {
   if (!NGINX)
@@ -104,7 +154,7 @@ export async function startTeam(options: {
           {
             env: {
               ...options.env,
-              TACK_STORE_URL: options.storeUrl,
+              ...(options.storeUrl ? { TACK_STORE_URL: options.storeUrl } : {}),
               TACK_SERVE_INSTANCE: name,
               // The fixture servers report it, so a test sees which instance answered.
               TACK_INSTANCE: name,

@@ -5,7 +5,14 @@ import { digest } from '../../src/util/canonical-json.js';
 import { tack } from '../helpers/cli.js';
 import { type Postgres, startPostgres } from '../helpers/postgres.js';
 import { fixture, fixtureEntry, type TempProject, tempProject } from '../helpers/project.js';
-import { startTeam, type Team } from '../helpers/team.js';
+import { hostFetch, startTeam, type Team, tackConfigFromDocs } from '../helpers/team.js';
+
+const TOKEN = 'deploy-test-token';
+// docs/deploy.md's configuration allows this Host only; the clients send it, as they would through DNS.
+const viaName = {
+  fetch: hostFetch('tack.internal'),
+  requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+};
 
 type CallResult = Awaited<ReturnType<Client['callTool']>>;
 
@@ -19,7 +26,7 @@ async function connect(url: string, name: string, era: 'modern' | 'legacy'): Pro
     { name, version: '1.0.0' },
     era === 'modern' ? { versionNegotiation: { mode: 'auto' } } : {},
   );
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), viaName));
   expect(client.getProtocolEra()).toBe(era);
   return client;
 }
@@ -39,7 +46,9 @@ describe('three tack serve processes behind nginx, on one PostgreSQL store (docs
   beforeAll(async () => {
     postgres = await startPostgres('tack_deploy');
     project = tempProject('tack-deploy-');
+    // The page's tack configuration (store, token, allowed hosts, drain), pointed at this database.
     configFile = project.write('serve.json', {
+      ...tackConfigFromDocs(postgres.connectionString),
       mcpServers: {
         // Each instance's upstream reports which instance it belongs to.
         fx: fixtureEntry('stdio-server.js', [], { env: { TACK_INSTANCE: '${TACK_INSTANCE:-cli}' } }),
@@ -50,8 +59,8 @@ describe('three tack serve processes behind nginx, on one PostgreSQL store (docs
       count: 3,
       cwd: project.dir,
       configFile,
-      storeUrl: postgres.connectionString,
-      env: project.env,
+      // The test's PostgreSQL trusts loopback connections: the password is there because the page's URL has one.
+      env: { ...project.env, TACK_DB_PASSWORD: 'not-checked', TACK_TOKEN: TOKEN },
     });
   }, 120_000);
 
@@ -70,6 +79,27 @@ describe('three tack serve processes behind nginx, on one PostgreSQL store (docs
   const direct = (i: number) => `http://${team.instances[i]!.host}/mcp`;
 
   it('spreads 2026-07-28 calls over all three; a 2025-era session stays on the instance its id names', async () => {
+    // The page's token is required through the balancer.
+    const anonymous = new Client(
+      { name: 'anonymous', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    await expect(
+      anonymous.connect(
+        new StreamableHTTPClientTransport(new URL(team.url), { fetch: hostFetch('tack.internal') }),
+      ),
+    ).rejects.toThrow(/401|unauthorized/i);
+    // A name the page does not allow is refused as DNS rebinding would be, token or not.
+    const rebound = await hostFetch('evil.example')(team.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(rebound.status).toBe(403);
     const modern = await client(team.url, 'spread', 'modern');
     const seen = new Set<string>();
     for (let i = 0; i < 12; i++)
@@ -77,7 +107,7 @@ describe('three tack serve processes behind nginx, on one PostgreSQL store (docs
     expect(seen).toEqual(new Set(['a', 'b', 'c']));
 
     for (let n = 0; n < 3; n++) {
-      const transport = new StreamableHTTPClientTransport(new URL(team.url));
+      const transport = new StreamableHTTPClientTransport(new URL(team.url), viaName);
       const legacy = new Client({ name: `legacy-${n}`, version: '1.0.0' });
       open.push(legacy);
       await legacy.connect(transport);
@@ -101,9 +131,10 @@ describe('three tack serve processes behind nginx, on one PostgreSQL store (docs
         })
         .toMatch(/rug__add is unavailable: tool add changed since it was approved/);
 
+    // From any machine with the same configuration: the store it names is the instances' store.
     const accept = await tack(['pins', 'accept', 'rug', 'add', '--config', configFile], {
       cwd: project.dir,
-      env: { ...project.env, TACK_STORE_URL: postgres.connectionString },
+      env: { ...project.env, TACK_DB_PASSWORD: 'not-checked', TACK_TOKEN: TOKEN },
     });
     expect(accept.code, accept.stderr).toBe(0);
     // From the next request on, every instance serves it, and so does the balancer in front of them.
@@ -122,7 +153,7 @@ describe('three tack serve processes behind nginx, on one PostgreSQL store (docs
     // A 2025-era session on the instance about to die.
     let doomed: { client: Client; transport: StreamableHTTPClientTransport } | undefined;
     for (let n = 0; n < 12 && !doomed; n++) {
-      const transport = new StreamableHTTPClientTransport(new URL(team.url));
+      const transport = new StreamableHTTPClientTransport(new URL(team.url), viaName);
       const c = new Client({ name: `doomed-${n}`, version: '1.0.0' });
       open.push(c);
       await c.connect(transport);
