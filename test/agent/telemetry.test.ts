@@ -1,5 +1,15 @@
+import { context, trace } from '@opentelemetry/api';
+import {
+  InMemorySpanExporter,
+  NodeTracerProvider,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-node';
 import { describe, expect, it } from 'vitest';
+import { resolveModel } from '../../src/agent/model.js';
 import { costOf, priceOf } from '../../src/agent/prices.js';
+import { AgentSession } from '../../src/agent/session.js';
+import { startTelemetry } from '../../src/telemetry/start.js';
 import { tack } from '../helpers/cli.js';
 import { providerEnv, toolResults } from '../helpers/fake-provider.js';
 import { type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.js';
@@ -125,4 +135,48 @@ describe('OpenTelemetry: the spans of an agent run', () => {
     expect(exported).not.toContain(SECRET);
     expect(exported).not.toContain(PROMPT);
   }, 60_000);
+
+  it("in the library, the application's own tracer provider gets the session's spans; startTelemetry leaves it in place", async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    provider.register();
+    defer(async () => {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+    });
+    // tack's own start sees the provider and starts nothing (else every span would go to a second SDK, or nowhere).
+    const own = await startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+    await own.shutdown();
+    expect(trace.getTracerProvider().getTracer('probe').startSpan('probe').isRecording()).toBe(true);
+
+    const p = project('tack-otel-lib-');
+    const model = await fake([{ text: `answered ${PROMPT}`, usage: { input: 300, output: 7 } }]);
+    const session = await AgentSession.create({
+      model: resolveModel('openai:gpt-4.1', providerEnv(model)),
+      cwd: p.dir,
+      env: p.env,
+      sessionsDir: p.home,
+      maxRetries: 0,
+    });
+    const result = await session.run(`${PROMPT}: say hello`);
+    expect(result.reason).toBe('completed');
+
+    const spans = exporter.getFinishedSpans();
+    const byName = (name: string) => spans.find((s) => s.name === name);
+    const parentId = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+    const agent = byName('invoke_agent tack')!;
+    const step = byName('tack.step')!;
+    const chat = byName('chat gpt-4.1')!;
+    expect(agent, spans.map((s) => s.name).join(', ')).toBeDefined();
+    expect(parentId(step)).toBe(agent.spanContext().spanId);
+    expect(parentId(chat)).toBe(step.spanContext().spanId);
+    expect(chat.attributes).toMatchObject({
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.usage.input_tokens': 300,
+      'gen_ai.usage.output_tokens': 7,
+    });
+    expect(parentId(byName('ai.streamText')!)).toBe(chat.spanContext().spanId);
+    expect(JSON.stringify(spans.map((s) => [s.name, s.attributes, s.events]))).not.toContain(PROMPT);
+  });
 });
