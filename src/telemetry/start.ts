@@ -30,8 +30,6 @@ export async function startTelemetry(
     !env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
   )
     return NONE;
-  if (tracing()) return NONE;
-  const api = loadApi();
   const [
     { NodeTracerProvider, BatchSpanProcessor },
     { OTLPTraceExporter },
@@ -45,6 +43,9 @@ export async function startTelemetry(
     import('@opentelemetry/sdk-metrics'),
     import('@opentelemetry/resources'),
   ]);
+  // Checked after the imports, with no wait before register(): of two starts at once, the second finds the first's.
+  if (tracing()) return NONE;
+  const api = loadApi();
   const resource = resourceFromAttributes({
     'service.name': env.OTEL_SERVICE_NAME ?? 'tack',
     'service.version': VERSION,
