@@ -152,6 +152,7 @@ export type { PinRecord, PinWrite } from './store/pins.js';
 export { SqliteStore, type StoreEngine, TackStore } from './store/store.js';
 export type { ToolExample } from './store/tool-examples.js';
 export type { TrustedProject, TrustedProjects } from './store/trusted-projects.js';
+export { OTLP_ENDPOINT_ENV, startTelemetry, type Telemetry } from './telemetry/start.js';
 export {
   countTokens,
   countTokensMany,

@@ -8,6 +8,7 @@ const FEATURES = [
   'errors',
   'version',
   'util',
+  'telemetry',
   'config',
   'store',
   'mcp',
@@ -29,6 +30,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   errors: [],
   version: [],
   util: [],
+  // OpenTelemetry: the SDK's start and the span helper every layer above traces with; the API itself is loaded only
+  // once a tracer provider is registered.
+  telemetry: ['version'],
   // Config checks permission rules and capability names with the security layer's parsers, and applies project
   // trust (config/apply-trust.ts) with its file checks.
   config: ['errors', 'util', 'security'],
@@ -36,8 +40,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The sandbox turns a resolved policy (config) into bubblewrap's command line, its proxy and explanations; it
   // knows nothing of MCP: mcp and skills hand it a command to wrap.
   sandbox: ['errors', 'util', 'config'],
-  // Stdio servers are spawned inside their sandbox.
-  mcp: ['errors', 'version', 'util', 'config', 'store', 'sandbox'],
+  // Stdio servers are spawned inside their sandbox; every request is a client span.
+  mcp: ['errors', 'version', 'util', 'telemetry', 'config', 'store', 'sandbox'],
   // Token counts: the tokenizer, and the digests a cache of counts is keyed by.
   tokens: ['mcp', 'util'],
   tools: ['errors'],

@@ -1,5 +1,6 @@
 import { generateText, type LanguageModel, type ModelMessage } from 'ai';
 import type { SkillLibrary } from '../skills/library.js';
+import { aiTelemetry } from '../telemetry/spans.js';
 import type { AgentEvent } from './events.js';
 import type { History } from './history.js';
 
@@ -81,6 +82,7 @@ export async function summarizeOlder(
     model: options.model,
     messages: [...older, { role: 'user', content: SUMMARY_PROMPT }],
     ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+    experimental_telemetry: aiTelemetry('tack.compaction'),
   });
   const summary: ModelMessage = {
     role: 'user',

@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { generateText, type LanguageModel, type ModelMessage } from 'ai';
+import { aiTelemetry } from '../telemetry/spans.js';
 
 /** A server's question for the user (elicitation), form or URL mode, as the harness shows it. */
 export interface ElicitationQuestion {
@@ -86,6 +87,7 @@ export function interactionHandlers(
         ...(params.systemPrompt ? { system: params.systemPrompt } : {}),
         messages: messages.map((m) => ({ role: m.role, content: m.text }) as ModelMessage),
         maxOutputTokens: params.maxTokens,
+        experimental_telemetry: aiTelemetry('tack.sampling'),
       });
       return {
         role: 'assistant' as const,

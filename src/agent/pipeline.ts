@@ -4,6 +4,7 @@ import type { ModelMessage } from 'ai';
 import { errorMessage } from '../errors.js';
 import { callToolInput } from '../search/meta-tools.js';
 import { RuleSet } from '../security/rules.js';
+import { inSpan } from '../telemetry/spans.js';
 import type { SecretMasker } from '../util/secrets.js';
 import { ApprovalGate, type Approver } from './approval.js';
 import { RUN_CODE } from './code-mode.js';
@@ -82,6 +83,8 @@ interface Outcome {
   isError: boolean;
   durationMs: number;
   structured?: unknown;
+  /** Why it did not run (the span's `tack.outcome`); unset when the tool ran. */
+  notRun?: 'refused' | 'interrupted';
 }
 
 /**
@@ -107,20 +110,45 @@ export class ToolPipeline {
     });
   }
 
-  /** Runs one call through the whole path; see RunToolCall. */
-  readonly run: RunToolCall = async (call, { signal, step }) => {
+  /**
+   * Runs one call through the whole path; see RunToolCall. Traced as an `execute_tool <tool>` span (GenAI semantic
+   * conventions) under the step, or under the run_code call whose script made it; the MCP request is its child.
+   */
+  readonly run: RunToolCall = (call, { signal, step }) => {
     const tool = this.#options.tools.find(call.name);
-    this.#started(call, step, tool);
-    let outcome: Outcome;
-    try {
-      outcome = await this.#through(call, tool, signal, step);
-    } catch (error) {
-      if (!signal.aborted) throw error;
-      // Interrupted (Esc, Ctrl-C) while it ran: the call still gets its result and its event, so the history
-      // stays valid for the next run (every tool call answered) and a UI can close the call's block.
-      outcome = { text: 'Interrupted by the user before it finished.', isError: true, durationMs: 0 };
-    }
-    return this.#finish(call, outcome);
+    return inSpan(
+      `execute_tool ${call.name}`,
+      {
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': call.name,
+          'gen_ai.tool.call.id': call.callId,
+          'tack.upstream.server': tool?.server,
+          'tack.step.number': step,
+        },
+      },
+      async (span) => {
+        this.#started(call, step, tool);
+        let outcome: Outcome;
+        try {
+          outcome = await this.#through(call, tool, signal, step);
+        } catch (error) {
+          if (!signal.aborted) throw error;
+          // Interrupted (Esc, Ctrl-C) while it ran: the call still gets its result and its event, so the history
+          // stays valid for the next run (every tool call answered) and a UI can close the call's block.
+          outcome = {
+            text: 'Interrupted by the user before it finished.',
+            isError: true,
+            durationMs: 0,
+            notRun: 'interrupted',
+          };
+        }
+        const kind = outcome.notRun ?? (outcome.isError ? 'tool-error' : 'ok');
+        span.set({ 'tack.outcome': kind });
+        if (kind !== 'ok') span.fail(kind === 'tool-error' ? 'tool_error' : kind);
+        return this.#finish(call, outcome);
+      },
+    );
   };
 
   /** Answers a call without running it (loop detection's warning), with the same events as a run. */
@@ -219,7 +247,7 @@ export class ToolPipeline {
     signal: AbortSignal,
     step: number,
   ): Promise<Outcome> {
-    const refused = (text: string): Outcome => ({ text, isError: true, durationMs: 0 });
+    const refused = (text: string): Outcome => ({ text, isError: true, durationMs: 0, notRun: 'refused' });
     if (tool?.name === CALL_TOOL) return this.#callTool(call, signal, step);
     if (!tool) {
       const held = this.#options.held.message(call.name);
@@ -294,17 +322,16 @@ export class ToolPipeline {
   /** call_tool: the named MCP tool, run now, through the same hooks and approval as a direct call. */
   async #callTool(call: ToolCallRequest, signal: AbortSignal, step: number): Promise<Outcome> {
     const input = callToolInput(call.input as Record<string, unknown> | undefined);
-    if ('error' in input) return { text: input.error, isError: true, durationMs: 0 };
+    const refused = (text: string): Outcome => ({ text, isError: true, durationMs: 0, notRun: 'refused' });
+    if ('error' in input) return refused(input.error);
     const { name } = input;
     const target = this.#options.tools.mcp().find((t) => t.name === name);
     const held = target ? undefined : this.#options.held.message(name);
-    if (held) return { text: held, isError: true, durationMs: 0 };
+    if (held) return refused(held);
     if (!target)
-      return {
-        text: `${CALL_TOOL}: no tool named "${name}"; find one with ${SEARCH_TOOLS} first and pass its exact name.`,
-        isError: true,
-        durationMs: 0,
-      };
+      return refused(
+        `${CALL_TOOL}: no tool named "${name}"; find one with ${SEARCH_TOOLS} first and pass its exact name.`,
+      );
     return this.#through({ ...call, name, input: input.arguments, invalid: false }, target, signal, step);
   }
 

@@ -1,5 +1,6 @@
 import { generateText } from 'ai';
 import type { JudgeCall } from '../security/judge.js';
+import { aiTelemetry } from '../telemetry/spans.js';
 import { resolveModel } from './model.js';
 
 /**
@@ -22,6 +23,7 @@ export function judgeCall(
       maxOutputTokens: 400,
       maxRetries: 0,
       abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      experimental_telemetry: aiTelemetry('tack.scan-judge'),
     });
     return text;
   };

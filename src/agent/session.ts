@@ -7,6 +7,7 @@ import { expectedGuarantees } from '../sandbox/launch.js';
 import type { SandboxFacts } from '../security/capabilities.js';
 import { DefinitionGuard, guardOptions, type HeldDefinition } from '../security/pins.js';
 import { ACTIVATE_SKILL } from '../skills/tools.js';
+import { errorTypeOf, inSpan } from '../telemetry/spans.js';
 import type { NativeTool } from '../tools/native.js';
 import { pushAll } from '../util/arrays.js';
 import { apiTools, codeModePart, codeModeTools } from './code-mode.js';
@@ -264,9 +265,44 @@ export class AgentSession {
     return this.#tools.visible();
   }
 
-  /** Runs one user message to the end: an answer, a limit, an error or an abort. */
+  /**
+   * Runs one user message to the end: an answer, a limit, an error or an abort. Traced (when a tracer provider is
+   * registered) as an `invoke_agent` span (GenAI semantic conventions) with a `tack.step` span per step; the
+   * tokens and cost are this run's, sub-agents' included.
+   */
   async run(task: string, options: { signal?: AbortSignal } = {}): Promise<RunResult> {
     if (this.#closed) throw new TackError('SESSION', 'the session is closed');
+    const before = this.#history.usage;
+    const { model, parent } = this.#options;
+    const agent = parent ? 'tack-subagent' : 'tack';
+    return inSpan(
+      `invoke_agent ${agent}`,
+      {
+        attributes: {
+          'gen_ai.operation.name': 'invoke_agent',
+          'gen_ai.agent.name': agent,
+          'gen_ai.conversation.id': this.id,
+          'gen_ai.provider.name': model.provider,
+          'gen_ai.request.model': model.id,
+        },
+      },
+      async (span) => {
+        const result = await this.#run(task, options);
+        const { usage } = result;
+        span.set({
+          'tack.end.reason': result.reason,
+          'tack.steps': result.steps,
+          'gen_ai.usage.input_tokens': usage.inputTokens - before.inputTokens,
+          'gen_ai.usage.output_tokens': usage.outputTokens - before.outputTokens,
+          'tack.cost.usd': usage.costUsd - before.costUsd,
+        });
+        if (result.reason === 'error') span.fail('MODEL_FAILED');
+        return result;
+      },
+    );
+  }
+
+  async #run(task: string, options: { signal?: AbortSignal }): Promise<RunResult> {
     const started = Date.now();
     const wall = this.limits.wallTimeMs;
     const timeout = wall !== undefined ? AbortSignal.timeout(wall) : undefined;
@@ -317,16 +353,14 @@ export class AgentSession {
       steps++;
       const tools = this.tools();
       this.#emit({ type: 'step-start', step: steps, tools: tools.length });
-      let step: Awaited<ReturnType<TurnRunner['callModel']>>;
-      try {
-        step = await this.#turn.callModel(tools, systemPrompt(this.systemParts), signal, steps);
-      } catch (error) {
+      const step = await this.#step(tools, signal, steps);
+      if ('failure' in step) {
         if (signal.aborted) return aborted();
-        const message = errorMessage(error);
+        const message = errorMessage(step.failure);
         this.#emit({ type: 'error', message, code: 'MODEL_FAILED' });
         return end('error', `the model call failed: ${message}`);
       }
-      if (step.toolCalls.length === 0) {
+      if (step.loop === undefined) {
         const stop = await runHooks(
           this.#options.hooks,
           'Stop',
@@ -345,14 +379,43 @@ export class AgentSession {
         }
         return end('completed', `answered after ${steps} step${steps === 1 ? '' : 's'}`, step.text);
       }
-      const outcome = await this.#turn.runCalls(step.toolCalls, steps, signal);
       if (signal.aborted) return aborted();
-      if (outcome === 'loop')
+      if (step.loop)
         return end(
           'loop',
           'the model kept calling the same tool with the same arguments after being told to stop',
         );
     }
+  }
+
+  /**
+   * One step in its `tack.step` span: the model call and the tool calls it asked for (their spans are children).
+   * `loop` is undefined when the model answered without a tool call.
+   */
+  #step(
+    tools: readonly AgentTool[],
+    signal: AbortSignal,
+    step: number,
+  ): Promise<{ failure: unknown } | { text: string; loop?: boolean }> {
+    return inSpan(
+      'tack.step',
+      { attributes: { 'tack.step.number': step, 'tack.tools': tools.length } },
+      async (span) => {
+        let called: Awaited<ReturnType<TurnRunner['callModel']>>;
+        try {
+          called = await this.#turn.callModel(tools, systemPrompt(this.systemParts), signal, step);
+        } catch (failure) {
+          span.fail(errorTypeOf(failure));
+          return { failure };
+        }
+        if (called.toolCalls.length === 0) return { text: called.text };
+        span.set({ 'tack.tool_calls': called.toolCalls.length });
+        return {
+          text: called.text,
+          loop: (await this.#turn.runCalls(called.toolCalls, step, signal)) === 'loop',
+        };
+      },
+    );
   }
 
   /** Forces compaction now (`/compact`); returns what it did. */

@@ -1,4 +1,5 @@
 import { tool as aiTool, jsonSchema, type ModelMessage, streamText, type ToolSet } from 'ai';
+import { aiTelemetry, inSpan } from '../telemetry/spans.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import type { AgentEvent, EndReason, Usage } from './events.js';
 import type { History } from './history.js';
@@ -56,7 +57,7 @@ export class TurnRunner {
     signal: AbortSignal,
     step: number,
   ): Promise<ModelStep> {
-    const { model, history, emit } = this.#options;
+    const { model } = this.#options;
     const toolSet: ToolSet = {};
     for (const t of tools) {
       toolSet[t.name] = aiTool({
@@ -64,6 +65,37 @@ export class TurnRunner {
         inputSchema: jsonSchema(t.inputSchema as never),
       });
     }
+    // A CLIENT span per model call (GenAI semantic conventions), the AI SDK's own spans inside it.
+    return inSpan(
+      `chat ${model.id}`,
+      {
+        kind: 'client',
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': model.provider,
+          'gen_ai.request.model': model.id,
+          'tack.step.number': step,
+        },
+      },
+      async (span) => {
+        const called = await this.#stream(toolSet, system, signal, step);
+        span.set({
+          'gen_ai.response.model': called.responseModel,
+          'gen_ai.response.id': called.responseId,
+          'gen_ai.response.finish_reasons': [called.finishReason],
+          'gen_ai.usage.input_tokens': called.usage.inputTokens,
+          'gen_ai.usage.output_tokens': called.usage.outputTokens,
+          'gen_ai.usage.cache_read.input_tokens': called.usage.cachedInputTokens,
+          'tack.cost.usd': called.usage.costUsd,
+        });
+        return called.step;
+      },
+    );
+  }
+
+  /** The streamed call itself: deltas out as events, the answer into the history, usage and cost added. */
+  async #stream(toolSet: ToolSet, system: string, signal: AbortSignal, step: number) {
+    const { model, history, emit } = this.#options;
     let failure: unknown;
     const result = streamText({
       model: model.model,
@@ -74,6 +106,7 @@ export class TurnRunner {
       maxRetries: this.#options.maxRetries,
       // Errors arrive as stream parts below; the default handler would also print them.
       onError: () => {},
+      experimental_telemetry: aiTelemetry('tack.step'),
     });
     for await (const part of result.fullStream) {
       if (part.type === 'text-delta') emit({ type: 'text-delta', text: part.text });
@@ -99,7 +132,13 @@ export class TurnRunner {
       invalid: (c as { invalid?: boolean }).invalid === true,
       error: (c as { error?: unknown }).error,
     }));
-    return { text: await result.text, toolCalls };
+    return {
+      step: { text: await result.text, toolCalls } satisfies ModelStep,
+      usage: withCost,
+      responseModel: response.modelId,
+      responseId: response.id,
+      finishReason: await result.finishReason,
+    };
   }
 
   /** Runs the step's tool calls; `loop` when the model repeated a call past the warning. */

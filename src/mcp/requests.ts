@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
+import { inSpan } from '../telemetry/spans.js';
 import { jsonDepth } from '../util/json-depth.js';
 import { classifyFailure, requestFailure } from './failures.js';
 import type { TackOAuthProvider } from './oauth.js';
@@ -231,7 +232,32 @@ export class RequestRunner {
       );
     if (tooDeep) return Promise.reject(tooDeep);
     const planned = planRequest(request, round, this.#ctx.tools());
-    return this.run(planned.what, planned.subject, options, planned.run);
+    // A CLIENT span per request, after the MCP semantic conventions: under the agent's execute_tool span or the
+    // gateway's SERVER span, whichever asked. The target is named; arguments and results are not recorded.
+    const target = request.method === 'resources/read' ? undefined : request.name;
+    return inSpan(
+      target ? `${request.method} ${target}` : request.method,
+      {
+        kind: 'client',
+        attributes: {
+          'mcp.method.name': request.method,
+          ...(request.method === 'tools/call'
+            ? { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': target }
+            : request.method === 'prompts/get'
+              ? { 'gen_ai.prompt.name': target }
+              : {}),
+          'tack.upstream.server': name,
+          'network.transport': this.#ctx.config.transport === 'stdio' ? 'pipe' : 'tcp',
+        },
+      },
+      async (span) => {
+        const result = await this.run(planned.what, planned.subject, options, planned.run);
+        span.set({ 'mcp.protocol.version': this.#ctx.readyClient()?.getNegotiatedProtocolVersion() });
+        // The conventions' word for a tool that answered with isError.
+        if ((result as { isError?: unknown }).isError === true) span.fail('tool_error');
+        return result;
+      },
+    );
   }
 
   /**

@@ -60,6 +60,8 @@ describe('start-up', () => {
     expect(servers.code).toBe(0);
     expect(commandModules(servers.loaded).map((url) => url.split('/').at(-1))).toEqual(['servers.js']);
     expect(tokenizer(servers.loaded)).toBe(false);
+    // Without OTEL_EXPORTER_OTLP_ENDPOINT nothing of OpenTelemetry loads, though every MCP request may be a span.
+    expect(servers.loaded.filter((url) => url.includes('/node_modules/@opentelemetry/'))).toEqual([]);
 
     const cold = await traced(['tools', '--json', '--config', EXAMPLES], project.env, file);
     expect(cold.code).toBe(0);

@@ -13,6 +13,7 @@ import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, TackError } from '../../errors.js';
+import { startTelemetry } from '../../telemetry/start.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
 import { describeFinding } from '../findings.js';
@@ -300,8 +301,26 @@ async function runWithInterrupt(agent: RunningAgent, task: string): Promise<RunR
   }
 }
 
+/**
+ * `tack run` and `tack chat` export their spans over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (the SDK is loaded
+ * only then), flushed before the command returns: after an answer, an error or a Ctrl-C that ended the run. A
+ * second Ctrl-C leaves at once, and what was not sent yet is lost.
+ */
+async function traced(command: () => Promise<number>): Promise<number> {
+  const telemetry = await startTelemetry(process.env);
+  try {
+    return await command();
+  } finally {
+    await telemetry.shutdown();
+  }
+}
+
 /** `tack run "<task>"`: headless; the answer streams to stdout, the exit code says how the run ended. */
-export async function runCommand(task: string | undefined, options: AgentCliOptions): Promise<number> {
+export function runCommand(task: string | undefined, options: AgentCliOptions): Promise<number> {
+  return traced(() => runTask(task, options));
+}
+
+async function runTask(task: string | undefined, options: AgentCliOptions): Promise<number> {
   const refused: Array<{ name: string; reason: string }> = [];
   const agent = await open(options, {
     json: options.json === true,
@@ -370,8 +389,7 @@ function flagSet(value: string | undefined): boolean {
 export async function chatCommand(options: AgentCliOptions): Promise<number> {
   if (!process.stdin.isTTY)
     throw new TackError('USAGE', 'tack chat needs a terminal', { hint: 'Use tack run "<task>" in scripts.' });
-  if (wantsFullScreen(options)) return fullScreenChat(options);
-  return lineChat(options);
+  return traced(() => (wantsFullScreen(options) ? fullScreenChat(options) : lineChat(options)));
 }
 
 async function fullScreenChat(options: AgentCliOptions): Promise<number> {

@@ -5,10 +5,10 @@ import { CALL_TOOL_DEFINITION, callToolInput, SEARCH_TOOLS_DEFINITION } from '..
 import { heldToolText } from '../../../security/held.js';
 import type { AuditOutcome } from '../../../store/audit.js';
 import { digest } from '../../../util/canonical-json.js';
-import { tracedToolCall } from '../../telemetry.js';
 import type { CatalogView, Downstream, GatewayCore } from '../core.js';
 import type { RequestContext } from '../interaction.js';
 import { answeredWithError, upstreamFailure, wireError, withoutReservedMeta } from '../results.js';
+import { tracedToolCall } from '../telemetry.js';
 import { CODE_API, codeApi, RUN_CODE, runCode } from './code-mode.js';
 import { resumes, runExchange } from './run-exchange.js';
 import { searchTools } from './search-tools.js';

@@ -1,0 +1,95 @@
+import { VERSION } from '../version.js';
+import { loadApi, tracing } from './api.js';
+
+/** The variable that turns export on (the OpenTelemetry SDK's own name); without it nothing is loaded. */
+export const OTLP_ENDPOINT_ENV = 'OTEL_EXPORTER_OTLP_ENDPOINT';
+
+export interface Telemetry {
+  /** Sends what is buffered and stops the exporters (a drain's last step). */
+  shutdown(): Promise<void>;
+}
+
+const NONE: Telemetry = { shutdown: async () => {} };
+
+/**
+ * The official OpenTelemetry SDK, exporting traces and metrics over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (the
+ * exporters read the standard OTEL_* variables themselves: headers, per-signal endpoints, timeouts), registered as
+ * the process's tracer and meter providers. Without the variable nothing is imported, not even the API, and every
+ * span of tack (spans.ts) costs one property read. Started by `tack serve`, `tack run` and `tack chat`.
+ *
+ * When the application has registered a tracer provider of its own, that one stays and gets tack's spans: nothing
+ * is started here. `shutdown` flushes, stops the exporters and unregisters the providers, so a later start (a
+ * second gateway in the same process) registers afresh.
+ */
+export async function startTelemetry(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<Telemetry> {
+  if (
+    !env[OTLP_ENDPOINT_ENV] &&
+    !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT &&
+    !env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
+  )
+    return NONE;
+  const [
+    { NodeTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { OTLPMetricExporter },
+    { MeterProvider, PeriodicExportingMetricReader },
+    { resourceFromAttributes },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/exporter-metrics-otlp-http'),
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/resources'),
+  ]);
+  // Checked after the imports, with no wait before register(): of two starts at once, the second finds the first's.
+  if (tracing()) return NONE;
+  const api = loadApi();
+  const resource = resourceFromAttributes({
+    'service.name': env.OTEL_SERVICE_NAME ?? 'tack',
+    'service.version': VERSION,
+  });
+  const tracer = new NodeTracerProvider({
+    resource,
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: signalUrl(env, 'TRACES', 'traces') })),
+    ],
+  });
+  tracer.register();
+  const meter = new MeterProvider({
+    resource,
+    readers: [
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: signalUrl(env, 'METRICS', 'metrics') }),
+        exportIntervalMillis: 10_000,
+      }),
+    ],
+  });
+  api.metrics.setGlobalMeterProvider(meter);
+  return {
+    shutdown: async () => {
+      await Promise.allSettled([tracer.shutdown(), meter.shutdown()]);
+      // What register() and setGlobalMeterProvider put in the API's global registry.
+      api.trace.disable();
+      api.context.disable();
+      api.propagation.disable();
+      api.metrics.disable();
+    },
+  };
+}
+
+/**
+ * A signal's URL from the given variables (the exporters would read process.env only): the per-signal endpoint
+ * as given, else the base endpoint with /v1/<signal> appended, as the OTLP/HTTP specification says.
+ */
+function signalUrl(
+  env: Readonly<Record<string, string | undefined>>,
+  signal: 'TRACES' | 'METRICS',
+  path: string,
+): string | undefined {
+  const own = env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`];
+  if (own) return own;
+  const base = env[OTLP_ENDPOINT_ENV];
+  return base ? `${base.replace(/\/+$/, '')}/v1/${path}` : undefined;
+}
