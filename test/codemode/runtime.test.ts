@@ -135,6 +135,57 @@ describe('the code-mode runtime (QuickJS in WebAssembly)', () => {
     expect((await runScript('return "alive"', binding, echoHost().call, fast)).value).toBe('alive');
   });
 
+  // A loop whose every iteration is one long built-in (a default sort of 3.2 million numbers takes seconds in
+  // QuickJS) passes no interrupt poll for seconds; the engine runs on a worker thread the main thread ends.
+  const sortLoop = `const b = []; for (let i = 0; i < 1e5; i++) b.push((i * 7919) % 1000003);
+    let a = b; for (let k = 0; k < 5; k++) a = a.concat(a);
+    for (;;) a.sort();`;
+  const roomy: ScriptLimits = { ...DEFAULT_SCRIPT_LIMITS, memoryBytes: 128 * 1024 * 1024 };
+
+  /** Counts ticks of a 20 ms interval on the main thread while `work` runs: an engine on it would freeze them. */
+  async function ticking<T>(work: () => Promise<T>): Promise<{ result: T; ticks: number; ms: number }> {
+    let ticks = 0;
+    const interval = setInterval(() => ticks++, 20);
+    const started = performance.now();
+    try {
+      const result = await work();
+      return { result, ticks, ms: performance.now() - started };
+    } finally {
+      clearInterval(interval);
+    }
+  }
+
+  it('stops a loop of long built-ins at the CPU limit at once, and the main thread keeps running meanwhile', async () => {
+    const { result, ticks, ms } = await ticking(() =>
+      runScript(sortLoop, binding, echoHost().call, { ...roomy, cpuMs: 1_000 }),
+    );
+    expect(result).toMatchObject({ status: 'limit', limit: 'cpu' });
+    expect(result.error).toMatch(/more than 1000 ms of CPU time/);
+    // Ended within the limit and a grace, not after the sort running then (seconds); generous margins for load.
+    expect(result.cpuMs).toBeLessThan(2_000);
+    expect(ms).toBeLessThan(4_000);
+    expect(ticks).toBeGreaterThanOrEqual(10);
+    // The thread ended is replaced: the next script runs.
+    expect(await runScript('return 1 + 1', binding, echoHost().call, fast)).toMatchObject({ value: '2' });
+  });
+
+  it('an abort ends a busy script at once', async () => {
+    const controller = new AbortController();
+    const pending = ticking(() =>
+      runScript(sortLoop, binding, echoHost().call, { ...roomy, cpuMs: 60_000 }, controller.signal),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const aborted = performance.now();
+    controller.abort();
+    const { result, ticks } = await pending;
+    expect(result.status).toBe('aborted');
+    expect(performance.now() - aborted).toBeLessThan(1_000);
+    expect(ticks).toBeGreaterThanOrEqual(10);
+    expect(await runScript('return "alive"', binding, echoHost().call, fast)).toMatchObject({
+      value: 'alive',
+    });
+  });
+
   it('stops deep recursion as a stack overflow, not a host crash', async () => {
     const deep = await runScript(
       'function f(n) { return f(n + 1) + 1; } return f(0);',
