@@ -263,17 +263,20 @@ class ScriptRun {
     const answer = (result: { ok: true; json: string } | { ok: false; error: string }) => {
       if (!this.#ended) this.#thread?.post({ type: 'answer', id, ...result });
     };
-    this.#call(target, JSON.parse(json), this.#stop.signal).then(
-      (result) => {
-        if (!result.ok) return answer(result);
-        try {
-          answer({ ok: true, json: JSON.stringify(result.value ?? null) ?? 'null' });
-        } catch (error) {
-          answer({ ok: false, error: `${target}: its result is not JSON (${errorMessage(error)})` });
-        }
-      },
-      (error: unknown) => answer({ ok: false, error: errorMessage(error) }),
-    );
+    // Through a promise, so a HostCall that throws at once is an error the script sees, not an uncaught one here.
+    Promise.resolve()
+      .then(() => this.#call(target, JSON.parse(json), this.#stop.signal))
+      .then(
+        (result) => {
+          if (!result.ok) return answer(result);
+          try {
+            answer({ ok: true, json: JSON.stringify(result.value ?? null) ?? 'null' });
+          } catch (error) {
+            answer({ ok: false, error: `${target}: its result is not JSON (${errorMessage(error)})` });
+          }
+        },
+        (error: unknown) => answer({ ok: false, error: errorMessage(error) }),
+      );
   }
 
   /**

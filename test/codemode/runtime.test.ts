@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { apiBinding, safeIdentifier, serverApis } from '../../src/codemode/declarations.js';
 import {
@@ -7,6 +9,7 @@ import {
   type ScriptLimits,
 } from '../../src/codemode/runtime.js';
 import { stripTypes } from '../../src/codemode/strip.js';
+import { REPO } from '../helpers/project.js';
 
 /** A host that echoes what it is called with, and keeps a log of the calls. */
 function echoHost(): { call: HostCall; calls: Array<{ target: string; args: unknown }> } {
@@ -52,6 +55,15 @@ describe('the code-mode runtime (QuickJS in WebAssembly)', () => {
       async () => ({ ok: false, error: 'no such file' }),
     );
     expect(outcome).toMatchObject({ status: 'ok', value: 'caught: no such file' });
+    // A host that throws at once (not a rejected promise) is the same to the script.
+    const thrown = await runScript(
+      `try { await mcp.files.read({}); } catch (e) { return "caught: " + e.message; }`,
+      binding,
+      () => {
+        throw new Error('host broke');
+      },
+    );
+    expect(thrown).toMatchObject({ status: 'ok', value: 'caught: host broke' });
   });
 
   it('has no require, process, fetch, timers, module loader or host globals', async () => {
@@ -184,6 +196,19 @@ describe('the code-mode runtime (QuickJS in WebAssembly)', () => {
     expect(await runScript('return "alive"', binding, echoHost().call, fast)).toMatchObject({
       value: 'alive',
     });
+  });
+
+  it('the built runtime (dist/, as bin/tack.js runs it) starts its thread from worker.js beside it', async () => {
+    const built = (await import(
+      pathToFileURL(join(REPO, 'dist', 'src', 'codemode', 'runtime.js')).href
+    )) as typeof import('../../src/codemode/runtime.js');
+    const host = echoHost();
+    const outcome = await built.runScript(
+      'console.log("from dist"); return (await mcp.files.read({ p: 7 })).args.p',
+      binding,
+      host.call,
+    );
+    expect(outcome).toMatchObject({ status: 'ok', value: '7', logs: ['from dist'], calls: 1 });
   });
 
   it('stops deep recursion as a stack overflow, not a host crash', async () => {
