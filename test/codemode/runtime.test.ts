@@ -211,6 +211,15 @@ describe('the code-mode runtime (QuickJS in WebAssembly)', () => {
     expect(outcome).toMatchObject({ status: 'ok', value: '7', logs: ['from dist'], calls: 1 });
   });
 
+  it('more scripts at once than engine threads: the rest wait for one, and each ends as it should', async () => {
+    const outcomes = await Promise.all([
+      ...Array.from({ length: 5 }, () => runScript('while (true) {}', binding, echoHost().call, fast)),
+      runScript('return "last"', binding, echoHost().call, fast),
+    ]);
+    expect(outcomes.slice(0, 5).map((o) => o.limit)).toEqual(Array(5).fill('cpu'));
+    expect(outcomes[5]).toMatchObject({ status: 'ok', value: 'last' });
+  });
+
   it('stops deep recursion as a stack overflow, not a host crash', async () => {
     const deep = await runScript(
       'function f(n) { return f(n + 1) + 1; } return f(0);',
