@@ -66,12 +66,17 @@ export function runScript(
 
 /** Starts an engine thread ahead of the first script (its start and the engine's compile are most of the wait). */
 export async function warmUp(): Promise<void> {
-  const thread = idle[0] ?? (live < MAX_THREADS ? spawn() : undefined);
-  if (!thread || idle.includes(thread)) return thread?.ready;
-  // Kept referenced while it starts, so a caller awaiting it keeps the process alive.
-  idle.push(thread);
-  await thread.ready.finally(() => {
-    if (!thread.script) thread.worker.unref();
+  let thread = idle[0];
+  if (!thread) {
+    if (live >= MAX_THREADS) return;
+    thread = spawn();
+    idle.push(thread);
+  }
+  // Referenced while it starts, so a caller awaiting it keeps the process alive; at rest again after.
+  const starting = thread;
+  starting.worker.ref();
+  await starting.ready.finally(() => {
+    if (!starting.script) starting.worker.unref();
   });
 }
 
