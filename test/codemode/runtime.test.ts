@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { apiBinding, safeIdentifier, serverApis } from '../../src/codemode/declarations.js';
 import {
@@ -7,6 +9,7 @@ import {
   type ScriptLimits,
 } from '../../src/codemode/runtime.js';
 import { stripTypes } from '../../src/codemode/strip.js';
+import { REPO } from '../helpers/project.js';
 
 /** A host that echoes what it is called with, and keeps a log of the calls. */
 function echoHost(): { call: HostCall; calls: Array<{ target: string; args: unknown }> } {
@@ -52,6 +55,15 @@ describe('the code-mode runtime (QuickJS in WebAssembly)', () => {
       async () => ({ ok: false, error: 'no such file' }),
     );
     expect(outcome).toMatchObject({ status: 'ok', value: 'caught: no such file' });
+    // A host that throws at once (not a rejected promise) is the same to the script.
+    const thrown = await runScript(
+      `try { await mcp.files.read({}); } catch (e) { return "caught: " + e.message; }`,
+      binding,
+      () => {
+        throw new Error('host broke');
+      },
+    );
+    expect(thrown).toMatchObject({ status: 'ok', value: 'caught: host broke' });
   });
 
   it('has no require, process, fetch, timers, module loader or host globals', async () => {
@@ -133,6 +145,79 @@ describe('the code-mode runtime (QuickJS in WebAssembly)', () => {
     // The engine's memory has a 256 MiB maximum whatever the allocator does.
     expect(process.memoryUsage().rss - rss).toBeLessThan(400 * 1024 * 1024);
     expect((await runScript('return "alive"', binding, echoHost().call, fast)).value).toBe('alive');
+  });
+
+  // A loop whose every iteration is one long built-in (a default sort of 3.2 million numbers takes seconds in
+  // QuickJS) passes no interrupt poll for seconds; the engine runs on a worker thread the main thread ends.
+  const sortLoop = `const b = []; for (let i = 0; i < 1e5; i++) b.push((i * 7919) % 1000003);
+    let a = b; for (let k = 0; k < 5; k++) a = a.concat(a);
+    for (;;) a.sort();`;
+  const roomy: ScriptLimits = { ...DEFAULT_SCRIPT_LIMITS, memoryBytes: 128 * 1024 * 1024 };
+
+  /** Counts ticks of a 20 ms interval on the main thread while `work` runs: an engine on it would freeze them. */
+  async function ticking<T>(work: () => Promise<T>): Promise<{ result: T; ticks: number; ms: number }> {
+    let ticks = 0;
+    const interval = setInterval(() => ticks++, 20);
+    const started = performance.now();
+    try {
+      const result = await work();
+      return { result, ticks, ms: performance.now() - started };
+    } finally {
+      clearInterval(interval);
+    }
+  }
+
+  it('stops a loop of long built-ins at the CPU limit at once, and the main thread keeps running meanwhile', async () => {
+    const { result, ticks, ms } = await ticking(() =>
+      runScript(sortLoop, binding, echoHost().call, { ...roomy, cpuMs: 1_000 }),
+    );
+    expect(result).toMatchObject({ status: 'limit', limit: 'cpu' });
+    expect(result.error).toMatch(/more than 1000 ms of CPU time/);
+    // Ended within the limit and a grace, not after the sort running then (seconds); generous margins for load.
+    expect(result.cpuMs).toBeLessThan(2_000);
+    expect(ms).toBeLessThan(4_000);
+    expect(ticks).toBeGreaterThanOrEqual(10);
+    // The thread ended is replaced: the next script runs.
+    expect(await runScript('return 1 + 1', binding, echoHost().call, fast)).toMatchObject({ value: '2' });
+  });
+
+  it('an abort ends a busy script at once', async () => {
+    const controller = new AbortController();
+    const pending = ticking(() =>
+      runScript(sortLoop, binding, echoHost().call, { ...roomy, cpuMs: 60_000 }, controller.signal),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const aborted = performance.now();
+    controller.abort();
+    const { result, ticks } = await pending;
+    expect(result.status).toBe('aborted');
+    expect(performance.now() - aborted).toBeLessThan(1_000);
+    expect(ticks).toBeGreaterThanOrEqual(10);
+    expect(await runScript('return "alive"', binding, echoHost().call, fast)).toMatchObject({
+      value: 'alive',
+    });
+  });
+
+  it('the built runtime (dist/, as bin/tack.js runs it) starts its thread from worker.js beside it', async () => {
+    const built = (await import(
+      pathToFileURL(join(REPO, 'dist', 'src', 'codemode', 'runtime.js')).href
+    )) as typeof import('../../src/codemode/runtime.js');
+    const host = echoHost();
+    const outcome = await built.runScript(
+      'console.log("from dist"); return (await mcp.files.read({ p: 7 })).args.p',
+      binding,
+      host.call,
+    );
+    expect(outcome).toMatchObject({ status: 'ok', value: '7', logs: ['from dist'], calls: 1 });
+  });
+
+  it('more scripts at once than engine threads: the rest wait for one, and each ends as it should', async () => {
+    const outcomes = await Promise.all([
+      ...Array.from({ length: 5 }, () => runScript('while (true) {}', binding, echoHost().call, fast)),
+      runScript('return "last"', binding, echoHost().call, fast),
+    ]);
+    expect(outcomes.slice(0, 5).map((o) => o.limit)).toEqual(Array(5).fill('cpu'));
+    expect(outcomes[5]).toMatchObject({ status: 'ok', value: 'last' });
   });
 
   it('stops deep recursion as a stack overflow, not a host crash', async () => {

@@ -192,6 +192,39 @@ catch (e) { return 'refused: ' + e.message; }`,
       });
   });
 
+  it("one client's endless script does not stall another client's call (the engine runs off the main thread)", async () => {
+    const { gateway, client } = await serve({
+      serve: { token: 'gw-token', codeMode: 'on' },
+      mcpServers: { contacts: attack('contacts') },
+    });
+    const other = new Client({ name: 'other', version: '1.0.0' });
+    await other.connect(
+      new StreamableHTTPClientTransport(new URL(gateway.url!), {
+        requestInit: { headers: { Authorization: 'Bearer gw-token' } },
+      }),
+    );
+    cleanups.push(() => other.close());
+    let firstCallDone = false;
+    let scriptDone = false;
+    // One tool call (so we know the script runs), then a loop until the gateway's CPU limit (5 s) stops it.
+    const script = client
+      .callTool(
+        { name: 'run_code', arguments: { code: 'await mcp.contacts.list_contacts({}); for (;;) {}' } },
+        { onprogress: () => (firstCallDone = true), timeout: 60_000 },
+      )
+      .finally(() => (scriptDone = true));
+    await expect.poll(() => firstCallDone, { timeout: 10_000 }).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const plain = await other.callTool({ name: 'contacts__list_contacts', arguments: {} });
+    expect(plain.isError).toBeFalsy();
+    expect(text(plain)).toContain('Ada Lovelace');
+    // Answered while the script still loops.
+    expect(scriptDone).toBe(false);
+    const stopped = await script;
+    expect(stopped.isError).toBe(true);
+    expect(text(stopped)).toMatch(/more than 5000 ms of CPU time/);
+  });
+
   it('stops the script and its call in flight when the client cancels its request', async () => {
     const { gateway, client } = await serve({
       serve: { token: 'gw-token', codeMode: 'on' },

@@ -1,0 +1,84 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { errorMessage } from '../errors.js';
+import { type ApiBinding, type EngineAnswer, type EngineOutcome, loadEngine, ScriptRun } from './engine.js';
+import { CpuClock, type ScriptLimits } from './limits.js';
+
+/**
+ * The code-mode engine's thread: one script at a time, started by runtime.ts on tack's main thread, which may
+ * end the thread at any moment (a limit the engine's own checks would see too late, an abort). Tool calls and
+ * console lines go to the main thread as messages; answers come back as JSON text.
+ */
+
+/** From the main thread. */
+export type ToEngine =
+  | { type: 'run'; code: string; binding: ApiBinding; limits: ScriptLimits }
+  | ({ type: 'answer'; id: number } & EngineAnswer);
+
+/** To the main thread. */
+export type FromEngine =
+  | { type: 'ready' }
+  | { type: 'call'; id: number; target: string; json: string }
+  | { type: 'log'; line: string; cut: boolean }
+  /** `healthy`: the thread may run another script; `memoryBytes`: what its engine's memory grew to. */
+  | { type: 'done'; outcome: EngineOutcome; healthy: boolean; memoryBytes: number };
+
+/** What runtime.ts hands a new thread. */
+export interface EngineData {
+  clock: SharedArrayBuffer;
+}
+
+const port = parentPort;
+if (!port) throw new Error('codemode/worker.ts runs as a worker thread (runtime.ts starts it)');
+const send = (message: FromEngine) => port.postMessage(message);
+const clock = new CpuClock((workerData as EngineData).clock);
+const engine = loadEngine();
+engine.then(
+  () => send({ type: 'ready' }),
+  () => {}, // said by the first script's outcome
+);
+
+/** Calls in flight, by id; ids are never reused, so an answer to an earlier script finds nothing. */
+const answers = new Map<number, (answer: EngineAnswer) => void>();
+let nextId = 0;
+
+port.on('message', (message: ToEngine) => {
+  if (message.type === 'answer') {
+    answers.get(message.id)?.(message);
+    answers.delete(message.id);
+  } else void run(message.code, message.binding, message.limits);
+});
+
+async function run(code: string, binding: ApiBinding, limits: ScriptLimits): Promise<void> {
+  let loaded: Awaited<typeof engine>;
+  try {
+    loaded = await engine;
+  } catch (error) {
+    const outcome = { status: 'error' as const, truncated: false, calls: 0, cpuMs: 0 };
+    send({
+      type: 'done',
+      outcome: { ...outcome, error: `the runtime did not start: ${errorMessage(error)}` },
+      healthy: false,
+      memoryBytes: 0,
+    });
+    return;
+  }
+  const script = new ScriptRun(
+    loaded.module,
+    binding,
+    {
+      call: (target, json) =>
+        new Promise((resolve) => {
+          const id = nextId++;
+          answers.set(id, resolve);
+          send({ type: 'call', id, target, json });
+        }),
+      log: (line, cut) => send({ type: 'log', line, cut }),
+    },
+    limits,
+    clock,
+  );
+  const outcome = await script.execute(code);
+  const healthy = script.dispose();
+  answers.clear();
+  send({ type: 'done', outcome, healthy, memoryBytes: loaded.memoryBytes() });
+}
