@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../errors.js';
 import type { ApiBinding } from './engine.js';
@@ -214,6 +215,11 @@ class ScriptRun {
   #ended = false;
   #resolve: (outcome: ScriptOutcome) => void = () => {};
   readonly #onAbort = () => this.#kill(undefined);
+  /**
+   * The caller's async context: the script's tool calls arrive as thread messages, outside it, and would lose
+   * what the caller's context carries (the active span, so they nest under `execute_tool run_code`).
+   */
+  readonly #scope = new AsyncResource('tack.codemode.script');
 
   constructor(call: HostCall, limits: ScriptLimits, signal: AbortSignal | undefined) {
     this.#call = call;
@@ -270,7 +276,9 @@ class ScriptRun {
     };
     // Through a promise, so a HostCall that throws at once is an error the script sees, not an uncaught one here.
     Promise.resolve()
-      .then(() => this.#call(target, JSON.parse(json), this.#stop.signal))
+      .then(() =>
+        this.#scope.runInAsyncScope(this.#call, undefined, target, JSON.parse(json), this.#stop.signal),
+      )
       .then(
         (result) => {
           if (!result.ok) return answer(result);

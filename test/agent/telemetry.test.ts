@@ -136,6 +136,48 @@ describe('OpenTelemetry: the spans of an agent run', () => {
     expect(exported).not.toContain(PROMPT);
   }, 60_000);
 
+  it('run_code scripts: the tool calls of each script nest under its own execute_tool run_code span, across the engine thread', async () => {
+    const receiver = await startOtlpReceiver();
+    defer(() => receiver.close());
+    const p = project('tack-otel-code-');
+    p.write('tack.json', {
+      mcpServers: { fx: fixtureEntry('stdio-server.js') },
+      permissions: { allow: ['mcp__fx__echo'] },
+      agent: { codeMode: 'on' },
+    });
+    // Two scripts in two steps: the second runs on a thread the first one started (or a warm one).
+    const code = (n: number) => `await mcp.fx.echo({ text: '${SECRET}-${n}' }); return 'ok';`;
+    const provider = await fake((request) => {
+      const done = toolResults(request).length;
+      return done < 2
+        ? { toolCalls: [{ id: `rc${done}`, name: 'run_code', input: { code: code(done) } }] }
+        : { text: 'The scripts ran.' };
+    });
+    const run = await tack(['run', 'run two scripts', '--model', `anthropic:${MODEL_ID}`], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const spans = receiver.spans();
+    const names = spans.map((s) => s.name).join(', ');
+    const scripts = spans.filter((s) => s.name === 'execute_tool run_code');
+    expect(scripts, names).toHaveLength(2);
+    for (const script of scripts) {
+      const calls = spans.filter(
+        (s) => s.name === 'execute_tool mcp__fx__echo' && s.parentSpanId === script.spanId,
+      );
+      expect(
+        calls,
+        `one echo under run_code ${script.attributes['gen_ai.tool.call.id']}: ${names}`,
+      ).toHaveLength(1);
+      const upstream = spans.filter(
+        (s) => s.kind === 3 && s.name.startsWith('tools/call') && s.parentSpanId === calls[0]!.spanId,
+      );
+      expect(upstream, names).toHaveLength(1);
+    }
+    expect(JSON.stringify(spans)).not.toContain(SECRET);
+  });
+
   it("in the library, the application's own tracer provider gets the session's spans; startTelemetry leaves it in place", async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
