@@ -1,5 +1,6 @@
 import { VERSION } from '../version.js';
 import { loadApi, tracing } from './api.js';
+import { MAX_ATTRIBUTE_CHARS } from './spans.js';
 
 /** The variable that turns export on (the OpenTelemetry SDK's own name); without it nothing is loaded. */
 export const OTLP_ENDPOINT_ENV = 'OTEL_EXPORTER_OTLP_ENDPOINT';
@@ -52,6 +53,9 @@ export async function startTelemetry(
   });
   const tracer = new NodeTracerProvider({
     resource,
+    // The SDK's default is no limit: an attribute the AI SDK copies from a provider's answer (a response id, provider
+    // metadata) could swell a batch past what the collector takes. The standard variables still choose.
+    spanLimits: { attributeValueLengthLimit: attributeLimit(env) },
     spanProcessors: [
       new BatchSpanProcessor(new OTLPTraceExporter({ url: signalUrl(env, 'TRACES', 'traces') })),
     ],
@@ -77,6 +81,15 @@ export async function startTelemetry(
       api.metrics.disable();
     },
   };
+}
+
+/** OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, else tack's own bound. */
+function attributeLimit(env: Readonly<Record<string, string | undefined>>): number {
+  for (const name of ['OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT', 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT']) {
+    const value = Number(env[name]);
+    if (env[name] && Number.isInteger(value) && value >= 0) return value;
+  }
+  return MAX_ATTRIBUTE_CHARS;
 }
 
 /**
