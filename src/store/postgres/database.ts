@@ -42,6 +42,10 @@ export class PostgresDatabase {
       // A server that does not answer fails a request, not hangs it: readiness then reports the store down.
       connectionTimeoutMillis: 10_000,
       statement_timeout: 30_000,
+      // The server enforces statement_timeout only while it answers: a partition or a hung server would hold a
+      // statement (and its connection) forever. The client gives up a little later, and the connection is dropped.
+      query_timeout: 35_000,
+      keepAlive: true,
       idleTimeoutMillis: 30_000,
     });
     // Without a listener an idle connection's error (a restarted server) would end the process.
@@ -67,16 +71,19 @@ export class PostgresDatabase {
     const client = await this.#pool.connect();
     const query: Query = async <R>(sql: string, params: readonly unknown[] = []) =>
       (await client.query(sql, params as unknown[])).rows as R[];
+    let failure: Error | undefined;
     try {
       await client.query('BEGIN');
       const result = await fn(query);
       await client.query('COMMIT');
       return result;
     } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
-      client.release();
+      // A failed transaction's connection is dropped, not pooled: after a timed-out statement it may still be busy.
+      client.release(failure);
     }
   }
 
