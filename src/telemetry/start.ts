@@ -57,7 +57,12 @@ export async function startTelemetry(
     // metadata) could swell a batch past what the collector takes. The standard variables still choose.
     spanLimits: { attributeValueLengthLimit: attributeLimit(env) },
     spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: signalUrl(env, 'TRACES', 'traces') })),
+      new BatchSpanProcessor(
+        new OTLPTraceExporter({
+          url: signalUrl(env, 'TRACES', 'traces'),
+          timeoutMillis: signalTimeout(env, 'TRACES'),
+        }),
+      ),
     ],
   });
   tracer.register();
@@ -65,7 +70,10 @@ export async function startTelemetry(
     resource,
     readers: [
       new PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter({ url: signalUrl(env, 'METRICS', 'metrics') }),
+        exporter: new OTLPMetricExporter({
+          url: signalUrl(env, 'METRICS', 'metrics'),
+          timeoutMillis: signalTimeout(env, 'METRICS'),
+        }),
         exportIntervalMillis: 10_000,
       }),
     ],
@@ -81,6 +89,21 @@ export async function startTelemetry(
       api.metrics.disable();
     },
   };
+}
+
+/**
+ * A signal's export timeout from the given variables (per signal, else OTEL_EXPORTER_OTLP_TIMEOUT), else undefined
+ * for the exporter's own (10 s). It bounds what a collector that never answers adds to a shutdown.
+ */
+function signalTimeout(
+  env: Readonly<Record<string, string | undefined>>,
+  signal: 'TRACES' | 'METRICS',
+): number | undefined {
+  for (const name of [`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`, 'OTEL_EXPORTER_OTLP_TIMEOUT']) {
+    const value = Number(env[name]);
+    if (env[name] && Number.isFinite(value) && value > 0) return value;
+  }
+  return undefined;
 }
 
 /** OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, else tack's own bound. */
