@@ -1,3 +1,4 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { context, trace } from '@opentelemetry/api';
 import {
   InMemorySpanExporter,
@@ -8,8 +9,11 @@ import {
 import { describe, expect, it } from 'vitest';
 import { resolveModel } from '../../src/agent/model.js';
 import { AgentSession } from '../../src/agent/session.js';
+import { startGateway } from '../../src/servers/gateway/start.js';
 import { MAX_ATTRIBUTE_CHARS, MAX_SPAN_NAME } from '../../src/telemetry/spans.js';
 import { providerEnv } from '../helpers/fake-provider.js';
+import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
+import { fixtureEntry } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
 const SECRET = 'sk-live-secret-in-the-prompt-5d1e';
@@ -101,3 +105,69 @@ describe('hostile: what reaches exported spans', () => {
     expect(tool!.attributes['gen_ai.tool.name']).toMatch(/^evil\?\?\[31mx+…$/);
   });
 });
+
+/**
+ * The gateway's side: a hostile upstream names a tool with 20,000 characters and control characters, and a hostile
+ * client invents 300 tool names. Spans stay bounded, and the metrics keep one series per server and outcome: the
+ * invented names create none (an exporter keeps every series it has seen for the life of the process).
+ */
+describe('hostile: the gateway spans and metrics against invented names', () => {
+  it('bounds a hostile tool name and keeps metric series to servers and outcomes', async () => {
+    const receiver = await startOtlpReceiver();
+    defer(() => receiver.close());
+    const p = project('tack-otel-gw-');
+    p.write('tack.json', { mcpServers: { fx: fixtureEntry('stdio-server.js') } });
+    const gateway = await startGateway({
+      config: p.load(),
+      http: { port: 0 },
+      telemetryEnv: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+    });
+    const client = new Client({ name: 'otel', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url!)));
+      const long = `z\u0007${'y'.repeat(20_000)}`;
+      await client.callTool({ name: 'fx__add_tool', arguments: { name: long } });
+      let served: string | undefined;
+      for (let i = 0; i < 50 && !served; i++) {
+        served = (await client.listTools()).tools.map((t) => t.name).find((n) => n.includes('yyyy'));
+        if (!served) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(served).toBeDefined();
+      await client.callTool({ name: served!, arguments: {} });
+      for (let i = 0; i < 300; i++)
+        await client.callTool({ name: `invented_${i}`, arguments: {} }).catch(() => undefined);
+    } finally {
+      await client.close();
+      await gateway.close();
+    }
+    const spans = receiver.spans();
+    expect(spans.some((s) => s.name.startsWith('tools/call fx__z'))).toBe(true);
+    for (const span of spans) {
+      expect(span.name.length).toBeLessThanOrEqual(MAX_SPAN_NAME);
+      expect(hasControl(span.name)).toBe(false);
+      for (const value of Object.values(span.attributes))
+        if (typeof value === 'string') expect(value.length).toBeLessThanOrEqual(MAX_ATTRIBUTE_CHARS);
+    }
+    const metrics = JSON.stringify(receiver.metrics());
+    expect(metrics).not.toContain('invented_');
+    expect(metrics).not.toContain('yyyy');
+    // Series of the call counter: one per (server, outcome) seen.
+    const series = new Set<string>();
+    for (const body of receiver.metrics() as MetricsBody[])
+      for (const r of body.resourceMetrics ?? [])
+        for (const s of r.scopeMetrics ?? [])
+          for (const m of s.metrics ?? [])
+            if (m.name === 'tack.gateway.calls')
+              for (const d of m.sum?.dataPoints ?? []) series.add(JSON.stringify(d.attributes));
+    expect(series.size).toBeGreaterThan(0);
+    expect(series.size).toBeLessThanOrEqual(3);
+  }, 60_000);
+});
+
+interface MetricsBody {
+  resourceMetrics?: Array<{
+    scopeMetrics?: Array<{
+      metrics?: Array<{ name: string; sum?: { dataPoints?: Array<{ attributes?: unknown }> } }>;
+    }>;
+  }>;
+}
