@@ -145,6 +145,17 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
       hint: 'Bind 127.0.0.1, or set serve.token and serve.allowedHosts in tack.json.',
     });
   }
+  // Allowed hosts on loopback serve one purpose: a reverse proxy forwarding the network's requests (docs/deploy.md).
+  // Without a token that proxy would open every upstream's credentials to whoever reaches it.
+  if (loopback && options.allowedHosts?.length && !options.token) {
+    throw new TackError(
+      'USAGE',
+      `refusing to serve on ${host} for allowed hosts (${options.allowedHosts.join(', ')}) without a bearer token`,
+      {
+        hint: 'serve.allowedHosts on a loopback address is for a reverse proxy in front of tack, which reaches it from the network: set serve.token too (or drop serve.allowedHosts).',
+      },
+    );
+  }
   // 2026-07-28 requests are stateless (one instance per request); 2025-era clients get sessions.
   const handler = createMcpHandler(factory, { legacy: 'reject' });
   const live = new LiveInstances(handler.notify);
