@@ -6,6 +6,7 @@ import {
   MAX_WAITING_ROWS,
   type PostgresAuditLog,
 } from '../../src/store/postgres/audit.js';
+import { PostgresStore } from '../../src/store/postgres/store.js';
 import { type Postgres, startPostgres } from '../helpers/postgres.js';
 import { fixtureEntry, type TempProject, tempProject } from '../helpers/project.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
@@ -190,6 +191,50 @@ describe('hostile: the PostgreSQL store stops answering mid-load', () => {
       expect(audit.waiting).toBe(0);
     } finally {
       await client.close();
+    }
+  }, 90_000);
+});
+
+/**
+ * Closing the store (the last step of a drain) while the database does not answer: the rows waiting would go out as
+ * one timed-out batch of 500 after another (minutes for thousands). The close waits AUDIT_COMMIT_WAIT_MS for them,
+ * then drops what is left, and ends once the batch in flight gives up.
+ */
+describe('hostile: closing the PostgreSQL store while the database does not answer', () => {
+  it('ends within the audit wait plus one statement timeout, every row settled', async () => {
+    const postgres = await startPostgres('tack_close');
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: postgres.port });
+    try {
+      const url = postgres.connectionString.replace(`:${postgres.port}/`, `:${proxy.port}/`);
+      const store = await PostgresStore.open(url, { queryTimeoutMs: 1_000 });
+      const entry = {
+        at: new Date().toISOString(),
+        client: 'closing',
+        server: 'fx',
+        tool: 'echo',
+        argsSha256: '0'.repeat(64),
+        durationMs: 1,
+        outcome: 'ok' as const,
+      };
+      await store.audit.record(entry); // the pool holds a live connection, which the freeze then silences
+      proxy.freeze();
+      const rows = Array.from({ length: 3_000 }, () =>
+        store.audit.record(entry).then(
+          () => 'written',
+          () => 'failed',
+        ),
+      );
+      const started = Date.now();
+      await store.close();
+      const took = Date.now() - started;
+      const settled = await Promise.all(rows);
+      expect(settled.every((s) => s === 'failed')).toBe(true);
+      // 5 s of audit wait, then the batch in flight: its statement timeout (1 s here) or a new connection's (10 s).
+      expect(took).toBeLessThan(AUDIT_COMMIT_WAIT_MS + 10_000 + 3_000);
+    } finally {
+      proxy.thaw();
+      await proxy.close();
+      await postgres.stop();
     }
   }, 90_000);
 });

@@ -71,7 +71,7 @@ export class PostgresAuditLog implements AuditLog {
           reject(
             new TackError(
               'STORE_FAILED',
-              `${this.#db.location}: the audit row was not committed within ${AUDIT_COMMIT_WAIT_MS / 1000} s (it stays queued)`,
+              `${this.#db.location}: the audit row was not committed within ${AUDIT_COMMIT_WAIT_MS / 1000} s (it is written if the database answers before the store closes)`,
             ),
           ),
         AUDIT_COMMIT_WAIT_MS,
@@ -114,6 +114,15 @@ export class PostgresAuditLog implements AuditLog {
     } finally {
       this.#flushing = undefined;
     }
+  }
+
+  /**
+   * Fails every row still waiting (a store closing on a database that does not answer): their calls were answered
+   * already, after AUDIT_COMMIT_WAIT_MS; writing them would take one timed-out batch of 500 after another.
+   */
+  abandon(reason: string): void {
+    const error = new TackError('STORE_FAILED', `${this.#db.location}: ${reason}`);
+    for (const w of this.#queue.splice(0)) w.reject(error);
   }
 
   /** Resolves when every row recorded so far is written (or failed). */

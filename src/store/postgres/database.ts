@@ -7,6 +7,11 @@ export type Query = <R = Record<string, unknown>>(sql: string, params?: readonly
 export interface PostgresOptions {
   /** Connections kept open (default 10): the gateway's audit batches and lookups share them. */
   poolSize?: number | undefined;
+  /**
+   * How long the client waits for a statement's answer before it gives up and drops the connection (default 35 s:
+   * a little past the server's own statement_timeout, which a server that does not answer cannot enforce).
+   */
+  queryTimeoutMs?: number | undefined;
   /** An idle connection that breaks (the server restarted) is reported here, not thrown; default ignored. */
   onError?: ((error: Error) => void) | undefined;
 }
@@ -44,7 +49,7 @@ export class PostgresDatabase {
       statement_timeout: 30_000,
       // The server enforces statement_timeout only while it answers: a partition or a hung server would hold a
       // statement (and its connection) forever. The client gives up a little later, and the connection is dropped.
-      query_timeout: 35_000,
+      query_timeout: options.queryTimeoutMs ?? 35_000,
       keepAlive: true,
       idleTimeoutMillis: 30_000,
     });
