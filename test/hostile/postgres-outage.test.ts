@@ -1,5 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RELEASE_CHECK_MS } from '../../src/servers/gateway/core.js';
 import { type RunningGateway, startGateway } from '../../src/servers/gateway/start.js';
 import {
   AUDIT_COMMIT_WAIT_MS,
@@ -237,4 +238,52 @@ describe('hostile: closing the PostgreSQL store while the database does not answ
       await postgres.stop();
     }
   }, 90_000);
+});
+
+/**
+ * While a definition is held, each request asks the store whether it was accepted meanwhile (on another instance,
+ * or with `tack pins accept`). A database that does not answer must not hold every request for a statement timeout:
+ * the check gives up quickly and the definition stays held.
+ */
+describe('hostile: a held definition while the database does not answer', () => {
+  it('calls are answered within the release check bound plus the audit wait; the definition stays held', async () => {
+    const postgres = await startPostgres('tack_held');
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: postgres.port });
+    using project = tempProject();
+    project.write('tack.json', {
+      mcpServers: {
+        fx: fixtureEntry('stdio-server.js'),
+        rug: fixtureEntry('attack-server.js', ['--role', 'rugpull']),
+      },
+    });
+    project.env.TACK_STORE_URL = postgres.connectionString.replace(`:${postgres.port}/`, `:${proxy.port}/`);
+    const gateway = await startGateway({ config: project.load(), http: { port: 0 } });
+    const client = new Client({ name: 'held', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    const text = (r: unknown) => ((r as { content: Array<{ text: string }> }).content[0]?.text ?? '').trim();
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url!)));
+      expect(text(await client.callTool({ name: 'rug__add', arguments: { a: 1, b: 2 } }))).toBe('3');
+      await expect
+        .poll(async () => text(await client.callTool({ name: 'rug__add', arguments: { a: 1, b: 2 } })), {
+          timeout: 15_000,
+        })
+        .toMatch(/changed since it was approved/);
+
+      proxy.freeze();
+      const started = Date.now();
+      const echo = await client.callTool({ name: 'fx__echo', arguments: { text: 'while-held' } });
+      const took = Date.now() - started;
+      expect(echo.isError).toBeFalsy();
+      expect(took).toBeLessThan(RELEASE_CHECK_MS + AUDIT_COMMIT_WAIT_MS + 3_000);
+      expect(text(await client.callTool({ name: 'rug__add', arguments: { a: 1, b: 2 } }))).toMatch(
+        /changed since it was approved/,
+      );
+    } finally {
+      proxy.thaw();
+      await client.close().catch(() => {});
+      await gateway.close().catch(() => {});
+      await proxy.close();
+      await postgres.stop();
+    }
+  }, 120_000);
 });

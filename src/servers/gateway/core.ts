@@ -23,6 +23,15 @@ import type { GatewaySkills } from './skills.js';
 
 /** Past this many upstream tools, `toolSearch: 'auto'` serves the two meta-tools instead of the list. */
 const AUTO_SEARCH_TOOLS = 40;
+/**
+ * How long a request waits for the store to say whether a held definition was accepted meanwhile. A database that
+ * does not answer would otherwise hold every request for its statement timeout while anything is held; past this
+ * the definition stays held for that request (the safe answer) and the next one asks again.
+ */
+export const RELEASE_CHECK_MS = 2_000;
+/** After a release check failed or outlived RELEASE_CHECK_MS, held definitions stay held this long without asking. */
+const RELEASE_CHECK_BACKOFF_MS = 5_000;
+const LATE = Symbol('late');
 
 const INSTRUCTIONS_CAP = 400;
 
@@ -104,6 +113,8 @@ export class GatewayCore {
   #latest: CatalogView | undefined;
   /** Held definitions already reported (each catalog rebuild reviews again). */
   readonly #reported = new HeldOnce();
+  /** When a release check last failed or outlived RELEASE_CHECK_MS: the store is not asked again for a while. */
+  #releaseCheckFailedAt = Number.NEGATIVE_INFINITY;
   readonly #onWarning: WarningSink | undefined;
   /** Other problems already reported (a term cache that cannot be written), once each. */
   readonly #problems = new Set<string>();
@@ -176,12 +187,27 @@ export class GatewayCore {
     return this.current()?.names ?? new GatewayNames(this.host.catalog, this.namespaced, () => false);
   }
 
-  /** Whether something held was released; a store that cannot say keeps it held. */
+  /** Whether something held was released; a store that cannot say (within RELEASE_CHECK_MS) keeps it held. */
   async #releasedSafely(view: CatalogView): Promise<boolean> {
+    // A store that just failed to answer is not asked again at once: a request makes up to three checks (its
+    // review, the fast path, the handler), and requests would pile statements onto a pool that gets no answers.
+    if (Date.now() - this.#releaseCheckFailedAt < RELEASE_CHECK_BACKOFF_MS) return false;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return (await this.#guard?.released(view.held.all)) === true;
+      const check = this.#guard?.released(view.held.all);
+      // A check that outlives the bound is left to finish (or time out) on its own; its answer is not waited for.
+      check?.catch(() => {});
+      const late = new Promise<typeof LATE>((resolve) => {
+        timer = setTimeout(() => resolve(LATE), RELEASE_CHECK_MS);
+      });
+      const answer = await Promise.race([check, late]);
+      if (answer === LATE) this.#releaseCheckFailedAt = Date.now();
+      return answer === true;
     } catch {
+      this.#releaseCheckFailedAt = Date.now();
       return false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
