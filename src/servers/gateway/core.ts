@@ -32,6 +32,8 @@ export const RELEASE_CHECK_MS = 2_000;
 /** After a release check failed or outlived RELEASE_CHECK_MS, held definitions stay held this long without asking. */
 const RELEASE_CHECK_BACKOFF_MS = 5_000;
 const LATE = Symbol('late');
+/** AUDIT_FAILED is said at most once in this long; the rows not said are counted in the next one. */
+const AUDIT_WARNING_INTERVAL_MS = 10_000;
 
 const INSTRUCTIONS_CAP = 400;
 
@@ -113,6 +115,9 @@ export class GatewayCore {
   #latest: CatalogView | undefined;
   /** Held definitions already reported (each catalog rebuild reviews again). */
   readonly #reported = new HeldOnce();
+  /** When AUDIT_FAILED was last said, and how many failed rows were not said since. */
+  #auditWarnedAt = Number.NEGATIVE_INFINITY;
+  #auditUnsaid = 0;
   /** When a release check last failed or outlived RELEASE_CHECK_MS: the store is not asked again for a while. */
   #releaseCheckFailedAt = Number.NEGATIVE_INFINITY;
   readonly #onWarning: WarningSink | undefined;
@@ -273,10 +278,20 @@ export class GatewayCore {
     try {
       await this.#audit?.record(entry);
     } catch (error) {
-      // An audit write that fails (disk full, the database down) must not fail the call it describes; it is said.
+      // An audit write that fails (disk full, the database down) must not fail the call it describes; it is said,
+      // once per AUDIT_WARNING_INTERVAL_MS with a count: during an outage every call fails its row, and a line per
+      // call would flood the log (and, on a stderr pipe nobody drains, the process's memory).
+      const now = Date.now();
+      if (now - this.#auditWarnedAt < AUDIT_WARNING_INTERVAL_MS) {
+        this.#auditUnsaid++;
+        return;
+      }
+      const more = this.#auditUnsaid;
+      this.#auditWarnedAt = now;
+      this.#auditUnsaid = 0;
       sendWarning(this.#onWarning, {
         code: 'AUDIT_FAILED',
-        message: `audit row not written for ${entry.server}/${entry.tool}: ${errorMessage(error)}`,
+        message: `audit row not written for ${entry.server}/${entry.tool}: ${errorMessage(error)}${more > 0 ? ` (and ${more} more since the last warning)` : ''}`,
         server: entry.server,
       });
     }
