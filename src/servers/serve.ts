@@ -128,8 +128,14 @@ function pathOf(url: string | undefined): string {
   if (url === undefined) return '/';
   const end = url.search(/[?#]/);
   const path = end < 0 ? url : url.slice(0, end);
-  // An absolute-form target (a proxy's `http://host/mcp`): its path.
-  return path.startsWith('/') ? path : new URL(url, 'http://x').pathname;
+  if (path.startsWith('/')) return path;
+  // An absolute-form target (a proxy's `http://host/mcp`): its path. One that is no URL (`http://[/mcp`, which
+  // Node's parser lets through) is no path of ours: thrown here, before any check, it would end the process.
+  try {
+    return new URL(url, 'http://x').pathname;
+  } catch {
+    return '';
+  }
 }
 
 /**
