@@ -1,7 +1,9 @@
 import { connect } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
+import { startConsole } from '../../src/console/server.js';
 import { serveHttp } from '../../src/servers/serve.js';
+import { tempProject } from '../helpers/project.js';
 
 /** One raw request line (a client library would not send these targets); the status code, 0 if the socket closed. */
 function raw(port: number, requestLine: string): Promise<number> {
@@ -44,6 +46,22 @@ describe('hostile: request targets that are not URLs', () => {
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     } finally {
       await served.close();
+    }
+  });
+
+  it('tack console answers them too, and keeps serving', async () => {
+    using project = tempProject();
+    project.write('tack.json', { mcpServers: {} });
+    const running = await startConsole({ config: project.load() });
+    const port = Number(new URL(running.origin).port);
+    try {
+      for (const target of ['http://[/', 'http://%zz/api/servers']) {
+        const status = await raw(port, `GET ${target} HTTP/1.1`);
+        expect([400, 401, 403, 404], `${target}: ${status}`).toContain(status);
+      }
+      expect((await fetch(running.url)).status).toBe(200);
+    } finally {
+      await running.close();
     }
   });
 });
