@@ -325,7 +325,15 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       sendJson(res, 403, { error: { code: 'FORBIDDEN', message: `origin ${origin} is not this console` } });
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    } catch {
+      // An absolute-form target that is no URL (`http://[/`): thrown from this un-awaited handler, the rejection
+      // would end the process.
+      sendJson(res, 400, { error: { code: 'BAD_REQUEST', message: 'the request target is not a URL' } });
+      return;
+    }
     if (url.pathname.startsWith('/api/')) {
       if (!tokenOk(bearerOf(req))) {
         res.writeHead(401, { ...COMMON_HEADERS, 'www-authenticate': 'Bearer realm="tack console"' });

@@ -560,8 +560,12 @@ async function handle(
   res: ServerResponse,
   onCallback: (params: URLSearchParams) => Promise<CallbackOutcome>,
 ): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) {
+  // An absolute-form target that is no URL (`http://[/`) is no callback: thrown here, from a handler nobody awaits,
+  // it would end the process in the middle of a login.
+  const url = URL.canParse(req.url ?? '/', 'http://127.0.0.1')
+    ? new URL(req.url ?? '/', 'http://127.0.0.1')
+    : undefined;
+  if (req.method !== 'GET' || url?.pathname !== CALLBACK_PATH) {
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
     return;
   }

@@ -113,6 +113,12 @@ export interface HttpOptions {
 const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
 /** The longest a readiness check may take before /readyz says no. */
 const READINESS_TIMEOUT_MS = 2_000;
+/**
+ * A readiness answer is reused this long, and probes arriving while a check runs share it: /readyz needs no token,
+ * and a check per probe would let anyone who can reach the port queue store round trips in front of the audit
+ * writes of real calls. Balancers probe every few seconds; a second's staleness costs them nothing.
+ */
+const READINESS_REUSE_MS = 1_000;
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 const KEEP_ALIVE_MS = 65_000;
@@ -122,8 +128,14 @@ function pathOf(url: string | undefined): string {
   if (url === undefined) return '/';
   const end = url.search(/[?#]/);
   const path = end < 0 ? url : url.slice(0, end);
-  // An absolute-form target (a proxy's `http://host/mcp`): its path.
-  return path.startsWith('/') ? path : new URL(url, 'http://x').pathname;
+  if (path.startsWith('/')) return path;
+  // An absolute-form target (a proxy's `http://host/mcp`): its path. One that is no URL (`http://[/mcp`, which
+  // Node's parser lets through) is no path of ours: thrown here, before any check, it would end the process.
+  try {
+    return new URL(url, 'http://x').pathname;
+  } catch {
+    return '';
+  }
 }
 
 /**
@@ -138,6 +150,17 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
     throw new TackError('USAGE', `refusing to serve on ${host} without a bearer token and allowed hosts`, {
       hint: 'Bind 127.0.0.1, or set serve.token and serve.allowedHosts in tack.json.',
     });
+  }
+  // Allowed hosts on loopback serve one purpose: a reverse proxy forwarding the network's requests (docs/deploy.md).
+  // Without a token that proxy would open every upstream's credentials to whoever reaches it.
+  if (loopback && options.allowedHosts?.length && !options.token) {
+    throw new TackError(
+      'USAGE',
+      `refusing to serve on ${host} for allowed hosts (${options.allowedHosts.join(', ')}) without a bearer token`,
+      {
+        hint: 'serve.allowedHosts on a loopback address is for a reverse proxy in front of tack, which reaches it from the network: set serve.token too (or drop serve.allowedHosts).',
+      },
+    );
   }
   // 2026-07-28 requests are stateless (one instance per request); 2025-era clients get sessions.
   const handler = createMcpHandler(factory, { legacy: 'reject' });
@@ -190,18 +213,33 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
     }
     void entry(req, res);
   });
+  let lastCheck: { ready: Promise<boolean>; settledAt: number | undefined } | undefined;
+  const checkReadiness = (): Promise<boolean> => {
+    const last = lastCheck;
+    if (last && (last.settledAt === undefined || Date.now() - last.settledAt < READINESS_REUSE_MS))
+      return last.ready;
+    const check: { ready: Promise<boolean>; settledAt: number | undefined } = {
+      ready: withTimeout(options.readiness?.(), READINESS_TIMEOUT_MS).then(
+        () => true,
+        () => false,
+      ),
+      settledAt: undefined,
+    };
+    void check.ready.then(() => {
+      check.settledAt = Date.now();
+    });
+    lastCheck = check;
+    return check.ready;
+  };
   const health = async (path: string, res: ServerResponse) => {
     const answer = (status: number, text: string) =>
       res.writeHead(status, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end(`${text}\n`);
     // Alive as long as the process answers; ready when not draining and what the caller depends on answers.
     if (path === '/healthz') return answer(200, 'ok');
     if (draining) return answer(503, 'draining');
-    try {
-      await withTimeout(options.readiness?.(), READINESS_TIMEOUT_MS);
-      answer(200, 'ready');
-    } catch {
-      answer(503, 'not ready');
-    }
+    const ready = await checkReadiness();
+    if (draining) return answer(503, 'draining');
+    answer(ready ? 200 : 503, ready ? 'ready' : 'not ready');
   };
   // Keep-alive: clients reuse their connections; the idle timeout outlasts a client's pause between calls
   // (Node's default, 5 s, closes them under a client that thinks a little), and headers get their own bound.

@@ -1,5 +1,6 @@
 import { VERSION } from '../version.js';
 import { loadApi, tracing } from './api.js';
+import { MAX_ATTRIBUTE_CHARS } from './spans.js';
 
 /** The variable that turns export on (the OpenTelemetry SDK's own name); without it nothing is loaded. */
 export const OTLP_ENDPOINT_ENV = 'OTEL_EXPORTER_OTLP_ENDPOINT';
@@ -52,8 +53,16 @@ export async function startTelemetry(
   });
   const tracer = new NodeTracerProvider({
     resource,
+    // The SDK's default is no limit: an attribute the AI SDK copies from a provider's answer (a response id, provider
+    // metadata) could swell a batch past what the collector takes. The standard variables still choose.
+    spanLimits: { attributeValueLengthLimit: attributeLimit(env) },
     spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: signalUrl(env, 'TRACES', 'traces') })),
+      new BatchSpanProcessor(
+        new OTLPTraceExporter({
+          url: signalUrl(env, 'TRACES', 'traces'),
+          timeoutMillis: signalTimeout(env, 'TRACES'),
+        }),
+      ),
     ],
   });
   tracer.register();
@@ -61,7 +70,10 @@ export async function startTelemetry(
     resource,
     readers: [
       new PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter({ url: signalUrl(env, 'METRICS', 'metrics') }),
+        exporter: new OTLPMetricExporter({
+          url: signalUrl(env, 'METRICS', 'metrics'),
+          timeoutMillis: signalTimeout(env, 'METRICS'),
+        }),
         exportIntervalMillis: 10_000,
       }),
     ],
@@ -77,6 +89,30 @@ export async function startTelemetry(
       api.metrics.disable();
     },
   };
+}
+
+/**
+ * A signal's export timeout from the given variables (per signal, else OTEL_EXPORTER_OTLP_TIMEOUT), else undefined
+ * for the exporter's own (10 s). It bounds what a collector that never answers adds to a shutdown.
+ */
+function signalTimeout(
+  env: Readonly<Record<string, string | undefined>>,
+  signal: 'TRACES' | 'METRICS',
+): number | undefined {
+  for (const name of [`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`, 'OTEL_EXPORTER_OTLP_TIMEOUT']) {
+    const value = Number(env[name]);
+    if (env[name] && Number.isFinite(value) && value > 0) return value;
+  }
+  return undefined;
+}
+
+/** OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, else tack's own bound. */
+function attributeLimit(env: Readonly<Record<string, string | undefined>>): number {
+  for (const name of ['OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT', 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT']) {
+    const value = Number(env[name]);
+    if (env[name] && Number.isInteger(value) && value >= 0) return value;
+  }
+  return MAX_ATTRIBUTE_CHARS;
 }
 
 /**

@@ -9,6 +9,10 @@ export interface Postgres {
   /** `postgresql://tack@127.0.0.1:<port>/<database>`; trust authentication on loopback only. */
   connectionString: string;
   port: number;
+  /** Stops the server at once (`pg_ctl stop -m immediate`: connections cut, as a crash), keeping its data. */
+  halt(): Promise<void>;
+  /** Starts the halted server again on the same port and data. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -73,7 +77,7 @@ export async function startPostgres(database = 'shop'): Promise<Postgres> {
       throw new Error(`initdb failed (${init.status ?? init.signal}):\n${init.stdout}\n${init.stderr}`);
 
     const port = await freePort();
-    const [cmd, args] = command('postgres', [
+    const serverCommand = command('postgres', [
       '-D',
       data,
       '-p',
@@ -90,7 +94,12 @@ export async function startPostgres(database = 'shop'): Promise<Postgres> {
       '-c',
       'synchronous_commit=off',
     ]);
-    service = await startService(cmd, args, { ready: /ready to accept connections/, timeoutMs: 20_000 });
+    const startServer = () =>
+      startService(serverCommand[0], serverCommand[1], {
+        ready: /ready to accept connections/,
+        timeoutMs: 20_000,
+      });
+    service = await startServer();
 
     const admin = new pg.Client({ host: '127.0.0.1', port, user: 'tack', database: 'postgres' });
     await admin.connect();
@@ -99,14 +108,24 @@ export async function startPostgres(database = 'shop'): Promise<Postgres> {
     } finally {
       await admin.end();
     }
-    const running = service;
+    let running = service;
+    const pgStop = (mode: 'fast' | 'immediate') => {
+      const [stopCmd, stopArgs] = command('pg_ctl', ['-D', data, 'stop', '-m', mode, '-w']);
+      spawnSync(stopCmd, stopArgs, { cwd: root, encoding: 'utf8' });
+    };
     return {
       connectionString: `postgresql://tack@127.0.0.1:${port}/${encodeURIComponent(database)}`,
       port,
+      async halt() {
+        pgStop('immediate');
+        await running.stop();
+      },
+      async resume() {
+        running = await startServer();
+      },
       async stop() {
         // Fast shutdown ends open sessions; SIGTERM (smart) would wait for every client to leave.
-        const [stopCmd, stopArgs] = command('pg_ctl', ['-D', data, 'stop', '-m', 'fast', '-w']);
-        spawnSync(stopCmd, stopArgs, { cwd: root, encoding: 'utf8' });
+        pgStop('fast');
         await running.stop();
         rmSync(root, { recursive: true, force: true });
       },

@@ -23,6 +23,17 @@ import type { GatewaySkills } from './skills.js';
 
 /** Past this many upstream tools, `toolSearch: 'auto'` serves the two meta-tools instead of the list. */
 const AUTO_SEARCH_TOOLS = 40;
+/**
+ * How long a request waits for the store to say whether a held definition was accepted meanwhile. A database that
+ * does not answer would otherwise hold every request for its statement timeout while anything is held; past this
+ * the definition stays held for that request (the safe answer) and the next one asks again.
+ */
+export const RELEASE_CHECK_MS = 2_000;
+/** After a release check failed or outlived RELEASE_CHECK_MS, held definitions stay held this long without asking. */
+const RELEASE_CHECK_BACKOFF_MS = 5_000;
+const LATE = Symbol('late');
+/** AUDIT_FAILED is said at most once in this long; the rows not said are counted in the next one. */
+const AUDIT_WARNING_INTERVAL_MS = 10_000;
 
 const INSTRUCTIONS_CAP = 400;
 
@@ -104,6 +115,11 @@ export class GatewayCore {
   #latest: CatalogView | undefined;
   /** Held definitions already reported (each catalog rebuild reviews again). */
   readonly #reported = new HeldOnce();
+  /** When AUDIT_FAILED was last said, and how many failed rows were not said since. */
+  #auditWarnedAt = Number.NEGATIVE_INFINITY;
+  #auditUnsaid = 0;
+  /** When a release check last failed or outlived RELEASE_CHECK_MS: the store is not asked again for a while. */
+  #releaseCheckFailedAt = Number.NEGATIVE_INFINITY;
   readonly #onWarning: WarningSink | undefined;
   /** Other problems already reported (a term cache that cannot be written), once each. */
   readonly #problems = new Set<string>();
@@ -176,12 +192,27 @@ export class GatewayCore {
     return this.current()?.names ?? new GatewayNames(this.host.catalog, this.namespaced, () => false);
   }
 
-  /** Whether something held was released; a store that cannot say keeps it held. */
+  /** Whether something held was released; a store that cannot say (within RELEASE_CHECK_MS) keeps it held. */
   async #releasedSafely(view: CatalogView): Promise<boolean> {
+    // A store that just failed to answer is not asked again at once: a request makes up to three checks (its
+    // review, the fast path, the handler), and requests would pile statements onto a pool that gets no answers.
+    if (Date.now() - this.#releaseCheckFailedAt < RELEASE_CHECK_BACKOFF_MS) return false;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return (await this.#guard?.released(view.held.all)) === true;
+      const check = this.#guard?.released(view.held.all);
+      // A check that outlives the bound is left to finish (or time out) on its own; its answer is not waited for.
+      check?.catch(() => {});
+      const late = new Promise<typeof LATE>((resolve) => {
+        timer = setTimeout(() => resolve(LATE), RELEASE_CHECK_MS);
+      });
+      const answer = await Promise.race([check, late]);
+      if (answer === LATE) this.#releaseCheckFailedAt = Date.now();
+      return answer === true;
     } catch {
+      this.#releaseCheckFailedAt = Date.now();
       return false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -247,10 +278,20 @@ export class GatewayCore {
     try {
       await this.#audit?.record(entry);
     } catch (error) {
-      // An audit write that fails (disk full, the database down) must not fail the call it describes; it is said.
+      // An audit write that fails (disk full, the database down) must not fail the call it describes; it is said,
+      // once per AUDIT_WARNING_INTERVAL_MS with a count: during an outage every call fails its row, and a line per
+      // call would flood the log (and, on a stderr pipe nobody drains, the process's memory).
+      const now = Date.now();
+      if (now - this.#auditWarnedAt < AUDIT_WARNING_INTERVAL_MS) {
+        this.#auditUnsaid++;
+        return;
+      }
+      const more = this.#auditUnsaid;
+      this.#auditWarnedAt = now;
+      this.#auditUnsaid = 0;
       sendWarning(this.#onWarning, {
         code: 'AUDIT_FAILED',
-        message: `audit row not written for ${entry.server}/${entry.tool}: ${errorMessage(error)}`,
+        message: `audit row not written for ${entry.server}/${entry.tool}: ${errorMessage(error)}${more > 0 ? ` (and ${more} more since the last warning)` : ''}`,
         server: entry.server,
       });
     }

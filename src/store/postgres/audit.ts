@@ -1,3 +1,4 @@
+import { TackError } from '../../errors.js';
 import { type SecretMasker, SHAPE_MASKER } from '../../util/secrets.js';
 import {
   type AuditColumns,
@@ -12,6 +13,17 @@ import type { PostgresDatabase } from './database.js';
 
 /** Rows per INSERT: 8 parameters each, far under PostgreSQL's 65,535. */
 const MAX_BATCH = 500;
+/**
+ * Rows waiting for the database at most: past that a row is refused at once. A database that stops answering
+ * (a partition, a hung server) otherwise collects every call's row, and the call with it, for as long as it is gone.
+ */
+export const MAX_WAITING_ROWS = 10_000;
+/**
+ * How long a call waits for its row to commit before it is answered anyway (the row stays queued and is written if
+ * the database answers later). A database that answers commits in milliseconds; one that does not must not hold
+ * every call of the instance.
+ */
+export const AUDIT_COMMIT_WAIT_MS = 5_000;
 
 interface Waiting {
   row: AuditRow;
@@ -35,14 +47,48 @@ export class PostgresAuditLog implements AuditLog {
     this.#db = db;
   }
 
+  /** Rows recorded and not yet sent to the database (at most MAX_WAITING_ROWS). */
+  get waiting(): number {
+    return this.#queue.length;
+  }
+
   addSecrets(values: Iterable<string>): void {
     this.#secrets = this.#secrets.with(values);
   }
 
   record(entry: AuditEntry): Promise<void> {
+    if (this.#queue.length >= MAX_WAITING_ROWS)
+      return Promise.reject(
+        new TackError(
+          'STORE_FAILED',
+          `${this.#db.location}: ${MAX_WAITING_ROWS} audit rows already wait for the database; this one is not written`,
+        ),
+      );
     const row = auditRow(entry, this.#secrets);
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ row, resolve, reject });
+      const timer = setTimeout(
+        () =>
+          reject(
+            new TackError(
+              'STORE_FAILED',
+              `${this.#db.location}: the audit row was not committed within ${AUDIT_COMMIT_WAIT_MS / 1000} s (it is written if the database answers before the store closes)`,
+            ),
+          ),
+        AUDIT_COMMIT_WAIT_MS,
+      );
+      timer.unref();
+      const settled = () => clearTimeout(timer);
+      this.#queue.push({
+        row,
+        resolve: () => {
+          settled();
+          resolve();
+        },
+        reject: (error) => {
+          settled();
+          reject(error);
+        },
+      });
       this.#flushing ??= this.#flush();
     });
   }
@@ -68,6 +114,15 @@ export class PostgresAuditLog implements AuditLog {
     } finally {
       this.#flushing = undefined;
     }
+  }
+
+  /**
+   * Fails every row still waiting (a store closing on a database that does not answer): their calls were answered
+   * already, after AUDIT_COMMIT_WAIT_MS; writing them would take one timed-out batch of 500 after another.
+   */
+  abandon(reason: string): void {
+    const error = new TackError('STORE_FAILED', `${this.#db.location}: ${reason}`);
+    for (const w of this.#queue.splice(0)) w.reject(error);
   }
 
   /** Resolves when every row recorded so far is written (or failed). */

@@ -7,6 +7,11 @@ export type Query = <R = Record<string, unknown>>(sql: string, params?: readonly
 export interface PostgresOptions {
   /** Connections kept open (default 10): the gateway's audit batches and lookups share them. */
   poolSize?: number | undefined;
+  /**
+   * How long the client waits for a statement's answer before it gives up and drops the connection (default 35 s:
+   * a little past the server's own statement_timeout, which a server that does not answer cannot enforce).
+   */
+  queryTimeoutMs?: number | undefined;
   /** An idle connection that breaks (the server restarted) is reported here, not thrown; default ignored. */
   onError?: ((error: Error) => void) | undefined;
 }
@@ -42,6 +47,10 @@ export class PostgresDatabase {
       // A server that does not answer fails a request, not hangs it: readiness then reports the store down.
       connectionTimeoutMillis: 10_000,
       statement_timeout: 30_000,
+      // The server enforces statement_timeout only while it answers: a partition or a hung server would hold a
+      // statement (and its connection) forever. The client gives up a little later, and the connection is dropped.
+      query_timeout: options.queryTimeoutMs ?? 35_000,
+      keepAlive: true,
       idleTimeoutMillis: 30_000,
     });
     // Without a listener an idle connection's error (a restarted server) would end the process.
@@ -67,16 +76,19 @@ export class PostgresDatabase {
     const client = await this.#pool.connect();
     const query: Query = async <R>(sql: string, params: readonly unknown[] = []) =>
       (await client.query(sql, params as unknown[])).rows as R[];
+    let failure: Error | undefined;
     try {
       await client.query('BEGIN');
       const result = await fn(query);
       await client.query('COMMIT');
       return result;
     } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
-      client.release();
+      // A failed transaction's connection is dropped, not pooled: after a timed-out statement it may still be busy.
+      client.release(failure);
     }
   }
 

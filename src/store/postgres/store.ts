@@ -1,6 +1,6 @@
 import { TackError } from '../../errors.js';
 import type { TackStore } from '../store.js';
-import { PostgresAuditLog } from './audit.js';
+import { AUDIT_COMMIT_WAIT_MS, PostgresAuditLog } from './audit.js';
 import { PostgresDatabase, type PostgresOptions, storeFailed } from './database.js';
 import { migratePostgres } from './migrations.js';
 import { PostgresPinRecords } from './pins.js';
@@ -69,8 +69,23 @@ export class PostgresStore implements TackStore {
     await this.db.query('SELECT 1');
   }
 
+  /**
+   * Writes the audit rows waiting, for up to AUDIT_COMMIT_WAIT_MS: a database that answers takes them in a few
+   * batches; one that does not would hold a drain for a timed-out batch per 500 rows. What is left then is dropped.
+   */
   async close(): Promise<void> {
-    await this.audit.drain();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      this.audit.drain().then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), AUDIT_COMMIT_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!waited)
+      this.audit.abandon(
+        `the store closed with audit rows the database did not take within ${AUDIT_COMMIT_WAIT_MS / 1000} s`,
+      );
     await this.db.close();
   }
 }

@@ -1,0 +1,292 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RELEASE_CHECK_MS } from '../../src/servers/gateway/core.js';
+import { type RunningGateway, startGateway } from '../../src/servers/gateway/start.js';
+import {
+  AUDIT_COMMIT_WAIT_MS,
+  MAX_WAITING_ROWS,
+  type PostgresAuditLog,
+} from '../../src/store/postgres/audit.js';
+import { PostgresStore } from '../../src/store/postgres/store.js';
+import { type Postgres, startPostgres } from '../helpers/postgres.js';
+import { fixtureEntry, type TempProject, tempProject } from '../helpers/project.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `probe` until it gives `want` or `ms` pass; the last answer. */
+async function until<T>(probe: () => Promise<T>, want: T, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  let last = await probe();
+  while (last !== want && Date.now() < end) {
+    await sleep(100);
+    last = await probe();
+  }
+  return last;
+}
+
+/**
+ * The database of a team deployment goes away under load (the server killed, connections cut) and comes back: the
+ * instance keeps answering calls, says it is not ready while the database is gone, and is ready and auditing again
+ * once it is back, without restarting.
+ */
+describe('hostile: the PostgreSQL store goes away mid-load', () => {
+  let postgres: Postgres;
+  let project: TempProject;
+  let gateway: RunningGateway;
+  const warnings: string[] = [];
+
+  beforeAll(async () => {
+    postgres = await startPostgres('tack_outage');
+    project = tempProject();
+    project.write('tack.json', { mcpServers: { fx: fixtureEntry('stdio-server.js') } });
+    project.env.TACK_STORE_URL = postgres.connectionString;
+    gateway = await startGateway({
+      config: project.load(),
+      http: { port: 0 },
+      onWarning: (w) => warnings.push(w.code),
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await gateway?.close().catch(() => {});
+    project?.[Symbol.dispose]();
+    await postgres?.stop();
+  });
+
+  const readyz = async () => (await fetch(gateway.url!.replace(/\/mcp$/, '/readyz'))).status;
+
+  it('calls answer while the database is down, /readyz says 503, and both recover when it is back', async () => {
+    const client = new Client({ name: 'outage', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url!)));
+    try {
+      expect(await readyz()).toBe(200);
+      let stop = false;
+      const answered: Array<{ at: number; ok: boolean }> = [];
+      const loop = async () => {
+        for (let n = 0; !stop; n++) {
+          const result = await client.callTool({ name: 'fx__echo', arguments: { text: `c${n}` } });
+          answered.push({ at: Date.now(), ok: !result.isError });
+        }
+      };
+      const loops = Array.from({ length: 4 }, loop);
+      await sleep(300);
+
+      const haltedAt = Date.now();
+      await postgres.halt();
+      expect(await until(readyz, 503, 5_000)).toBe(503);
+      await sleep(1_000);
+      const duringOutage = answered.filter((a) => a.at > haltedAt + 500);
+      expect(duringOutage.length).toBeGreaterThan(0);
+      expect(duringOutage.every((a) => a.ok)).toBe(true);
+      expect(warnings).toContain('AUDIT_FAILED');
+      // Said once per 10 s with a count, not once per call (a log flood during an outage).
+      expect(duringOutage.length).toBeGreaterThan(2);
+      expect(warnings.filter((w) => w === 'AUDIT_FAILED').length).toBe(1);
+
+      await postgres.resume();
+      const resumedAt = Date.now();
+      expect(await until(readyz, 200, 15_000)).toBe(200);
+      await sleep(500);
+      stop = true;
+      await Promise.all(loops);
+      const afterwards = answered.filter((a) => a.at > resumedAt);
+      expect(afterwards.length).toBeGreaterThan(0);
+
+      // Audited again: a call made now has its row.
+      await client.callTool({ name: 'fx__echo', arguments: { text: 'after-the-outage' } });
+      const rows = await gateway.host.store!.audit.recent(10);
+      expect(rows.some((r) => r.tool === 'echo' && Date.parse(r.at) > resumedAt)).toBe(true);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+});
+
+/**
+ * The database stops answering without refusing anything (a network partition, a hung server): every statement in
+ * flight and every new connection waits. Calls must still be answered within a bound, the audit rows waiting for
+ * the database must be bounded, and the instance must come back when the network does.
+ */
+describe('hostile: the PostgreSQL store stops answering mid-load', () => {
+  let postgres: Postgres;
+  let proxy: TcpProxy;
+  let project: TempProject;
+  let gateway: RunningGateway;
+  const warnings: string[] = [];
+
+  beforeAll(async () => {
+    postgres = await startPostgres('tack_partition');
+    proxy = await startTcpProxy({ host: '127.0.0.1', port: postgres.port });
+    project = tempProject();
+    project.write('tack.json', { mcpServers: { fx: fixtureEntry('stdio-server.js') } });
+    project.env.TACK_STORE_URL = postgres.connectionString.replace(`:${postgres.port}/`, `:${proxy.port}/`);
+    gateway = await startGateway({
+      config: project.load(),
+      http: { port: 0 },
+      onWarning: (w) => warnings.push(w.code),
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    proxy?.thaw();
+    await gateway?.close().catch(() => {});
+    await proxy?.close();
+    project?.[Symbol.dispose]();
+    await postgres?.stop();
+  });
+
+  const readyz = async () => (await fetch(gateway.url!.replace(/\/mcp$/, '/readyz'))).status;
+
+  it('calls are answered within the audit wait, waiting rows are bounded, and all recovers', async () => {
+    const client = new Client(
+      { name: 'partition', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url!)));
+    try {
+      expect(await readyz()).toBe(200);
+      proxy.freeze();
+      const started = Date.now();
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, n) =>
+          client.callTool({ name: 'fx__echo', arguments: { text: `p${n}` } }),
+        ),
+      );
+      const took = Date.now() - started;
+      expect(results.every((r) => !r.isError)).toBe(true);
+      expect(took).toBeLessThan(AUDIT_COMMIT_WAIT_MS + 3_000);
+      expect(warnings).toContain('AUDIT_FAILED');
+      expect(await readyz()).toBe(503);
+
+      // Rows keep arriving while the database is silent: past the bound they are refused at once, not kept.
+      const audit = gateway.host.store!.audit as PostgresAuditLog;
+      const entry = {
+        at: new Date().toISOString(),
+        client: 'flood',
+        server: 'fx',
+        tool: 'echo',
+        argsSha256: '0'.repeat(64),
+        durationMs: 1,
+        outcome: 'ok' as const,
+      };
+      const flood = Array.from({ length: MAX_WAITING_ROWS + 500 }, () =>
+        audit.record(entry).then(
+          () => 'written',
+          (error: Error) => error.message,
+        ),
+      );
+      expect(audit.waiting).toBeLessThanOrEqual(MAX_WAITING_ROWS);
+      const refusedAtOnce = await Promise.race([
+        flood[flood.length - 1],
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 200)),
+      ]);
+      expect(refusedAtOnce).toMatch(/audit rows already wait/);
+
+      proxy.thaw();
+      expect(await until(readyz, 200, 20_000)).toBe(200);
+      await Promise.all(flood);
+      const after = Date.now();
+      await client.callTool({ name: 'fx__echo', arguments: { text: 'after-the-partition' } });
+      const rows = await audit.recent(5);
+      expect(rows.some((r) => r.client.startsWith('partition') && Date.parse(r.at) >= after - 1000)).toBe(
+        true,
+      );
+      expect(audit.waiting).toBe(0);
+    } finally {
+      await client.close();
+    }
+  }, 90_000);
+});
+
+/**
+ * Closing the store (the last step of a drain) while the database does not answer: the rows waiting would go out as
+ * one timed-out batch of 500 after another (minutes for thousands). The close waits AUDIT_COMMIT_WAIT_MS for them,
+ * then drops what is left, and ends once the batch in flight gives up.
+ */
+describe('hostile: closing the PostgreSQL store while the database does not answer', () => {
+  it('ends within the audit wait plus one statement timeout, every row settled', async () => {
+    const postgres = await startPostgres('tack_close');
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: postgres.port });
+    try {
+      const url = postgres.connectionString.replace(`:${postgres.port}/`, `:${proxy.port}/`);
+      const store = await PostgresStore.open(url, { queryTimeoutMs: 1_000 });
+      const entry = {
+        at: new Date().toISOString(),
+        client: 'closing',
+        server: 'fx',
+        tool: 'echo',
+        argsSha256: '0'.repeat(64),
+        durationMs: 1,
+        outcome: 'ok' as const,
+      };
+      await store.audit.record(entry); // the pool holds a live connection, which the freeze then silences
+      proxy.freeze();
+      const rows = Array.from({ length: 3_000 }, () =>
+        store.audit.record(entry).then(
+          () => 'written',
+          () => 'failed',
+        ),
+      );
+      const started = Date.now();
+      await store.close();
+      const took = Date.now() - started;
+      const settled = await Promise.all(rows);
+      expect(settled.every((s) => s === 'failed')).toBe(true);
+      // 5 s of audit wait, then the batch in flight: its statement timeout (1 s here) or a new connection's (10 s).
+      expect(took).toBeLessThan(AUDIT_COMMIT_WAIT_MS + 10_000 + 3_000);
+    } finally {
+      proxy.thaw();
+      await proxy.close();
+      await postgres.stop();
+    }
+  }, 90_000);
+});
+
+/**
+ * While a definition is held, each request asks the store whether it was accepted meanwhile (on another instance,
+ * or with `tack pins accept`). A database that does not answer must not hold every request for a statement timeout:
+ * the check gives up quickly and the definition stays held.
+ */
+describe('hostile: a held definition while the database does not answer', () => {
+  it('calls are answered within the release check bound plus the audit wait; the definition stays held', async () => {
+    const postgres = await startPostgres('tack_held');
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: postgres.port });
+    using project = tempProject();
+    project.write('tack.json', {
+      mcpServers: {
+        fx: fixtureEntry('stdio-server.js'),
+        rug: fixtureEntry('attack-server.js', ['--role', 'rugpull']),
+      },
+    });
+    project.env.TACK_STORE_URL = postgres.connectionString.replace(`:${postgres.port}/`, `:${proxy.port}/`);
+    const gateway = await startGateway({ config: project.load(), http: { port: 0 } });
+    const client = new Client({ name: 'held', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    const text = (r: unknown) => ((r as { content: Array<{ text: string }> }).content[0]?.text ?? '').trim();
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url!)));
+      expect(text(await client.callTool({ name: 'rug__add', arguments: { a: 1, b: 2 } }))).toBe('3');
+      await expect
+        .poll(async () => text(await client.callTool({ name: 'rug__add', arguments: { a: 1, b: 2 } })), {
+          timeout: 15_000,
+        })
+        .toMatch(/changed since it was approved/);
+
+      proxy.freeze();
+      const started = Date.now();
+      const echo = await client.callTool({ name: 'fx__echo', arguments: { text: 'while-held' } });
+      const took = Date.now() - started;
+      expect(echo.isError).toBeFalsy();
+      expect(took).toBeLessThan(RELEASE_CHECK_MS + AUDIT_COMMIT_WAIT_MS + 3_000);
+      expect(text(await client.callTool({ name: 'rug__add', arguments: { a: 1, b: 2 } }))).toMatch(
+        /changed since it was approved/,
+      );
+    } finally {
+      proxy.thaw();
+      await client.close().catch(() => {});
+      await gateway.close().catch(() => {});
+      await proxy.close();
+      await postgres.stop();
+    }
+  }, 120_000);
+});
