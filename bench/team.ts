@@ -1,18 +1,18 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { startTeam, type Team } from '../test/helpers/team.js';
-import { fixtures, isMain, log, median, round, tempDir } from './util.js';
+import { fixtures, isMain, log, median, p50p99, round, tempDir } from './util.js';
 
 /**
  * issue 22's benchmark: one, two and three `tack serve --http` instances on one PostgreSQL store behind nginx
  * running docs/deploy.md's configuration (test/helpers/team.ts), each with its own stdio upstream, against one
- * instance answered directly (no balancer: what a single-machine user runs). 32 connections from autocannon in this
- * process replay a recorded 2026-07-28 `tools/call` of a 10 ms tool (the fixture's `slow`, one step of 10 ms) for a
+ * instance answered directly (no balancer: what a single-machine user runs). 32 clients in this
+ * process (keep-alive connections, each sending its next call when the last one is answered) replay a recorded 2026-07-28 `tools/call` of a 10 ms tool (the fixture's `slow`, one step of 10 ms) for a
  * fixed number of calls, so every call is answered before the audit log is counted: rows written vs calls made.
  * Setups are interleaved, in a rotating order per round. CPU comes from /proc: each instance with the upstream it
  * started, nginx, PostgreSQL (every process of its server), this process (the load), and the machine as a whole.
@@ -98,7 +98,7 @@ interface Run {
   machineBusy: number;
 }
 
-/** Records the POST of one 2026-07-28 `tools/call slow` by an SDK client named `name`, for autocannon to replay. */
+/** Records the POST of one 2026-07-28 `tools/call slow` by an SDK client named `name`, for the clients to replay. */
 async function recordCall(url: string, name: string) {
   let recorded: { headers: Record<string, string>; body: string } | undefined;
   const client = new Client({ name, version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
@@ -117,6 +117,54 @@ async function recordCall(url: string, name: string) {
   return recorded;
 }
 
+/**
+ * `connections` clients, each on its own keep-alive connection, sending the recorded call again as soon as the last
+ * one is answered, until `calls` were sent: exact counts and timing (autocannon's `amount` ends on its one-second
+ * tick, which made a run's duration whole seconds).
+ */
+async function replay(
+  url: string,
+  recorded: { headers: Record<string, string>; body: string },
+  calls: number,
+  connections: number,
+): Promise<{ ok: number; errors: number; non2xx: number; latencies: number[] }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const out = { ok: 0, errors: 0, non2xx: 0, latencies: [] as number[] };
+  let sent = 0;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const began = performance.now();
+      const req = request(url, { method: 'POST', agent, headers: recorded.headers }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          out.latencies.push(performance.now() - began);
+          if (res.statusCode === 200) out.ok++;
+          else out.non2xx++;
+          resolve();
+        });
+        res.on('error', () => {
+          out.errors++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        out.errors++;
+        resolve();
+      });
+      req.end(recorded.body);
+    });
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (sent < calls) {
+        sent++;
+        await one();
+      }
+    }),
+  );
+  agent.destroy();
+  return out;
+}
+
 async function load(
   setup: Setup,
   db: pg.Client,
@@ -125,7 +173,7 @@ async function load(
   label: string,
 ): Promise<Run> {
   // A client name per run, so the audit rows of this run alone are counted.
-  const request = await recordCall(setup.url, label);
+  const recorded = await recordCall(setup.url, label);
   const before = await auditRows(db, label);
   const pids = setup.instances.map((i) => i.process.pid!);
   const instanceCpu = () =>
@@ -141,19 +189,11 @@ async function load(
     machine: machineTicks(),
   };
   const started = performance.now();
-  const result = await autocannon({
-    url: setup.url,
-    method: 'POST',
-    headers: request.headers,
-    body: request.body,
-    connections,
-    amount: calls,
-    timeout: 30,
-  });
+  const result = await replay(setup.url, recorded, calls, connections);
   const seconds = (performance.now() - started) / 1000;
   const loadCpu = process.cpuUsage(start.load);
   const machine = machineTicks();
-  const answered = result['2xx'];
+  const answered = result.ok;
   const perCall = (ms: number) => round(ms / Math.max(1, answered), 3);
   // `before` already counts the recorded call's own row: what follows is the load's.
   const rows = (await auditRows(db, label)) - before;
@@ -161,9 +201,11 @@ async function load(
     calls: answered,
     seconds: round(seconds, 2),
     callsPerSecond: round(answered / seconds),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: result.errors + result.timeouts,
+    ...p50p99(
+      result.latencies.sort((a, b) => a - b),
+      2,
+    ),
+    errors: result.errors,
     non2xx: result.non2xx,
     auditRows: rows,
     cpuMsPerCall: {
@@ -268,7 +310,7 @@ export async function runTeam(options: TeamBenchOptions = {}) {
     return {
       description:
         `1-3 tack serve --http processes on one PostgreSQL store behind nginx (docs/deploy.md's configuration), each ` +
-        `with its own stdio fixture, and 1 instance direct; autocannon in the bench process, ${connections} connections ` +
+        `with its own stdio fixture, and 1 instance direct; ${connections} keep-alive clients in the bench process ` +
         `replaying a 2026-07-28 tools/call of a 10 ms tool, ${calls} calls per setup and round, ${rounds} rounds in a ` +
         'rotating order after a 1,000-call warm-up; audit rows counted in PostgreSQL per run; CPU from /proc',
       machine: `${cpus().length} cores`,
