@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
+import { traceMeta } from '../telemetry/propagation.js';
 import { inSpan } from '../telemetry/spans.js';
 import { jsonDepth } from '../util/json-depth.js';
 import { classifyFailure, requestFailure } from './failures.js';
@@ -88,7 +89,12 @@ export interface CallRound {
 export interface PlannedRequest {
   what: string;
   subject: { tool?: string; uri?: string };
-  run: (client: Client, requestOptions: RequestOptions) => Promise<RoundResult>;
+  /** `meta`: `_meta` keys to add (the trace context of the request's span, when tracing). */
+  run: (
+    client: Client,
+    requestOptions: RequestOptions,
+    meta?: Record<string, string>,
+  ) => Promise<RoundResult>;
 }
 
 /**
@@ -107,13 +113,16 @@ export function planRequest(
     return {
       what: `tools/call "${request.name}"`,
       subject: { tool: request.name },
-      run: (client, ro) => client.callTool(params, ro),
+      run: (client, ro, meta) => client.callTool(meta ? { ...params, _meta: meta } : params, ro),
     };
   }
-  const extra = {
+  const fixed = {
     ...(round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
     ...(round?.requestState !== undefined ? { requestState: round.requestState } : {}),
-    ...(round?.meta ? { _meta: round.meta } : {}),
+  };
+  const withMeta = (meta: Record<string, string> | undefined) => {
+    const merged = round?.meta || meta ? { ...round?.meta, ...meta } : undefined;
+    return merged ? { ...fixed, _meta: merged } : fixed;
   };
   const manual = round ? { allowInputRequired: true } : {};
   if (request.method === 'tools/call') {
@@ -121,9 +130,9 @@ export function planRequest(
     return {
       what: `tools/call "${request.name}"`,
       subject: { tool: request.name },
-      run: (client, ro) =>
+      run: (client, ro, meta) =>
         client.callTool(
-          { name: request.name, arguments: request.arguments ?? {}, ...extra },
+          { name: request.name, arguments: request.arguments ?? {}, ...withMeta(meta) },
           {
             ...ro,
             ...manual,
@@ -138,9 +147,13 @@ export function planRequest(
     return {
       what: `prompts/get "${request.name}"`,
       subject: {},
-      run: (client, ro) =>
+      run: (client, ro, meta) =>
         client.getPrompt(
-          { name: request.name, ...(request.arguments ? { arguments: request.arguments } : {}), ...extra },
+          {
+            name: request.name,
+            ...(request.arguments ? { arguments: request.arguments } : {}),
+            ...withMeta(meta),
+          },
           { ...ro, ...manual },
         ),
     };
@@ -148,8 +161,8 @@ export function planRequest(
   return {
     what: `resources/read "${request.uri}"`,
     subject: { uri: request.uri },
-    run: (client, ro) =>
-      client.readResource({ uri: request.uri, ...extra }, { ...ro, ...manual, cacheMode: 'bypass' }),
+    run: (client, ro, meta) =>
+      client.readResource({ uri: request.uri, ...withMeta(meta) }, { ...ro, ...manual, cacheMode: 'bypass' }),
   };
 }
 
@@ -251,7 +264,10 @@ export class RequestRunner {
         },
       },
       async (span) => {
-        const result = await this.run(planned.what, planned.subject, options, planned.run);
+        // The span's context travels in the request's _meta, so a traced upstream continues this trace.
+        const meta = traceMeta();
+        const run: PlannedRequest['run'] = meta ? (client, ro) => planned.run(client, ro, meta) : planned.run;
+        const result = await this.run(planned.what, planned.subject, options, run);
         span.set({ 'mcp.protocol.version': this.#ctx.readyClient()?.getNegotiatedProtocolVersion() });
         // The conventions' word for a tool that answered with isError.
         if ((result as { isError?: unknown }).isError === true) span.fail('tool_error');

@@ -11,7 +11,7 @@ describe('OpenTelemetry: gateway spans and metrics over OTLP/HTTP', () => {
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     project = tempProject();
-    project.write('tack.json', { mcpServers: { fx: fixtureEntry('stdio-server.js') } });
+    project.write('tack.json', { mcpServers: { fx: fixtureEntry('stdio-server.js', ['--trace-tool']) } });
   });
 
   afterAll(async () => {
@@ -74,5 +74,51 @@ describe('OpenTelemetry: gateway spans and metrics over OTLP/HTTP', () => {
     const metricNames = JSON.stringify(receiver.metrics());
     expect(metricNames).toContain('mcp.server.operation.duration');
     expect(metricNames).toContain('tack.gateway.calls');
+  });
+
+  it("continues a client's trace from the request's _meta, and passes its own span's context upstream the same way", async () => {
+    const gateway = await startGateway({
+      config: project.load(),
+      http: { port: 0 },
+      telemetryEnv: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+    });
+    const clientTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const clientSpan = '00f067aa0ba902b7';
+    const client = new Client(
+      { name: 'otel-trace', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    let seenUpstream: { traceparent?: string } = {};
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url!)));
+      const result = await client.callTool({
+        name: 'fx__trace',
+        arguments: {},
+        _meta: { traceparent: `00-${clientTrace}-${clientSpan}-01`, tracestate: 'vendor=1' },
+      });
+      seenUpstream = JSON.parse((result.content as Array<{ text: string }>)[0]!.text);
+      // A malformed traceparent is not trace context: the call works and starts a trace of its own.
+      const malformed = await client.callTool({
+        name: 'fx__trace',
+        arguments: {},
+        _meta: { traceparent: 'x'.repeat(5000) },
+      });
+      expect(malformed.isError).toBeFalsy();
+    } finally {
+      await client.close();
+      await gateway.close();
+    }
+    const spans = receiver.spans().filter((s) => s.name === 'tools/call fx__trace');
+    const continued = spans.find((s) => s.traceId === clientTrace);
+    expect(continued, JSON.stringify(spans)).toBeDefined();
+    expect(continued!.parentSpanId).toBe(clientSpan);
+    expect(spans.filter((s) => s.traceId !== clientTrace)).toHaveLength(1);
+    // The upstream got the gateway's CLIENT span as its parent, in the same trace, with the client's tracestate.
+    const upstream = receiver
+      .spans()
+      .find((s) => s.name === 'tools/call trace' && s.parentSpanId === continued!.spanId);
+    expect(upstream).toBeDefined();
+    expect(seenUpstream.traceparent).toBe(`00-${clientTrace}-${upstream!.spanId}-01`);
+    expect(seenUpstream).toMatchObject({ tracestate: 'vendor=1' });
   });
 });

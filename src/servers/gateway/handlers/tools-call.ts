@@ -4,6 +4,7 @@ import { errorMessage, TackError } from '../../../errors.js';
 import { CALL_TOOL_DEFINITION, callToolInput, SEARCH_TOOLS_DEFINITION } from '../../../search/meta-tools.js';
 import { heldToolText } from '../../../security/held.js';
 import type { AuditOutcome } from '../../../store/audit.js';
+import { withRemoteParent } from '../../../telemetry/propagation.js';
 import { digest } from '../../../util/canonical-json.js';
 import type { CatalogView, Downstream, GatewayCore } from '../core.js';
 import type { RequestContext } from '../interaction.js';
@@ -118,16 +119,19 @@ export async function callServedTool(
       },
     )) as CallToolResult;
   if (!entry) return run();
-  return tracedToolCall(
-    {
-      tool: name,
-      server: entry.server,
-      upstreamTool: entry.definition.name,
-      era: downstream.era,
-      transport: core.transport,
-    },
-    run,
-    (result) => (result.isError ? 'tool-error' : 'ok'),
+  // A client that traces sends its span's context in _meta: the gateway's span continues that trace.
+  return withRemoteParent(ctx.mcpReq._meta, () =>
+    tracedToolCall(
+      {
+        tool: name,
+        server: entry.server,
+        upstreamTool: entry.definition.name,
+        era: downstream.era,
+        transport: core.transport,
+      },
+      run,
+      (result) => (result.isError ? 'tool-error' : 'ok'),
+    ),
   );
 }
 
