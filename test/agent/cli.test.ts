@@ -210,6 +210,47 @@ describe('tack chat', () => {
     // The second turn carried the first: one session, one history.
     expect(provider.requests[1]!.messages).toHaveLength(3);
   });
+  it('--plain: /resume lists and continues an earlier session, /model switches the model for the next turn', async () => {
+    const p = project();
+    const provider = await fake([{ text: 'Alpha noted.' }, { text: 'You said alpha.' }]);
+    const env = { ...p.env, ...providerEnv(provider) };
+    const first = ptyTack(['chat', '--plain', ...MODEL], {
+      cwd: p.dir,
+      env,
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await first.waitFor('> ');
+    first.type('remember alpha');
+    await first.waitFor('Alpha noted.');
+    first.type('/exit');
+    expect(await first.exited()).toBe(0);
+
+    const chat = ptyTack(['chat', '--plain', ...MODEL], {
+      cwd: p.dir,
+      env,
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await chat.waitFor('/resume /model');
+    chat.type('/resume');
+    await chat.waitFor(/1\. \S+ .* completed +1 steps .*remember alpha/);
+    chat.type('/resume 7');
+    await chat.waitFor('no such entry in the last list');
+    chat.type('/resume 1');
+    await chat.waitFor('1 earlier message(s)');
+    chat.type('/model nosuch:model');
+    await chat.waitFor('/model nosuch:model:');
+    chat.type('/model anthropic:claude-haiku-4-5');
+    await chat.waitFor('anthropic:claude-haiku-4-5; 1 earlier message(s)');
+    chat.type('what did I say?');
+    await chat.waitFor('You said alpha.');
+    chat.type('/exit');
+    expect(await chat.exited()).toBe(0);
+    // The turn went to the new model with the resumed session's history.
+    const last = provider.requests.at(-1)!;
+    expect(last.model).toBe('claude-haiku-4-5');
+    expect(JSON.stringify(last.messages)).toContain('remember alpha');
+    expect(last.messages).toHaveLength(3);
+  }, 60_000);
 });
 
 describe('tack context', () => {

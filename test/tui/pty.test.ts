@@ -152,7 +152,7 @@ describe('tack chat in a pseudo-terminal, read off an emulated screen', () => {
       env: { ...env, TERM: 'dumb', CI: undefined, CONTINUOUS_INTEGRATION: undefined },
       onStart: (kill) => cleanups.push(kill),
     });
-    await dumb.waitFor('/tools /skills /cost /compact /exit');
+    await dumb.waitFor('/tools /skills /cost /compact /resume /model /exit');
     dumb.type('hello');
     await dumb.waitFor('Line mode.');
     dumb.type('/exit');
@@ -164,7 +164,7 @@ describe('tack chat in a pseudo-terminal, read off an emulated screen', () => {
       env: { ...env, TERM: 'xterm-256color', CI: 'true' },
       onStart: (kill) => cleanups.push(kill),
     });
-    await ci.waitFor('/tools /skills /cost /compact /exit');
+    await ci.waitFor('/tools /skills /cost /compact /resume /model /exit');
     ci.type('hello');
     await ci.waitFor('CI mode.');
     ci.type('/exit');

@@ -13,6 +13,7 @@ import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, TackError } from '../../errors.js';
+import type { SessionRow } from '../../store/sessions.js';
 import { startTelemetry } from '../../telemetry/start.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
@@ -428,9 +429,34 @@ async function fullScreenChat(options: AgentCliOptions): Promise<number> {
 
 /** The line-based chat: answers on stdout, everything else on stderr, questions at a readline prompt. */
 async function lineChat(options: AgentCliOptions): Promise<number> {
-  const agent = await open(options);
+  const config = await loadCliConfig(options);
+  let model = resolveModel(options.model ?? config.agent.model);
+  let agent = await open(options, { config, model });
+  /** The sessions /resume listed last, so `/resume 2` names one. */
+  let listed: SessionRow[] = [];
+  const commands = '/tools /skills /cost /compact /resume /model /exit';
+
+  /**
+   * Continues session `resume` on `next` (the same steps as the full screen's /resume and /model): the running
+   * session closes first (one writer per transcript); one that cannot be opened brings the chat back.
+   */
+  const switchTo = async (resume: string, next: ResolvedModel) => {
+    const old = agent;
+    await old.close();
+    try {
+      agent = await open({ ...options, resume }, { config, model: next });
+      model = next;
+    } catch (error) {
+      warn(`cannot open session ${resume}: ${errorMessage(error)}`);
+      agent = await open({ ...options, resume: old.session.id }, { config, model });
+    }
+    for (const note of agent.resumed?.notes ?? []) warn(`resume: ${note}`);
+    const turns = agent.session.messages.filter((m) => m.role === 'user').length;
+    process.stderr.write(`session ${agent.session.id}, ${model.spec}; ${turns} earlier message(s)\n`);
+  };
+
   try {
-    process.stderr.write(`tack chat: session ${agent.session.id}; /tools /skills /cost /compact /exit\n`);
+    process.stderr.write(`tack chat: session ${agent.session.id}; ${commands}\n`);
     for (;;) {
       let line: string;
       try {
@@ -439,44 +465,91 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
         return 0; // stdin closed
       }
       if (line === '') continue;
-      if (line === '/exit' || line === '/quit') return 0;
-      if (line === '/tools') {
+      const [name, ...rest] = line.split(/\s+/);
+      const arg = rest.join(' ');
+      if (name === '/exit' || name === '/quit') return 0;
+      if (name === '/tools') {
         print(
           agent.session
             .tools()
             .map((t) => `${t.name}${t.server ? `  (${t.server})` : ''}`)
             .join('\n'),
         );
-        continue;
-      }
-      if (line === '/skills') {
+      } else if (name === '/skills') {
         const part = agent.session.systemParts.find((p) => p.name === 'skills index');
         print(part?.text ?? 'no skills');
-        continue;
-      }
-      if (line === '/cost') {
+      } else if (name === '/cost') {
         const u = agent.session.usage;
         print(
           `${u.inputTokens} input tokens (${u.cachedInputTokens} cached), ${u.outputTokens} output, $${u.costUsd.toFixed(4)}`,
         );
-        continue;
-      }
-      if (line === '/compact') {
+      } else if (name === '/compact') {
         const done = await agent.session.compact();
         if (!done) print('nothing to compact');
-        continue;
+      } else if (name === '/model') {
+        if (!arg) {
+          print(`${model.spec} (/model <provider:id> switches from the next turn)`);
+          continue;
+        }
+        let next: ResolvedModel;
+        try {
+          next = resolveModel(arg);
+        } catch (error) {
+          warn(`/model ${arg}: ${errorMessage(error)}`);
+          continue;
+        }
+        await switchTo(agent.session.id, next);
+      } else if (name === '/resume') {
+        const sessions = agent.store?.sessions;
+        if (!sessions) {
+          warn('/resume: the tack store is not open (use tack chat --resume <id>)');
+        } else if (!arg) {
+          listed = (await sessions.list({ cwd: process.cwd(), limit: RESUME_LIST + 1 }))
+            .filter((row) => !row.parentId && row.id !== agent.session.id)
+            .slice(0, RESUME_LIST);
+          print(
+            listed.length === 0
+              ? 'no earlier sessions in this folder'
+              : `${listed.map((row, i) => `${i + 1}. ${sessionLine(row)}`).join('\n')}\n/resume <number or id> continues one`,
+          );
+        } else {
+          const picked = /^\d+$/.test(arg) ? listed[Number(arg) - 1]?.id : arg;
+          if (!picked) {
+            warn(`/resume ${arg}: no such entry in the last list (/resume lists them)`);
+            continue;
+          }
+          try {
+            // An ambiguous prefix is told before anything closes.
+            await sessions.findByPrefix(picked);
+          } catch (error) {
+            warn(`/resume ${arg}: ${errorMessage(error)}`);
+            continue;
+          }
+          await switchTo(picked, model);
+        }
+      } else if (name?.startsWith('/')) {
+        print(`unknown command ${name}: ${commands}`);
+      } else {
+        await runWithInterrupt(agent, line);
+        process.stdout.write('\n');
       }
-      if (line.startsWith('/')) {
-        print(`unknown command ${line}: /tools /skills /cost /compact /exit`);
-        continue;
-      }
-      await runWithInterrupt(agent, line);
-      process.stdout.write('\n');
     }
   } finally {
     closePrompts();
     await agent.close();
+    process.stderr.write(
+      `session ${agent.session.id} (tack chat --resume ${agent.session.id.split('-').at(-1)})\n`,
+    );
   }
+}
+
+/** How many of the folder's sessions /resume lists in the line mode. */
+const RESUME_LIST = 10;
+
+/** One session as /resume lists it: short id, when, status, steps, cost, first message. */
+function sessionLine(row: SessionRow): string {
+  const when = row.updatedAt.slice(0, 16).replace('T', ' ');
+  return `${row.id.slice(row.id.lastIndexOf('-') + 1)}  ${when}  ${row.status}  ${row.steps} steps  $${row.costUsd.toFixed(4)}  ${row.title ?? '(no message)'}`;
 }
 
 /** `tack context`: what the next turn would send, part by part, with token counts. */
