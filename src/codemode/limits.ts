@@ -44,9 +44,12 @@ export function limitText(l: ScriptLimits, limit: LimitName): string {
   }
 }
 
-/** Microseconds since the epoch, the same on every thread (each thread's `performance.now()` has its own origin). */
+/**
+ * Microseconds on the monotonic clock, the same on every thread of the process (each thread's `performance.now()`
+ * has its own origin, and `timeOrigin` is read from the wall clock, which a clock step moves).
+ */
 function nowMicros(): bigint {
-  return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
+  return process.hrtime.bigint() / 1000n;
 }
 
 /**

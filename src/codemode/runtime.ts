@@ -70,7 +70,9 @@ export async function warmUp(): Promise<void> {
   let thread = idle[0];
   if (!thread) {
     if (live >= MAX_THREADS) return;
-    thread = spawn();
+    const fresh = spawn();
+    if (fresh instanceof Error) throw fresh;
+    thread = fresh;
     idle.push(thread);
   }
   // Referenced while it starts, so a caller awaiting it keeps the process alive; at rest again after.
@@ -140,25 +142,37 @@ function startWorker(data: EngineData): Worker {
 
 // The pool: threads at rest (unref'd, so they never keep tack running), the live count, scripts waiting for one.
 const idle: EngineThread[] = [];
-const waiting: Array<(thread: EngineThread) => void> = [];
+const waiting: Array<(thread: EngineThread | Error) => void> = [];
 let live = 0;
 
-function spawn(): EngineThread {
-  live++;
-  return new EngineThread();
+/**
+ * A new thread, or why none could be started (tsx missing when run from the sources, a broken install): an error
+ * the script's outcome says, never a throw out of an event handler (exited() spawns from one).
+ */
+function spawn(): EngineThread | Error {
+  try {
+    const thread = new EngineThread();
+    live++;
+    return thread;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
 }
 
-/** A thread for a script: one at rest, a new one, or the next to come free (undefined if `signal` ends first). */
-function take(signal: AbortSignal): Promise<EngineThread | undefined> {
+/**
+ * A thread for a script: one at rest, a new one, or the next to come free (undefined if `signal` ends first; an
+ * Error when no thread could be started).
+ */
+function take(signal: AbortSignal): Promise<EngineThread | Error | undefined> {
   const thread = idle.pop() ?? (live < MAX_THREADS ? spawn() : undefined);
   if (thread) {
-    thread.worker.ref();
+    if (!(thread instanceof Error)) thread.worker.ref();
     return Promise.resolve(thread);
   }
   return new Promise((resolve) => {
-    const serve = (next: EngineThread) => {
+    const serve = (next: EngineThread | Error) => {
       signal.removeEventListener('abort', cancel);
-      next.worker.ref();
+      if (!(next instanceof Error)) next.worker.ref();
       resolve(next);
     };
     const cancel = () => {
@@ -196,7 +210,10 @@ function exited(thread: EngineThread): void {
   if (at >= 0) idle.splice(at, 1);
   const next = waiting.shift();
   if (next) next(spawn());
-  else if (thread.replace && idle.length === 0) rest(spawn());
+  else if (thread.replace && idle.length === 0) {
+    const fresh = spawn();
+    if (!(fresh instanceof Error)) rest(fresh);
+  }
 }
 
 /** One script, as the main thread follows it. */
@@ -237,6 +254,10 @@ class ScriptRun {
     this.#outer?.addEventListener('abort', this.#onAbort, { once: true });
     void take(this.#stop.signal).then((thread) => {
       if (!thread) return;
+      if (thread instanceof Error) {
+        this.#end(this.#outcome('error', { error: `the runtime failed: ${thread.message}` }), 'gone');
+        return;
+      }
       if (this.#ended) {
         give(thread);
         return;

@@ -1,4 +1,5 @@
 import { TackError } from '../errors.js';
+import { printable } from '../util/printable.js';
 import type { Db } from './database.js';
 
 /**
@@ -199,4 +200,13 @@ export class SqliteSessionIndex implements SessionIndex {
       async (start, tail) => this.#candidates.all(start, tail).map(sessionRowOf),
     );
   }
+}
+
+/**
+ * One session on one line, as `/resume` lists them in the full screen and the line mode: short id, when, status,
+ * steps, cost, first message (made printable: the index may be a shared database, titles are user text).
+ */
+export function sessionSummary(row: SessionRow): string {
+  const when = row.updatedAt.slice(0, 16).replace('T', ' ');
+  return `${row.id.slice(row.id.lastIndexOf('-') + 1)}  ${when}  ${row.status.padEnd(9)} ${row.steps} steps  $${row.costUsd.toFixed(4)}  ${printable(row.title ?? '(no message)')}`;
 }

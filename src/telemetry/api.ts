@@ -12,11 +12,13 @@ const GLOBAL_KEY = Symbol.for('opentelemetry.js.api.1');
 interface Registered {
   trace?: unknown;
   metrics?: unknown;
+  context?: unknown;
+  propagation?: unknown;
 }
 
 let api: typeof OtelApi | undefined;
 
-function registered(): Registered | undefined {
+export function registered(): Registered | undefined {
   return (globalThis as Record<symbol, Registered | undefined>)[GLOBAL_KEY];
 }
 

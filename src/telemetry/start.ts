@@ -1,5 +1,5 @@
 import { VERSION } from '../version.js';
-import { loadApi, tracing } from './api.js';
+import { loadApi, registered, tracing } from './api.js';
 import { MAX_ATTRIBUTE_CHARS } from './spans.js';
 
 /** The variable that turns export on (the OpenTelemetry SDK's own name); without it nothing is loaded. */
@@ -47,6 +47,9 @@ export async function startTelemetry(
   // Checked after the imports, with no wait before register(): of two starts at once, the second finds the first's.
   if (tracing()) return NONE;
   const api = loadApi();
+  // What the application registered already (a context manager, a propagator, a meter provider) stays its own:
+  // register() leaves those in place, and shutdown must not remove them.
+  const before = { ...registered() };
   const resource = resourceFromAttributes({
     'service.name': env.OTEL_SERVICE_NAME ?? 'tack',
     'service.version': VERSION,
@@ -78,15 +81,15 @@ export async function startTelemetry(
       }),
     ],
   });
-  api.metrics.setGlobalMeterProvider(meter);
+  const ownMetrics = api.metrics.setGlobalMeterProvider(meter);
   return {
     shutdown: async () => {
       await Promise.allSettled([tracer.shutdown(), meter.shutdown()]);
-      // What register() and setGlobalMeterProvider put in the API's global registry.
+      // Only what this start put in the API's global registry.
       api.trace.disable();
-      api.context.disable();
-      api.propagation.disable();
-      api.metrics.disable();
+      if (!before.context) api.context.disable();
+      if (!before.propagation) api.propagation.disable();
+      if (ownMetrics) api.metrics.disable();
     },
   };
 }

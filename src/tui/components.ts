@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import { createElement as h, type ReactNode, useMemo } from 'react';
 import type { ApprovalRequest } from '../agent/approval.js';
-import type { SessionRow } from '../store/sessions.js';
+import { type SessionRow, sessionSummary } from '../store/sessions.js';
 import type { SecretMasker } from '../util/secrets.js';
 import type { Dialog } from './dialogs.js';
 import type { EditorState } from './editor.js';
@@ -300,8 +300,7 @@ export function SessionPicker({
     h(Text, { bold: true }, `Resume a session (${rows.length} in this folder)`),
     ...shown.map((row, i) => {
       const at = start + i === index;
-      const when = row.updatedAt.slice(0, 16).replace('T', ' ');
-      const line = `${at ? '›' : ' '} ${row.id.slice(row.id.lastIndexOf('-') + 1)}  ${when}  ${row.status.padEnd(9)} ${row.steps} steps  $${row.costUsd.toFixed(4)}  ${printable(row.title ?? '(no message)')}`;
+      const line = `${at ? '›' : ' '} ${sessionSummary(row)}`;
       return h(
         Text,
         { key: row.id, wrap: 'truncate-end', inverse: at, color: at ? undefined : t.color('white') },

@@ -48,11 +48,4 @@ export function headLines(text: string, lines: number): string {
   return `${all.slice(0, lines).join('\n')}\n… ${all.length - lines} more lines`;
 }
 
-/**
- * Text from a model, a server or a file made safe to draw: tabs as spaces, and control characters (escape
- * sequences that would move the cursor, clear the screen or retitle the terminal) removed, new lines kept.
- */
-export function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is removed.
-  return text.replace(/\t/g, '  ').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
-}
+export { printable } from '../util/printable.js';

@@ -234,7 +234,7 @@ describe('tack chat', () => {
     chat.type('/resume');
     await chat.waitFor(/1\. \S+ .* completed +1 steps .*remember alpha/);
     chat.type('/resume 7');
-    await chat.waitFor('no such entry in the last list');
+    await chat.waitFor('cannot open session 7');
     chat.type('/resume 1');
     await chat.waitFor('1 earlier message(s)');
     chat.type('/model nosuch:model');

@@ -140,7 +140,12 @@ export async function startTeam(options: {
   const dir = mkdtempSync(join(tmpdir(), 'tack-team-'));
   let nginx: ChildProcess | undefined;
   const stop = async () => {
-    nginx?.kill('SIGTERM');
+    if (nginx && nginx.exitCode === null && nginx.signalCode === null) {
+      // Its folder (pid file, temp paths) goes below: wait until it has let go of it.
+      const gone = new Promise((resolve) => nginx!.once('exit', resolve));
+      nginx.kill('SIGTERM');
+      await gone;
+    }
     await Promise.all(instances.map((i) => i.stop()));
     rmSync(dir, { recursive: true, force: true });
   };

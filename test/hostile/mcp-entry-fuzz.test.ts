@@ -64,7 +64,6 @@ describe('hostile: malformed MCP requests at the gateway', () => {
       { 'mcp-protocol-version': '9999-99-99' },
       { 'mcp-protocol-version': '', 'mcp-method': '' },
     ];
-    const statuses = new Set<number>();
     for (const headers of headerSets)
       for (const body of bodies) {
         const response = await fetch(gateway.url!, {
@@ -77,10 +76,8 @@ describe('hostile: malformed MCP requests at the gateway', () => {
           body,
         });
         await response.arrayBuffer();
-        statuses.add(response.status);
         expect(response.status, `${JSON.stringify(headers)} ${body}`).toBeLessThan(500);
       }
-    expect(statuses.size).toBeGreaterThan(0);
     const client = new Client({ name: 'after', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url!)));
     const result = await client.callTool({ name: 'fx__echo', arguments: { text: 'still here' } });

@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { serveHttp } from '../../src/servers/serve.js';
+import { hostFetch } from '../helpers/team.js';
 
 /**
  * A loopback-bound instance accepts serve.allowedHosts so that a reverse proxy on the same machine can forward the
@@ -23,13 +24,17 @@ describe('hostile: a loopback instance exposed through a proxy without a token',
       token: 't',
     });
     try {
-      const response = await fetch(served.url!, {
-        method: 'POST',
-        headers: { host: 'tack.internal', 'content-type': 'application/json' },
-        body: '{}',
-      });
-      // The proxied name passes the Host check; the token is then asked for.
-      expect(response.status).toBe(401);
+      // Node's fetch always sends the URL's host; hostFetch sends the name a proxy forwards.
+      const post = (host: string) =>
+        hostFetch(host)(served.url!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        });
+      // The proxied name passes the Host check; the token is then asked for. Any other name is refused first.
+      expect((await post('tack.internal')).status).toBe(401);
+      expect((await post('evil.example')).status).toBe(403);
+      expect((await post('localhost')).status).toBe(401);
     } finally {
       await served.close();
     }

@@ -13,7 +13,7 @@ import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, TackError } from '../../errors.js';
-import type { SessionRow } from '../../store/sessions.js';
+import { type SessionRow, sessionSummary } from '../../store/sessions.js';
 import { startTelemetry } from '../../telemetry/start.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
@@ -421,10 +421,15 @@ async function fullScreenChat(options: AgentCliOptions): Promise<number> {
     });
   } finally {
     await agent.close();
-    process.stderr.write(
-      `session ${agent.session.id} (tack chat --resume ${agent.session.id.split('-').at(-1)})\n`,
-    );
+    sayHowToResume(agent);
   }
+}
+
+/** The last line of a chat: how to come back to it. */
+function sayHowToResume(agent: RunningAgent): void {
+  process.stderr.write(
+    `session ${agent.session.id} (tack chat --resume ${agent.session.id.split('-').at(-1)})\n`,
+  );
 }
 
 /** The line-based chat: answers on stdout, everything else on stderr, questions at a readline prompt. */
@@ -434,6 +439,8 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
   let agent = await open(options, { config, model });
   /** The sessions /resume listed last, so `/resume 2` names one. */
   let listed: SessionRow[] = [];
+  /** The running agent was closed and none replaced it (a failed switch): nothing to close at the end. */
+  let closed = false;
   const commands = '/tools /skills /cost /compact /resume /model /exit';
 
   /**
@@ -448,7 +455,10 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
       model = next;
     } catch (error) {
       warn(`cannot open session ${resume}: ${errorMessage(error)}`);
+      // If the session it was on cannot be opened again either, that error ends the chat (nothing is left open).
+      closed = true;
       agent = await open({ ...options, resume: old.session.id }, { config, model });
+      closed = false;
     }
     for (const note of agent.resumed?.notes ?? []) warn(`resume: ${note}`);
     const turns = agent.session.messages.filter((m) => m.role === 'user').length;
@@ -504,20 +514,23 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
         if (!sessions) {
           warn('/resume: the tack store is not open (use tack chat --resume <id>)');
         } else if (!arg) {
-          listed = (await sessions.list({ cwd: process.cwd(), limit: RESUME_LIST + 1 }))
-            .filter((row) => !row.parentId && row.id !== agent.session.id)
-            .slice(0, RESUME_LIST);
+          try {
+            listed = (await sessions.list({ cwd: process.cwd(), limit: RESUME_LIST + 1 }))
+              .filter((row) => !row.parentId && row.id !== agent.session.id)
+              .slice(0, RESUME_LIST);
+          } catch (error) {
+            warn(`/resume: cannot read the session index: ${errorMessage(error)}`);
+            continue;
+          }
           print(
             listed.length === 0
               ? 'no earlier sessions in this folder'
-              : `${listed.map((row, i) => `${i + 1}. ${sessionLine(row)}`).join('\n')}\n/resume <number or id> continues one`,
+              : `${listed.map((row, i) => `${i + 1}. ${sessionSummary(row)}`).join('\n')}\n/resume <number or id> continues one`,
           );
         } else {
-          const picked = /^\d+$/.test(arg) ? listed[Number(arg) - 1]?.id : arg;
-          if (!picked) {
-            warn(`/resume ${arg}: no such entry in the last list (/resume lists them)`);
-            continue;
-          }
+          // A number names an entry of the last list; anything else (an all-digit id tail too) is an id.
+          const index = /^\d{1,2}$/.test(arg) ? Number(arg) : 0;
+          const picked = index >= 1 && index <= listed.length ? listed[index - 1]!.id : arg;
           try {
             // An ambiguous prefix is told before anything closes.
             await sessions.findByPrefix(picked);
@@ -536,21 +549,15 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
     }
   } finally {
     closePrompts();
-    await agent.close();
-    process.stderr.write(
-      `session ${agent.session.id} (tack chat --resume ${agent.session.id.split('-').at(-1)})\n`,
-    );
+    if (!closed) {
+      await agent.close();
+      sayHowToResume(agent);
+    }
   }
 }
 
 /** How many of the folder's sessions /resume lists in the line mode. */
 const RESUME_LIST = 10;
-
-/** One session as /resume lists it: short id, when, status, steps, cost, first message. */
-function sessionLine(row: SessionRow): string {
-  const when = row.updatedAt.slice(0, 16).replace('T', ' ');
-  return `${row.id.slice(row.id.lastIndexOf('-') + 1)}  ${when}  ${row.status}  ${row.steps} steps  $${row.costUsd.toFixed(4)}  ${row.title ?? '(no message)'}`;
-}
 
 /** `tack context`: what the next turn would send, part by part, with token counts. */
 export async function contextCommand(options: AgentCliOptions): Promise<number> {

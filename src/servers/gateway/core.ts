@@ -277,6 +277,15 @@ export class GatewayCore {
   async record(entry: AuditEntry): Promise<void> {
     try {
       await this.#audit?.record(entry);
+      // The outage is over: what went unsaid since its last warning is said now, not lost.
+      if (this.#auditUnsaid > 0) {
+        const unsaid = this.#auditUnsaid;
+        this.#auditUnsaid = 0;
+        sendWarning(this.#onWarning, {
+          code: 'AUDIT_FAILED',
+          message: `${unsaid} more audit row(s) were not written before the audit log answered again`,
+        });
+      }
     } catch (error) {
       // An audit write that fails (disk full, the database down) must not fail the call it describes; it is said,
       // once per AUDIT_WARNING_INTERVAL_MS with a count: during an outage every call fails its row, and a line per

@@ -84,10 +84,11 @@ export class PostgresDatabase {
       return result;
     } catch (error) {
       failure = error instanceof Error ? error : new Error(String(error));
-      await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
-      // A failed transaction's connection is dropped, not pooled: after a timed-out statement it may still be busy.
+      // A failed transaction's connection is dropped, not pooled, and no ROLLBACK is sent: after a timed-out
+      // statement the driver would queue it behind that statement for another full timeout, and the server rolls
+      // back a transaction whose connection closes anyway.
       client.release(failure);
     }
   }
