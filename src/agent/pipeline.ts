@@ -145,7 +145,7 @@ export class ToolPipeline {
         }
         const kind = outcome.notRun ?? (outcome.isError ? 'tool-error' : 'ok');
         span.set({ 'tack.outcome': kind });
-        if (kind !== 'ok') span.fail(kind === 'tool-error' ? 'tool_error' : kind);
+        span.outcome(kind);
         return this.#finish(call, outcome);
       },
     );

@@ -32,9 +32,11 @@ if (!port) throw new Error('codemode/worker.ts runs as a worker thread (runtime.
 const send = (message: FromEngine) => port.postMessage(message);
 const clock = new CpuClock((workerData as EngineData).clock);
 const engine = loadEngine();
+// Ready either way, so warmUp() never waits on an engine that failed to load: that failure is said by the first
+// script's outcome.
 engine.then(
   () => send({ type: 'ready' }),
-  () => {}, // said by the first script's outcome
+  () => send({ type: 'ready' }),
 );
 
 /** Calls in flight, by id; ids are never reused, so an answer to an earlier script finds nothing. */

@@ -16,6 +16,7 @@ import { McpHost } from '../mcp/host.js';
 import type { SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
 import { openStore } from '../store/open.js';
+import { requestTarget } from '../util/request-target.js';
 import type { WarningSink } from '../util/warnings.js';
 import { VERSION } from '../version.js';
 import { AppViews, MCP_APPS_PROTOCOL } from './apps.js';
@@ -325,12 +326,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       sendJson(res, 403, { error: { code: 'FORBIDDEN', message: `origin ${origin} is not this console` } });
       return;
     }
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    } catch {
-      // An absolute-form target that is no URL (`http://[/`): thrown from this un-awaited handler, the rejection
-      // would end the process.
+    const url = requestTarget(req.url);
+    if (!url) {
       sendJson(res, 400, { error: { code: 'BAD_REQUEST', message: 'the request target is not a URL' } });
       return;
     }

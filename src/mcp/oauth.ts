@@ -14,6 +14,7 @@ import type { HttpServerConfig } from '../config/load.js';
 import type { OAuthSettings } from '../config/schema.js';
 import { errorMessage, TackError } from '../errors.js';
 import type { OAuthCredentials, OAuthTokenRecord } from '../store/oauth-credentials.js';
+import { requestTarget } from '../util/request-target.js';
 import { VERSION } from '../version.js';
 
 /** What the user is shown when a server needs a login. */
@@ -560,11 +561,7 @@ async function handle(
   res: ServerResponse,
   onCallback: (params: URLSearchParams) => Promise<CallbackOutcome>,
 ): Promise<void> {
-  // An absolute-form target that is no URL (`http://[/`) is no callback: thrown here, from a handler nobody awaits,
-  // it would end the process in the middle of a login.
-  const url = URL.canParse(req.url ?? '/', 'http://127.0.0.1')
-    ? new URL(req.url ?? '/', 'http://127.0.0.1')
-    : undefined;
+  const url = requestTarget(req.url);
   if (req.method !== 'GET' || url?.pathname !== CALLBACK_PATH) {
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
     return;

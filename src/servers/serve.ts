@@ -12,6 +12,7 @@ import {
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { DEFAULT_LIMITS } from '../config/limits.js';
 import { TackError } from '../errors.js';
+import { requestTarget } from '../util/request-target.js';
 import type { FastPath } from './serving/fast-path.js';
 import { FastStdioTransport } from './serving/fast-stdio.js';
 import { mcpEntry } from './serving/http-entry.js';
@@ -129,13 +130,8 @@ function pathOf(url: string | undefined): string {
   const end = url.search(/[?#]/);
   const path = end < 0 ? url : url.slice(0, end);
   if (path.startsWith('/')) return path;
-  // An absolute-form target (a proxy's `http://host/mcp`): its path. One that is no URL (`http://[/mcp`, which
-  // Node's parser lets through) is no path of ours: thrown here, before any check, it would end the process.
-  try {
-    return new URL(url, 'http://x').pathname;
-  } catch {
-    return '';
-  }
+  // An absolute-form target (a proxy's `http://host/mcp`): its path; one that is no URL is no path of ours.
+  return requestTarget(url)?.pathname ?? '';
 }
 
 /**

@@ -10,13 +10,15 @@ export interface SpanHandle {
   set(attributes: SpanAttributes): void;
   /** An error status with `error.type` (a code or a class name: never a message, which may quote arguments). */
   fail(errorType: string): void;
+  /** The span's outcome in tack's words: anything but `ok` fails it (`tool-error` as the conventions' `tool_error`). */
+  outcome(outcome: string): void;
 }
 
 export type SpanKindName = 'internal' | 'server' | 'client';
 
 const KINDS: Record<SpanKindName, number> = { internal: 0, server: 1, client: 2 };
 
-const NO_SPAN: SpanHandle = { set: () => {}, fail: () => {} };
+const NO_SPAN: SpanHandle = { set: () => {}, fail: () => {}, outcome: () => {} };
 
 /**
  * The longest span name and string attribute tack sets. Names come partly from what others choose (a tool name a
@@ -56,6 +58,9 @@ export function inSpan<T>(
           const type = safeErrorType(errorType);
           span.setAttribute('error.type', type);
           span.setStatus({ code: api.SpanStatusCode.ERROR, message: type });
+        },
+        outcome: (outcome) => {
+          if (outcome !== 'ok') handle.fail(outcome === 'tool-error' ? 'tool_error' : outcome);
         },
       };
       try {

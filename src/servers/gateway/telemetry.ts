@@ -59,7 +59,7 @@ export function tracedToolCall<T>(
       try {
         const result = await work();
         outcome = outcomeOf(result);
-        if (outcome !== 'ok') span.fail(outcome === 'tool-error' ? 'tool_error' : outcome);
+        span.outcome(outcome);
         return result;
       } finally {
         span.set({ 'tack.outcome': outcome });
