@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mulberry32 } from './random.js';
-import { isMain, log, median, p50p99, repoRoot, round, tempDir } from './util.js';
+import { folderBytes, isMain, log, median, p50p99, repoRoot, round, tempDir } from './util.js';
 
 /** One process's figures (bench/fixtures/docs-process.ts). */
 interface ProcessResult {
@@ -87,8 +87,7 @@ export async function runDocs(options: { documents?: number; queries?: number; r
               ? run('minisearch')
               : run('tack', variant === 'no cache' ? undefined : cacheDir),
           );
-        if (variant === 'cold')
-          cacheBytes = readdirSync(cacheDir).reduce((n, f) => n + statSync(join(cacheDir, f)).size, 0);
+        if (variant === 'cold') cacheBytes = folderBytes(cacheDir);
       }
       rmSync(cacheDir, { recursive: true, force: true });
     }
@@ -117,15 +116,6 @@ export async function runDocs(options: { documents?: number; queries?: number; r
   } finally {
     tmp.remove();
   }
-}
-
-function folderBytes(dir: string): number {
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    total += entry.isDirectory() ? folderBytes(path) : statSync(path).size;
-  }
-  return total;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import MiniSearch from 'minisearch';
@@ -30,7 +30,7 @@ const VARIANTS: readonly Variant[] = [
  */
 export async function runKnowledge(options: { concepts?: number; rounds?: number; queries?: number } = {}) {
   // Imported here, not at the top: util.ts pulls in the MCP SDK, which would inflate the cold process's RSS.
-  const { log, median, p50p99, repoRoot, round, tempDir } = await import('./util.js');
+  const { folderBytes, log, median, p50p99, repoRoot, round, tempDir } = await import('./util.js');
   const count = options.concepts ?? 10_000;
   const rounds = options.rounds ?? 3;
   const queries = options.queries ?? 200;
@@ -73,8 +73,7 @@ export async function runKnowledge(options: { concepts?: number; rounds?: number
         if (variant === 'warm, 1 changed') change(1);
         if (variant === 'warm, 100 changed') change(100);
         results.get(variant)!.push(run(variant, cacheDir));
-        if (variant === 'cold')
-          cacheBytes = readdirSync(cacheDir).reduce((n, f) => n + statSync(join(cacheDir, f)).size, 0);
+        if (variant === 'cold') cacheBytes = folderBytes(cacheDir);
       }
       rmSync(cacheDir, { recursive: true, force: true });
     }

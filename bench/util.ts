@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -191,4 +191,14 @@ export function childCpuMeter(): (livePids: readonly number[]) => number | undef
     const reaped = statCpuMs('/proc/self/stat', 13);
     return before === undefined || reaped === undefined ? undefined : reaped - before + live;
   };
+}
+
+/** The bytes of the files under `dir`, subfolders included (a corpus's or a cache folder's size). */
+export function folderBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? folderBytes(path) : statSync(path).size;
+  }
+  return total;
 }

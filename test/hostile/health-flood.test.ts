@@ -1,8 +1,8 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningGateway, startGateway } from '../../src/servers/gateway/start.js';
+import type { RunningGateway } from '../../src/servers/gateway/start.js';
 import { type Postgres, startPostgres } from '../helpers/postgres.js';
-import { fixtureEntry, type TempProject, tempProject } from '../helpers/project.js';
+import { gatewayOnStore, type StoreGateway } from '../helpers/store-gateway.js';
 
 /**
  * /readyz needs no token (balancers probe by address), so anyone who reaches the port can flood it. Each probe must
@@ -11,25 +11,18 @@ import { fixtureEntry, type TempProject, tempProject } from '../helpers/project.
  */
 describe('hostile: a flood of /readyz probes', () => {
   let postgres: Postgres;
-  let project: TempProject;
+  let served: StoreGateway;
   let gateway: RunningGateway;
-  const warnings: string[] = [];
+  let warnings: string[];
 
   beforeAll(async () => {
     postgres = await startPostgres('tack_probes');
-    project = tempProject();
-    project.write('tack.json', { mcpServers: { fx: fixtureEntry('stdio-server.js') } });
-    project.env.TACK_STORE_URL = postgres.connectionString;
-    gateway = await startGateway({
-      config: project.load(),
-      http: { port: 0 },
-      onWarning: (w) => warnings.push(w.code),
-    });
+    served = await gatewayOnStore(postgres.connectionString);
+    ({ gateway, warnings } = served);
   }, 90_000);
 
   afterAll(async () => {
-    await gateway?.close().catch(() => {});
-    project?.[Symbol.dispose]();
+    await served?.close();
     await postgres?.stop();
   });
 

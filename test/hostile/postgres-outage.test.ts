@@ -9,7 +9,8 @@ import {
 } from '../../src/store/postgres/audit.js';
 import { PostgresStore } from '../../src/store/postgres/store.js';
 import { type Postgres, startPostgres } from '../helpers/postgres.js';
-import { fixtureEntry, type TempProject, tempProject } from '../helpers/project.js';
+import { fixtureEntry, tempProject } from '../helpers/project.js';
+import { gatewayOnStore, type StoreGateway } from '../helpers/store-gateway.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -32,29 +33,22 @@ async function until<T>(probe: () => Promise<T>, want: T, ms: number): Promise<T
  */
 describe('hostile: the PostgreSQL store goes away mid-load', () => {
   let postgres: Postgres;
-  let project: TempProject;
+  let served: StoreGateway;
   let gateway: RunningGateway;
-  const warnings: string[] = [];
+  let warnings: string[];
 
   beforeAll(async () => {
     postgres = await startPostgres('tack_outage');
-    project = tempProject();
-    project.write('tack.json', { mcpServers: { fx: fixtureEntry('stdio-server.js') } });
-    project.env.TACK_STORE_URL = postgres.connectionString;
-    gateway = await startGateway({
-      config: project.load(),
-      http: { port: 0 },
-      onWarning: (w) => warnings.push(w.code),
-    });
+    served = await gatewayOnStore(postgres.connectionString);
+    ({ gateway, warnings } = served);
   }, 90_000);
 
   afterAll(async () => {
-    await gateway?.close().catch(() => {});
-    project?.[Symbol.dispose]();
+    await served?.close();
     await postgres?.stop();
   });
 
-  const readyz = async () => (await fetch(gateway.url!.replace(/\/mcp$/, '/readyz'))).status;
+  const readyz = () => served.readyz();
 
   it('calls answer while the database is down, /readyz says 503, and both recover when it is back', async () => {
     const client = new Client({ name: 'outage', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
@@ -111,32 +105,25 @@ describe('hostile: the PostgreSQL store goes away mid-load', () => {
 describe('hostile: the PostgreSQL store stops answering mid-load', () => {
   let postgres: Postgres;
   let proxy: TcpProxy;
-  let project: TempProject;
+  let served: StoreGateway;
   let gateway: RunningGateway;
-  const warnings: string[] = [];
+  let warnings: string[];
 
   beforeAll(async () => {
     postgres = await startPostgres('tack_partition');
     proxy = await startTcpProxy({ host: '127.0.0.1', port: postgres.port });
-    project = tempProject();
-    project.write('tack.json', { mcpServers: { fx: fixtureEntry('stdio-server.js') } });
-    project.env.TACK_STORE_URL = postgres.connectionString.replace(`:${postgres.port}/`, `:${proxy.port}/`);
-    gateway = await startGateway({
-      config: project.load(),
-      http: { port: 0 },
-      onWarning: (w) => warnings.push(w.code),
-    });
+    served = await gatewayOnStore(postgres.connectionString.replace(`:${postgres.port}/`, `:${proxy.port}/`));
+    ({ gateway, warnings } = served);
   }, 90_000);
 
   afterAll(async () => {
     proxy?.thaw();
-    await gateway?.close().catch(() => {});
+    await served?.close();
     await proxy?.close();
-    project?.[Symbol.dispose]();
     await postgres?.stop();
   });
 
-  const readyz = async () => (await fetch(gateway.url!.replace(/\/mcp$/, '/readyz'))).status;
+  const readyz = () => served.readyz();
 
   it('calls are answered within the audit wait, waiting rows are bounded, and all recovers', async () => {
     const client = new Client(
