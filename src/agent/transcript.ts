@@ -623,6 +623,9 @@ export function resumeState(
   let ended = false;
   let lastEnd: ResumeState['lastEnd'];
   let lastStart: ResumeState['lastStart'];
+  // A start followed by no message and no step (a chat opened and left, or switched away from) lost nothing:
+  // saying it "did not end" would only alarm.
+  let worked = false;
   const notes: string[] = [];
   const results = new Map<string, ToolResultEvent>();
   const started = new Set<string>();
@@ -632,8 +635,10 @@ export function resumeState(
         sessionId ??= event.sessionId;
         lastStart = event;
         ended = false;
+        worked = false;
         break;
       case 'message':
+        worked = true;
         if (isMessage(event.message)) later.push(event.message);
         else notes.push(`seq ${event.seq}: a message event without a valid message was skipped`);
         break;
@@ -644,6 +649,7 @@ export function resumeState(
         } else notes.push(`seq ${event.seq}: a compaction event without valid messages was skipped`);
         break;
       case 'step-start':
+        worked = true;
         steps = Math.max(steps, event.step);
         break;
       case 'tool-call':
@@ -667,7 +673,8 @@ export function resumeState(
     }
   }
   const messages = repairToolCalls([...base, ...later], results, started, notes);
-  if (!ended && lastStart) notes.push('the session did not end: it crashed, was killed, or is still running');
+  if (!ended && lastStart && worked)
+    notes.push('the session did not end: it crashed, was killed, or is still running');
   const last = messages.at(-1);
   if (!ended && last?.role === 'user') notes.push('the last user message has no answer yet');
   return {

@@ -233,8 +233,13 @@ describe('tack chat', () => {
     await chat.waitFor('/resume /model');
     chat.type('/resume');
     await chat.waitFor(/1\. \S+ .* completed +1 steps .*remember alpha/);
+    // A number past the list is never read as an id prefix (a session id may well start with 7).
     chat.type('/resume 7');
-    await chat.waitFor('cannot open session 7');
+    await chat.waitFor('/resume 7: the list has entries 1 to 1');
+    chat.type('/resume zzzz');
+    await chat.waitFor(/cannot open session zzzz: no session matches[\s\S]*0 earlier message/);
+    // Back in the session it was on, with no note about that session "not ending".
+    expect(chat.output).not.toContain('did not end');
     chat.type('/resume 1');
     await chat.waitFor('1 earlier message(s)');
     chat.type('/model nosuch:model');

@@ -497,6 +497,14 @@ process.kill(process.pid, 'SIGKILL');
     expect(resumeState(events).messages).toEqual([{ role: 'user', content: 'hi' }]);
   });
 
+  it('says a session did not end only when it had started work: a chat opened and left lost nothing', () => {
+    const stamp = (events: AgentEvent[]) => events.map((event, i) => ({ seq: i + 1, at: 'now', ...event }));
+    expect(resumeState(stamp([start('idle')])).notes).toEqual([]);
+    expect(resumeState(stamp([start('busy'), user('hi')])).notes).toContain(
+      'the session did not end: it crashed, was killed, or is still running',
+    );
+  });
+
   it('gives every tool call left without a result one: the recorded result if there is one, else unknown', async () => {
     const events: AgentEvent[] = [
       start('s'),

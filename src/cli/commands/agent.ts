@@ -528,9 +528,21 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
               : `${listed.map((row, i) => `${i + 1}. ${sessionSummary(row)}`).join('\n')}\n/resume <number or id> continues one`,
           );
         } else {
-          // A number names an entry of the last list; anything else (an all-digit id tail too) is an id.
-          const index = /^\d{1,2}$/.test(arg) ? Number(arg) : 0;
-          const picked = index >= 1 && index <= listed.length ? listed[index - 1]!.id : arg;
+          // One or two digits name an entry of the last list, never an id prefix: `/resume 7` must not open
+          // whichever session's id happens to start with 7. Anything longer (an all-digit id tail too) is an id.
+          let picked = arg;
+          if (/^\d{1,2}$/.test(arg)) {
+            const index = Number(arg);
+            if (index < 1 || index > listed.length) {
+              warn(
+                listed.length === 0
+                  ? `/resume ${arg}: no list to pick from; /resume lists the earlier sessions`
+                  : `/resume ${arg}: the list has entries 1 to ${listed.length}`,
+              );
+              continue;
+            }
+            picked = listed[index - 1]!.id;
+          }
           try {
             // An ambiguous prefix is told before anything closes.
             await sessions.findByPrefix(picked);
