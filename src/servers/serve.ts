@@ -13,6 +13,7 @@ import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/s
 import { DEFAULT_LIMITS } from '../config/limits.js';
 import { TackError } from '../errors.js';
 import { requestTarget } from '../util/request-target.js';
+import { within } from '../util/within.js';
 import type { FastPath } from './serving/fast-path.js';
 import { FastStdioTransport } from './serving/fast-stdio.js';
 import { mcpEntry } from './serving/http-entry.js';
@@ -287,19 +288,7 @@ export async function serveHttp(factory: ServerFactory, options: HttpOptions = {
 
 /** `work`, or a rejection once `ms` pass; the timer does not keep the process alive. */
 async function withTimeout(work: Promise<void> | undefined, ms: number): Promise<void> {
-  if (!work) return;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-        timer.unref();
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+  if (!(await within(work, ms)).done) throw new Error(`timed out after ${ms} ms`);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import { SqliteStore, type TackStore } from './store.js';
@@ -26,7 +27,7 @@ export async function openStore(
   onWarning?: WarningSink,
 ): Promise<TackStore | undefined> {
   const url = location.store?.url;
-  if (url) return openConfiguredStore(location);
+  if (url) return openConfiguredStore(location, onWarning);
   try {
     return SqliteStore.open(location.paths.storeFile);
   } catch (error) {
@@ -36,10 +37,18 @@ export async function openStore(
 }
 
 /** The store, or the error that it cannot be opened (for commands that are about the store: pins, audit, trust). */
-export async function openConfiguredStore(location: StoreLocation): Promise<TackStore> {
+export async function openConfiguredStore(
+  location: StoreLocation,
+  onWarning?: WarningSink,
+): Promise<TackStore> {
   const url = location.store?.url;
   if (!url) return SqliteStore.open(location.paths.storeFile);
   // Imported here: the driver and the PostgreSQL code cost start-up time that SQLite users never need to pay.
   const { PostgresStore } = await import('./postgres/store.js');
-  return PostgresStore.open(url, { poolSize: location.store?.poolSize });
+  // Audit rows the database cannot take wait next to the SQLite file, in the state folder (docs/deploy.md).
+  return PostgresStore.open(url, {
+    poolSize: location.store?.poolSize,
+    spoolDir: join(dirname(location.paths.storeFile), 'audit-spool'),
+    onWarning,
+  });
 }

@@ -16,6 +16,8 @@ export type TackWarningCode =
   | 'SEMANTIC_SEARCH_UNAVAILABLE'
   /** A call's audit row could not be written (disk full, the PostgreSQL store down): the call itself went on. */
   | 'AUDIT_FAILED'
+  /** The PostgreSQL store did not take audit rows: they are kept in a local spool and written when it answers. */
+  | 'AUDIT_SPOOLED'
 
   /** A kept index (knowledge, tool search) could not be used or written: it is rebuilt, which takes longer. */
   | 'INDEX_CACHE';

@@ -43,7 +43,17 @@ export function postgresBinDir(): string {
  * `database`. PostgreSQL refuses to run as root, so under root (CI) every server command runs as the `postgres`
  * OS user via runuser, and the folder is handed to that user.
  */
-export async function startPostgres(database = 'shop'): Promise<Postgres> {
+export async function startPostgres(
+  database = 'shop',
+  options: {
+    /**
+     * Keep commits across halt() (`synchronous_commit=on`): without it a server stopped with `-m immediate` loses
+     * the last transactions it reported committed, which a test counting rows across an outage must not confuse
+     * with tack losing them. The disk is still never synced: the machine does not crash, only the server stops.
+     */
+    durableCommits?: boolean;
+  } = {},
+): Promise<Postgres> {
   const bin = postgresBinDir();
   const root = mkdtempSync(join(tmpdir(), 'tack-pg-'));
   const data = join(root, 'data');
@@ -92,7 +102,7 @@ export async function startPostgres(database = 'shop'): Promise<Postgres> {
       '-c',
       'full_page_writes=off',
       '-c',
-      'synchronous_commit=off',
+      `synchronous_commit=${options.durableCommits ? 'on' : 'off'}`,
     ]);
     const startServer = () =>
       startService(serverCommand[0], serverCommand[1], {

@@ -17,6 +17,7 @@ import type { DefinitionGuard } from '../../security/pins.js';
 import { RuleSet } from '../../security/rules.js';
 import type { AuditEntry, AuditSink } from '../../store/audit.js';
 import { sendWarning, type WarningSink } from '../../util/warnings.js';
+import { within } from '../../util/within.js';
 import type { Exchanges } from './exchange.js';
 import { GatewayNames } from './names.js';
 import type { GatewaySkills } from './skills.js';
@@ -31,7 +32,6 @@ const AUTO_SEARCH_TOOLS = 40;
 export const RELEASE_CHECK_MS = 2_000;
 /** After a release check failed or outlived RELEASE_CHECK_MS, held definitions stay held this long without asking. */
 const RELEASE_CHECK_BACKOFF_MS = 5_000;
-const LATE = Symbol('late');
 /** AUDIT_FAILED is said at most once in this long; the rows not said are counted in the next one. */
 const AUDIT_WARNING_INTERVAL_MS = 10_000;
 
@@ -197,22 +197,14 @@ export class GatewayCore {
     // A store that just failed to answer is not asked again at once: a request makes up to three checks (its
     // review, the fast path, the handler), and requests would pile statements onto a pool that gets no answers.
     if (Date.now() - this.#releaseCheckFailedAt < RELEASE_CHECK_BACKOFF_MS) return false;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const check = this.#guard?.released(view.held.all);
       // A check that outlives the bound is left to finish (or time out) on its own; its answer is not waited for.
-      check?.catch(() => {});
-      const late = new Promise<typeof LATE>((resolve) => {
-        timer = setTimeout(() => resolve(LATE), RELEASE_CHECK_MS);
-      });
-      const answer = await Promise.race([check, late]);
-      if (answer === LATE) this.#releaseCheckFailedAt = Date.now();
-      return answer === true;
+      const answer = await within(this.#guard?.released(view.held.all), RELEASE_CHECK_MS);
+      if (!answer.done) this.#releaseCheckFailedAt = Date.now();
+      return answer.done && answer.value === true;
     } catch {
       this.#releaseCheckFailedAt = Date.now();
       return false;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -1,5 +1,6 @@
-import { TackError } from '../../errors.js';
+import { errorMessage, TackError } from '../../errors.js';
 import { type SecretMasker, SHAPE_MASKER } from '../../util/secrets.js';
+import { sendWarning, type WarningSink } from '../../util/warnings.js';
 import {
   type AuditColumns,
   type AuditEntry,
@@ -9,6 +10,7 @@ import {
   auditEntry,
   auditRow,
 } from '../audit.js';
+import type { AuditSpool } from './audit-spool.js';
 import type { PostgresDatabase } from './database.js';
 
 /** Rows per INSERT: 8 parameters each, far under PostgreSQL's 65,535. */
@@ -25,10 +27,25 @@ export const MAX_WAITING_ROWS = 10_000;
  */
 export const AUDIT_COMMIT_WAIT_MS = 5_000;
 
+/** How soon a spool is tried again after the database failed it; its replay is also tried after each batch written. */
+export const SPOOL_RETRY_MS = 5_000;
+/** The spool's warnings come at most this often, with a count of the rows kept meanwhile. */
+const SPOOL_WARNING_MS = 10_000;
+
 interface Waiting {
   row: AuditRow;
+  /** Taken out of the queue into the spool (its call was answered): the flush skips it. */
+  spooled?: boolean;
+  /** In an INSERT now: only that INSERT's outcome decides where the row goes. */
+  sent?: boolean;
   resolve(): void;
   reject(error: unknown): void;
+}
+
+export interface PostgresAuditOptions {
+  /** Where rows go when the database cannot take them; without one they are lost (and the call told so). */
+  spool?: AuditSpool | undefined;
+  onWarning?: WarningSink | undefined;
 }
 
 /**
@@ -42,9 +59,20 @@ export class PostgresAuditLog implements AuditLog {
   #secrets: SecretMasker = SHAPE_MASKER;
   #queue: Waiting[] = [];
   #flushing: Promise<void> | undefined;
+  readonly #spool: AuditSpool | undefined;
+  readonly #onWarning: WarningSink | undefined;
+  #replaying: Promise<void> | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  #closed = false;
+  #spooledUnsaid = 0;
+  #spoolWarnedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(db: PostgresDatabase) {
+  constructor(db: PostgresDatabase, options: PostgresAuditOptions = {}) {
     this.#db = db;
+    this.#spool = options.spool;
+    this.#onWarning = options.onWarning;
+    // Rows an earlier process or store left in the spool go in as soon as the database takes a batch, or now.
+    if (this.#spool?.pending()) this.#scheduleReplay(0);
   }
 
   /** Rows recorded and not yet sent to the database (at most MAX_WAITING_ROWS). */
@@ -57,38 +85,44 @@ export class PostgresAuditLog implements AuditLog {
   }
 
   record(entry: AuditEntry): Promise<void> {
-    if (this.#queue.length >= MAX_WAITING_ROWS)
+    const row = auditRow(entry, this.#secrets);
+    if (this.#queue.length >= MAX_WAITING_ROWS) {
+      if (this.#keep([row])) return Promise.resolve();
       return Promise.reject(
         new TackError(
           'STORE_FAILED',
-          `${this.#db.location}: ${MAX_WAITING_ROWS} audit rows already wait for the database; this one is not written`,
+          `${this.#db.location}: ${MAX_WAITING_ROWS} audit rows already wait for the database${this.#spool ? ' and the local spool is full' : ''}; this one is not written`,
         ),
       );
-    const row = auditRow(entry, this.#secrets);
+    }
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new TackError(
-              'STORE_FAILED',
-              `${this.#db.location}: the audit row was not committed within ${AUDIT_COMMIT_WAIT_MS / 1000} s (it is written if the database answers before the store closes)`,
-            ),
-          ),
-        AUDIT_COMMIT_WAIT_MS,
-      );
-      timer.unref();
-      const settled = () => clearTimeout(timer);
-      this.#queue.push({
+      const waiting: Waiting = {
         row,
         resolve: () => {
-          settled();
+          clearTimeout(timer);
           resolve();
         },
         reject: (error) => {
-          settled();
+          clearTimeout(timer);
           reject(error);
         },
-      });
+      };
+      const timer = setTimeout(() => {
+        // Not sent yet: it goes to the spool and the call is answered. Sent: the INSERT in flight decides.
+        if (!waiting.sent && this.#keep([row])) {
+          waiting.spooled = true;
+          resolve();
+          return;
+        }
+        reject(
+          new TackError(
+            'STORE_FAILED',
+            `${this.#db.location}: the audit row was not committed within ${AUDIT_COMMIT_WAIT_MS / 1000} s (it is written if the database answers, or kept in the local spool if there is one)`,
+          ),
+        );
+      }, AUDIT_COMMIT_WAIT_MS);
+      timer.unref();
+      this.#queue.push(waiting);
       this.#flushing ??= this.#flush();
     });
   }
@@ -97,18 +131,23 @@ export class PostgresAuditLog implements AuditLog {
   async #flush(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0, MAX_BATCH);
+        const batch = this.#queue.splice(0, MAX_BATCH).filter((w) => !w.spooled);
+        if (batch.length === 0) continue;
+        for (const w of batch) w.sent = true;
         try {
-          const values = batch.map(
-            (_, i) => `(${Array.from({ length: 8 }, (_, j) => `$${i * 8 + j + 1}`).join(', ')})`,
-          );
-          await this.#db.query(
-            `INSERT INTO audit (at, client, server, tool, args_sha256, duration_ms, outcome, detail) VALUES ${values.join(', ')}`,
-            batch.flatMap((w) => w.row),
-          );
-          for (const w of batch) w.resolve();
+          await this.#insert(batch.map((w) => w.row));
         } catch (error) {
-          for (const w of batch) w.reject(error);
+          // Rows whose call already gave up waiting were spooled by their timer only if not sent: these were.
+          if (this.#keep(batch.map((w) => w.row))) for (const w of batch) w.resolve();
+          else for (const w of batch) w.reject(error);
+          continue;
+        }
+        for (const w of batch) w.resolve();
+        if (!this.#replaying && this.#spool?.pending()) {
+          // The database answers again: the spool goes in now, not at the next retry.
+          clearTimeout(this.#retry);
+          this.#retry = undefined;
+          this.#scheduleReplay(0);
         }
       }
     } finally {
@@ -116,13 +155,99 @@ export class PostgresAuditLog implements AuditLog {
     }
   }
 
+  async #insert(rows: readonly AuditRow[]): Promise<void> {
+    const values = rows.map(
+      (_, i) => `(${Array.from({ length: 8 }, (_, j) => `$${i * 8 + j + 1}`).join(', ')})`,
+    );
+    await this.#db.query(
+      `INSERT INTO audit (at, client, server, tool, args_sha256, duration_ms, outcome, detail) VALUES ${values.join(', ')}`,
+      rows.flat(),
+    );
+  }
+
+  /** Puts `rows` in the spool; false when there is none or it is full. Said once per SPOOL_WARNING_MS. */
+  #keep(rows: readonly AuditRow[]): boolean {
+    if (!this.#spool?.keep(rows)) return false;
+    this.#spooledUnsaid += rows.length;
+    const now = Date.now();
+    if (now - this.#spoolWarnedAt >= SPOOL_WARNING_MS) {
+      this.#spoolWarnedAt = now;
+      sendWarning(this.#onWarning, {
+        code: 'AUDIT_SPOOLED',
+        message: `${this.#db.location} did not take ${this.#spooledUnsaid} audit row(s): kept in ${this.#spool.dir}, written when it answers again`,
+      });
+      this.#spooledUnsaid = 0;
+    }
+    if (!this.#closed) this.#scheduleReplay(SPOOL_RETRY_MS);
+    return true;
+  }
+
+  #scheduleReplay(ms: number): void {
+    if (this.#retry || this.#closed) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#replaying ??= this.#replay().finally(() => {
+        this.#replaying = undefined;
+      });
+    }, ms);
+    this.#retry.unref();
+  }
+
+  /** Writes the spool to the database; tried again later when the database fails it. */
+  async #replay(): Promise<void> {
+    const spool = this.#spool;
+    if (!spool || this.#closed) return;
+    try {
+      const outcome = await spool.replay(
+        (rows) => this.#insert(rows),
+        () => this.#closed,
+      );
+      if (outcome.written > 0 || outcome.skipped > 0 || outcome.lost > 0)
+        sendWarning(this.#onWarning, {
+          code: 'AUDIT_SPOOLED',
+          message: `${outcome.written} audit row(s) from the local spool written to ${this.#db.location}${outcome.skipped > 0 ? `; ${outcome.skipped} line(s) that were not audit rows skipped` : ''}${outcome.lost > 0 ? `; ${outcome.lost} row(s) lost (the spool is full)` : ''}`,
+        });
+    } catch (error) {
+      if (!this.#closed && spool.pending()) this.#scheduleReplay(SPOOL_RETRY_MS);
+      if (this.#closed) return;
+      sendWarning(this.#onWarning, {
+        code: 'AUDIT_SPOOLED',
+        message: `the local audit spool could not be written to ${this.#db.location} yet (${errorMessage(error)}); tried again in ${SPOOL_RETRY_MS / 1000} s`,
+      });
+    }
+  }
+
   /**
    * Fails every row still waiting (a store closing on a database that does not answer): their calls were answered
-   * already, after AUDIT_COMMIT_WAIT_MS; writing them would take one timed-out batch of 500 after another.
+   * already, after AUDIT_COMMIT_WAIT_MS; writing them would take one timed-out batch of 500 after another. With a
+   * spool they go there instead, for the next store on this folder to write.
    */
   abandon(reason: string): void {
+    const left = this.#queue.splice(0).filter((w) => !w.spooled);
+    if (left.length > 0 && this.#keep(left.map((w) => w.row))) {
+      for (const w of left) w.resolve();
+      return;
+    }
     const error = new TackError('STORE_FAILED', `${this.#db.location}: ${reason}`);
-    for (const w of this.#queue.splice(0)) w.reject(error);
+    for (const w of left) w.reject(error);
+  }
+
+  /** Stops replaying (what is left stays in the spool) and closes the spool. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
+    await this.#replaying;
+    this.#spool?.close();
+  }
+
+  /** Waits for a replay of the spool to end (started now if rows wait in it). For tests and `tack audit`. */
+  async replaySpool(): Promise<void> {
+    if (!this.#spool?.pending()) return;
+    this.#replaying ??= this.#replay().finally(() => {
+      this.#replaying = undefined;
+    });
+    await this.#replaying;
   }
 
   /** Resolves when every row recorded so far is written (or failed). */

@@ -1,0 +1,145 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { AuditRow } from '../../src/store/audit.js';
+import { AuditSpool, MAX_SPOOL_BYTES } from '../../src/store/postgres/audit-spool.js';
+import { tempProject } from '../helpers/project.js';
+
+const row = (n: number): AuditRow => [
+  new Date(1_700_000_000_000 + n).toISOString(),
+  'spool-test',
+  'fx',
+  'echo',
+  n.toString(16).padStart(64, '0'),
+  1,
+  'ok',
+  null,
+];
+
+/** The digests of `rows`, as numbers: which rows arrived, and how often. */
+const numbers = (rows: AuditRow[]) => rows.map((r) => Number.parseInt(r[4], 16));
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
+/** A pid no process has: one that just exited (reused only after the pid space wraps). */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+    encoding: 'utf8',
+  });
+  return Number(child.stdout);
+}
+
+/** The audit table, as the replay sees it: rows in the order written; fails while `failing()` says so. */
+function table(failing: () => boolean = () => false) {
+  const rows: AuditRow[] = [];
+  return {
+    rows,
+    insert: async (batch: AuditRow[]) => {
+      if (failing()) throw new Error('connection refused');
+      for (const r of batch) rows.push(r);
+    },
+  };
+}
+
+describe('the local audit spool', () => {
+  it('keeps rows across files and writes each exactly once, then the folder is empty', async () => {
+    using project = tempProject();
+    const spool = new AuditSpool(join(project.dir, 'spool'));
+    expect(spool.pending()).toBe(false);
+    expect(spool.keep(range(0, 700).map(row))).toBe(true);
+    const db = table();
+    let outcome = await spool.replay(db.insert, () => false);
+    expect(outcome).toEqual({ written: 700, skipped: 0, left: 0, lost: 0 });
+    // Rows kept after a replay go to a new file; a second replay writes only those.
+    spool.keep([row(700)]);
+    outcome = await spool.replay(db.insert, () => false);
+    expect(outcome.written).toBe(1);
+    expect(numbers(db.rows)).toEqual(range(0, 701));
+    expect(readdirSync(join(project.dir, 'spool'))).toEqual([]);
+    expect(spool.bytes).toBe(0);
+    spool.close();
+  });
+
+  it('a failure mid-replay puts the rest back and throws; the next replay writes it with no duplicate', async () => {
+    using project = tempProject();
+    const spool = new AuditSpool(join(project.dir, 'spool'));
+    spool.keep(range(0, 1_200).map(row));
+    let calls = 0;
+    const db = table(() => ++calls === 2); // the second batch of 500 fails
+    await expect(spool.replay(db.insert, () => false)).rejects.toThrow('connection refused');
+    expect(db.rows).toHaveLength(500);
+    expect(spool.pending()).toBe(true);
+    expect(await spool.replay(db.insert, () => false)).toMatchObject({ written: 700, left: 0 });
+    expect(numbers(db.rows).sort((a, b) => a - b)).toEqual(range(0, 1_200));
+    spool.close();
+  });
+
+  it('stops between batches when asked (a store closing), leaving the rest for later', async () => {
+    using project = tempProject();
+    const dir = join(project.dir, 'spool');
+    const spool = new AuditSpool(dir);
+    spool.keep(range(0, 1_500).map(row));
+    const db = table();
+    let batches = 0;
+    await expect(
+      spool.replay(
+        async (rows) => {
+          batches++;
+          await db.insert(rows);
+        },
+        () => batches >= 1,
+      ),
+    ).rejects.toThrow(/closed/);
+    expect(db.rows).toHaveLength(500);
+    spool.close();
+    // A later store on the folder (this process, another spool) takes the closed one's rows.
+    const next = new AuditSpool(dir);
+    expect(await next.replay(db.insert, () => false)).toMatchObject({ written: 1_000 });
+    expect(numbers(db.rows).sort((a, b) => a - b)).toEqual(range(0, 1_500));
+    next.close();
+  });
+
+  it("takes a dead writer's file and skips its cut line; leaves a live process's file alone", async () => {
+    using project = tempProject();
+    const dir = join(project.dir, 'spool');
+    mkdirSync(dir);
+    const dead = deadPid();
+    const orphan = join(dir, `${dead}-aaaaaaaaaaaa-0.jsonl`);
+    writeFileSync(orphan, `${JSON.stringify(row(1))}\n${JSON.stringify(row(2))}\n["cut sh`);
+    appendFileSync(orphan, '\n{"not":"a row"}\n');
+    // A claim left by a replayer that died is taken too.
+    writeFileSync(join(dir, `x-0.replaying-${dead}-bbbbbbbbbbbb`), `${JSON.stringify(row(3))}\n`);
+    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    try {
+      const liveFile = join(dir, `${sleeper.pid}-cccccccccccc-0.jsonl`);
+      writeFileSync(liveFile, `${JSON.stringify(row(4))}\n`);
+      const spool = new AuditSpool(dir);
+      const db = table();
+      expect(await spool.replay(db.insert, () => false)).toEqual({
+        written: 3,
+        skipped: 2,
+        left: 0,
+        lost: 0,
+      });
+      expect(numbers(db.rows).sort()).toEqual([1, 2, 3]);
+      expect(existsSync(orphan)).toBe(false);
+      expect(readFileSync(liveFile, 'utf8')).toContain(row(4)[4]);
+      spool.close();
+    } finally {
+      sleeper.kill('SIGKILL');
+    }
+  });
+
+  it('refuses rows past its bound instead of filling the disk', () => {
+    using project = tempProject();
+    const spool = new AuditSpool(join(project.dir, 'spool'));
+    const big: AuditRow = [...row(0)];
+    big[7] = 'x'.repeat(1024 * 1024);
+    let kept = 0;
+    while (spool.keep([big])) kept++;
+    expect(kept).toBe(Math.floor(MAX_SPOOL_BYTES / (JSON.stringify(big).length + 1)));
+    expect(spool.bytes).toBeLessThanOrEqual(MAX_SPOOL_BYTES);
+    expect(spool.keep([row(1)])).toBe(true); // a small row still fits in what is left
+    spool.close();
+  });
+});
