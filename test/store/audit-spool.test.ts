@@ -1,5 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AuditRow } from '../../src/store/audit.js';
@@ -49,7 +57,7 @@ describe('the local audit spool', () => {
     expect(spool.keep(range(0, 700).map(row))).toBe(true);
     const db = table();
     let outcome = await spool.replay(db.insert, () => false);
-    expect(outcome).toEqual({ written: 700, skipped: 0, left: 0, lost: 0 });
+    expect(outcome).toEqual({ written: 700, skipped: 0, unreadable: [] });
     // Rows kept after a replay go to a new file; a second replay writes only those.
     spool.keep([row(700)]);
     outcome = await spool.replay(db.insert, () => false);
@@ -69,7 +77,7 @@ describe('the local audit spool', () => {
     await expect(spool.replay(db.insert, () => false)).rejects.toThrow('connection refused');
     expect(db.rows).toHaveLength(500);
     expect(spool.pending()).toBe(true);
-    expect(await spool.replay(db.insert, () => false)).toMatchObject({ written: 700, left: 0 });
+    expect(await spool.replay(db.insert, () => false)).toMatchObject({ written: 700, skipped: 0 });
     expect(numbers(db.rows).sort((a, b) => a - b)).toEqual(range(0, 1_200));
     spool.close();
   });
@@ -118,8 +126,7 @@ describe('the local audit spool', () => {
       expect(await spool.replay(db.insert, () => false)).toEqual({
         written: 3,
         skipped: 2,
-        left: 0,
-        lost: 0,
+        unreadable: [],
       });
       expect(numbers(db.rows).sort()).toEqual([1, 2, 3]);
       expect(existsSync(orphan)).toBe(false);
@@ -128,6 +135,60 @@ describe('the local audit spool', () => {
     } finally {
       sleeper.kill('SIGKILL');
     }
+  });
+
+  it('a failed replay never drops rows already on disk, even with its own spool nearly full', async () => {
+    using project = tempProject();
+    const dir = join(project.dir, 'spool');
+    mkdirSync(dir);
+    // A dead instance left 40 MiB; this one holds 30 MiB of its own; the database is still down.
+    const big = (n: number): AuditRow => {
+      const r = row(n);
+      r[7] = 'x'.repeat(1024 * 1024);
+      return r;
+    };
+    const orphan = join(dir, `${deadPid()}-aaaaaaaaaaaa-0.jsonl`);
+    writeFileSync(
+      orphan,
+      range(0, 40)
+        .map((n) => `${JSON.stringify(big(n))}\n`)
+        .join(''),
+    );
+    const spool = new AuditSpool(dir);
+    expect(spool.keep(range(40, 70).map(big))).toBe(true);
+    let down = true;
+    const db = table(() => down);
+    for (let retry = 0; retry < 3; retry++)
+      await expect(spool.replay(db.insert, () => false)).rejects.toThrow('connection refused');
+    down = false;
+    await spool.replay(db.insert, () => false);
+    expect(numbers(db.rows).sort((a, b) => a - b)).toEqual(range(0, 70));
+    expect(readdirSync(dir)).toEqual([]);
+    expect(spool.bytes).toBe(0);
+    spool.close();
+  });
+
+  it('a replay that fails at its first batch leaves the file as it was (a retry during an outage is cheap)', async () => {
+    using project = tempProject();
+    const dir = join(project.dir, 'spool');
+    mkdirSync(dir);
+    const orphan = join(dir, `${deadPid()}-aaaaaaaaaaaa-0.jsonl`);
+    writeFileSync(
+      orphan,
+      range(0, 2_000)
+        .map((n) => `${JSON.stringify(row(n))}\n`)
+        .join(''),
+    );
+    const before = statSync(orphan);
+    const spool = new AuditSpool(dir);
+    const db = table(() => true);
+    await expect(spool.replay(db.insert, () => false)).rejects.toThrow('connection refused');
+    // Not read to its end and written again (64 MiB every 5 s through a long outage): the same file, untouched.
+    const after = statSync(orphan);
+    expect([after.ino, after.size, after.mtimeMs]).toEqual([before.ino, before.size, before.mtimeMs]);
+    expect(readdirSync(dir)).toEqual([orphan.slice(dir.length + 1)]);
+    expect(spool.bytes).toBe(0);
+    spool.close();
   });
 
   it('refuses rows past its bound instead of filling the disk', () => {

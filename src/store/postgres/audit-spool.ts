@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { errorMessage } from '../../errors.js';
 import type { AuditRow } from '../audit.js';
 
 /**
@@ -24,6 +25,8 @@ export const MAX_SPOOL_BYTES = 64 * 1024 * 1024;
 const REPLAY_BATCH = 500;
 const SUFFIX = '.jsonl';
 const CLAIMED = '.replaying';
+/** A spool file a replay could not read, set aside: no replay takes it again. */
+const UNREADABLE = '.unreadable';
 
 /** The spools of this process that are open: a file of this process whose spool is not among them is orphaned. */
 const LIVE = new Set<string>();
@@ -34,10 +37,8 @@ export interface ReplayOutcome {
   written: number;
   /** Lines that were not audit rows (a line cut short by a kill, an edited file): skipped. */
   skipped: number;
-  /** Rows put back in the spool because the database failed again (or the store closed). */
-  left: number;
-  /** Rows that could be neither written nor put back (the spool full, the disk failing). */
-  lost: number;
+  /** Files that could not be read, each with why: renamed to end in `.unreadable`, and left for the operator. */
+  unreadable: string[];
 }
 
 /**
@@ -104,17 +105,19 @@ export class AuditSpool {
   }
 
   /**
-   * Writes every file this store may take to the database with `insert`, oldest first. A failure stops the replay:
-   * the rows not written go back to a spool file of this store's, and the error is thrown. `stopped` is asked
-   * between batches (a store that closes): the rest is put back the same way.
+   * Writes every file this store may take to the database with `insert`, oldest first. A failure stops the replay
+   * and is thrown; `stopped` is asked between batches (a store that closes) and stops it the same way. The file under
+   * way is then given back as it was when none of its rows went in (the usual case while the database is down: a
+   * retry costs one batch, not a rewrite of the spool), else its rows not written go to a file of the same writer.
+   * Rows already on disk are never dropped, whatever this store's bound: they use no more disk than they did.
    */
   async replay(insert: (rows: AuditRow[]) => Promise<void>, stopped: () => boolean): Promise<ReplayOutcome> {
     // New rows go to a new file from now on: the files taken are complete.
     this.#closeFile();
-    const outcome: ReplayOutcome = { written: 0, skipped: 0, left: 0, lost: 0 };
+    const outcome: ReplayOutcome = { written: 0, skipped: 0, unreadable: [] };
     for (const name of this.#takeable()) {
-      const base = name.replace(/\.replaying-.*$/, '').replace(SUFFIX, '');
-      const claimed = join(this.dir, `${base}${CLAIMED}-${this.#id}`);
+      const writer = name.replace(/\.replaying-.*$/, '').replace(SUFFIX, '');
+      const claimed = join(this.dir, `${writer}${CLAIMED}-${this.#id}`);
       let size: number;
       try {
         renameSync(join(this.dir, name), claimed);
@@ -122,44 +125,105 @@ export class AuditSpool {
       } catch {
         continue; // another replayer took it first
       }
-      // Its bytes leave this store's count now; what is put back is counted again by keep().
-      if (name.startsWith(`${this.#id}-`)) this.#bytes = Math.max(0, this.#bytes - size);
-      let failure: unknown;
-      let batch: AuditRow[] = [];
-      const putBack = (rows: AuditRow[]) => {
-        if (this.keep(rows)) outcome.left += rows.length;
-        else outcome.lost += rows.length;
-      };
-      const send = async () => {
-        const rows = batch;
-        batch = [];
-        if (failure === undefined && stopped()) failure = new Error('the store closed during the replay');
-        if (failure === undefined) {
-          try {
-            await insert(rows);
-            outcome.written += rows.length;
-            return;
-          } catch (error) {
-            failure = error ?? new Error('the INSERT failed');
-          }
-        }
-        putBack(rows);
-      };
-      const lines = createInterface({
-        input: createReadStream(claimed, 'utf8'),
-        crlfDelay: Number.POSITIVE_INFINITY,
-      });
-      for await (const line of lines) {
-        if (line.trim() === '') continue;
-        const row = parseRow(line);
-        if (!row) outcome.skipped++;
-        else if (batch.push(row) >= REPLAY_BATCH) await send();
-      }
-      if (batch.length > 0) await send();
-      rmSync(claimed, { force: true });
-      if (failure !== undefined) throw failure;
+      await this.#replayFile(claimed, writer, size, insert, stopped, outcome);
     }
     return outcome;
+  }
+
+  /** One claimed file: written and removed, or given back (whole or its rest) and the failure thrown. */
+  async #replayFile(
+    claimed: string,
+    writer: string,
+    size: number,
+    insert: (rows: AuditRow[]) => Promise<void>,
+    stopped: () => boolean,
+    outcome: ReplayOutcome,
+  ): Promise<void> {
+    const own = writer.startsWith(`${this.#id}-`);
+    const input = createReadStream(claimed, 'utf8');
+    const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+    let written = 0;
+    let failure: unknown;
+    let unreadable: unknown;
+    let batch: AuditRow[] = [];
+    let texts: string[] = [];
+    // Where the rows not written go when some of the file's were: a file of the same writer's.
+    const rest = new RestCopy(join(this.dir, `${writer}-r${randomBytes(6).toString('hex')}`));
+    const send = async () => {
+      if (stopped()) failure = new Error('the store closed during the replay');
+      else
+        try {
+          await insert(batch);
+          written += batch.length;
+        } catch (error) {
+          failure = error ?? new Error('the INSERT failed');
+        }
+      if (failure !== undefined && written > 0) rest.add(texts.join(''));
+      batch = [];
+      texts = [];
+    };
+    try {
+      for await (const line of lines) {
+        if (failure !== undefined) {
+          // Nothing of it went in: it goes back whole, unread. Else its rows not written are copied.
+          if (written === 0) break;
+          if (parseRow(line)) rest.add(`${line}\n`);
+          continue;
+        }
+        if (line.trim() === '') continue;
+        const row = parseRow(line);
+        if (!row) {
+          outcome.skipped++;
+          continue;
+        }
+        batch.push(row);
+        texts.push(`${line}\n`);
+        if (batch.length >= REPLAY_BATCH) await send();
+      }
+      if (failure === undefined && batch.length > 0) await send();
+    } catch (error) {
+      unreadable = error;
+    } finally {
+      lines.close();
+      input.destroy();
+    }
+    outcome.written += written;
+    if (unreadable !== undefined) {
+      // Not a spool this store can read (a damaged disk, a file it may not read): set aside for the operator under
+      // a name no replay takes, so it neither blocks the files after it nor fails every retry.
+      rest.discard();
+      const aside = join(this.dir, `${writer}${UNREADABLE}`);
+      try {
+        renameSync(claimed, aside);
+      } catch {
+        // left claimed: taken again once this store is gone
+      }
+      outcome.unreadable.push(`${aside} (${errorMessage(unreadable)})`);
+      if (own) this.#bytes = Math.max(0, this.#bytes - size);
+      if (failure !== undefined) throw failure;
+      return;
+    }
+    if (failure === undefined) {
+      rmSync(claimed, { force: true });
+      if (own) this.#bytes = Math.max(0, this.#bytes - size);
+      return;
+    }
+    this.#maybePending = true;
+    const copied = written > 0 ? rest.keep() : undefined;
+    if (copied !== undefined) {
+      rmSync(claimed, { force: true });
+      if (own) this.#bytes = Math.max(0, this.#bytes - size + copied);
+      throw failure;
+    }
+    // Nothing of it went in, or its rest could not be copied: the file goes back whole, as it was (its rows written
+    // already, if any, are written again: at least once).
+    rest.discard();
+    try {
+      renameSync(claimed, join(this.dir, `${writer}${SUFFIX}`));
+    } catch {
+      // left claimed: taken again once this store is gone
+    }
+    throw failure;
   }
 
   /** Stops writing; its files stay for the next store on this folder to replay. */
@@ -206,6 +270,52 @@ export class AuditSpool {
       }
     }
     return files.sort((a, b) => a.at - b.at).map((f) => f.name);
+  }
+}
+
+/**
+ * The rows of a file that a replay did not write, copied to a new file of the same writer: written under a temporary
+ * name and renamed only once complete, so no replayer ever takes half a copy.
+ */
+class RestCopy {
+  readonly #base: string;
+  #fd: number | undefined;
+  #bytes = 0;
+  #broken = false;
+
+  constructor(base: string) {
+    this.#base = base;
+  }
+
+  add(text: string): void {
+    if (this.#broken || text === '') return;
+    try {
+      this.#fd ??= openSync(`${this.#base}.tmp`, 'wx', 0o600);
+      appendFileSync(this.#fd, text);
+      this.#bytes += Buffer.byteLength(text);
+    } catch {
+      this.#broken = true;
+    }
+  }
+
+  /** The copy in place, its size; undefined when it could not be written whole (it is then removed). */
+  keep(): number | undefined {
+    if (this.#fd === undefined || this.#broken) return undefined;
+    try {
+      closeSync(this.#fd);
+      this.#fd = undefined;
+      renameSync(`${this.#base}.tmp`, `${this.#base}${SUFFIX}`);
+      return this.#bytes;
+    } catch {
+      this.#broken = true;
+      return undefined;
+    }
+  }
+
+  discard(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+    rmSync(`${this.#base}.tmp`, { force: true });
   }
 }
 

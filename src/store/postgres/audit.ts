@@ -202,10 +202,15 @@ export class PostgresAuditLog implements AuditLog {
         (rows) => this.#insert(rows),
         () => this.#closed,
       );
-      if (outcome.written > 0 || outcome.skipped > 0 || outcome.lost > 0)
+      if (outcome.written > 0 || outcome.skipped > 0)
         sendWarning(this.#onWarning, {
           code: 'AUDIT_SPOOLED',
-          message: `${outcome.written} audit row(s) from the local spool written to ${this.#db.location}${outcome.skipped > 0 ? `; ${outcome.skipped} line(s) that were not audit rows skipped` : ''}${outcome.lost > 0 ? `; ${outcome.lost} row(s) lost (the spool is full)` : ''}`,
+          message: `${outcome.written} audit row(s) from the local spool written to ${this.#db.location}${outcome.skipped > 0 ? `; ${outcome.skipped} line(s) that were not audit rows skipped` : ''}`,
+        });
+      for (const file of outcome.unreadable)
+        sendWarning(this.#onWarning, {
+          code: 'AUDIT_FAILED',
+          message: `an audit spool file could not be read and was set aside: ${file}; its rows are not written until it is renamed back to end in .jsonl`,
         });
     } catch (error) {
       if (!this.#closed && spool.pending()) this.#scheduleReplay(SPOOL_RETRY_MS);
