@@ -169,28 +169,44 @@ export class PostgresAuditLog implements AuditLog {
   #keep(rows: readonly AuditRow[]): boolean {
     if (!this.#spool?.keep(rows)) return false;
     this.#spooledUnsaid += rows.length;
-    const now = Date.now();
-    if (now - this.#spoolWarnedAt >= SPOOL_WARNING_MS) {
-      this.#spoolWarnedAt = now;
-      sendWarning(this.#onWarning, {
-        code: 'AUDIT_SPOOLED',
-        message: `${this.#db.location} did not take ${this.#spooledUnsaid} audit row(s): kept in ${this.#spool.dir}, written when it answers again`,
-      });
-      this.#spooledUnsaid = 0;
-    }
+    this.#warnSpool(
+      `${this.#db.location} did not take ${this.#spooledUnsaid} audit row(s): kept in ${this.#spool.dir}, written when it answers again`,
+    );
     if (!this.#closed) this.#scheduleReplay(SPOOL_RETRY_MS);
     return true;
+  }
+
+  /**
+   * AUDIT_SPOOLED for rows kept and for retries that failed, at most once per SPOOL_WARNING_MS between them (a
+   * retry fails every SPOOL_RETRY_MS through an outage); the rows kept meanwhile are counted in the next one.
+   */
+  #warnSpool(message: string): void {
+    const now = Date.now();
+    if (now - this.#spoolWarnedAt < SPOOL_WARNING_MS) return;
+    this.#spoolWarnedAt = now;
+    this.#spooledUnsaid = 0;
+    sendWarning(this.#onWarning, { code: 'AUDIT_SPOOLED', message });
   }
 
   #scheduleReplay(ms: number): void {
     if (this.#retry || this.#closed) return;
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
-      this.#replaying ??= this.#replay().finally(() => {
-        this.#replaying = undefined;
-      });
+      void this.#startReplay();
     }, ms);
     this.#retry.unref();
+  }
+
+  /**
+   * The replay under way, or a new one. When it ends, whatever it left is tried again later: rows it put back, and
+   * rows kept while it ran (their retry came while it ran, and was this very replay, which had listed its files).
+   */
+  #startReplay(): Promise<void> {
+    this.#replaying ??= this.#replay().finally(() => {
+      this.#replaying = undefined;
+      if (!this.#closed && this.#spool?.pending()) this.#scheduleReplay(SPOOL_RETRY_MS);
+    });
+    return this.#replaying;
   }
 
   /** Writes the spool to the database; tried again later when the database fails it. */
@@ -213,12 +229,10 @@ export class PostgresAuditLog implements AuditLog {
           message: `an audit spool file could not be read and was set aside: ${file}; its rows are not written until it is renamed back to end in .jsonl`,
         });
     } catch (error) {
-      if (!this.#closed && spool.pending()) this.#scheduleReplay(SPOOL_RETRY_MS);
       if (this.#closed) return;
-      sendWarning(this.#onWarning, {
-        code: 'AUDIT_SPOOLED',
-        message: `the local audit spool could not be written to ${this.#db.location} yet (${errorMessage(error)}); tried again in ${SPOOL_RETRY_MS / 1000} s`,
-      });
+      this.#warnSpool(
+        `the local audit spool could not be written to ${this.#db.location} yet (${errorMessage(error)}); tried again every ${SPOOL_RETRY_MS / 1000} s${this.#spooledUnsaid > 0 ? `; ${this.#spooledUnsaid} more row(s) kept meanwhile` : ''}`,
+      );
     }
   }
 
@@ -249,10 +263,7 @@ export class PostgresAuditLog implements AuditLog {
   /** Waits for a replay of the spool to end (started now if rows wait in it). For tests and `tack audit`. */
   async replaySpool(): Promise<void> {
     if (!this.#spool?.pending()) return;
-    this.#replaying ??= this.#replay().finally(() => {
-      this.#replaying = undefined;
-    });
-    await this.#replaying;
+    await this.#startReplay();
   }
 
   /** Resolves when every row recorded so far is written (or failed). */
