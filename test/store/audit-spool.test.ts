@@ -191,6 +191,25 @@ describe('the local audit spool', () => {
     spool.close();
   });
 
+  it('rows kept after close (the INSERT under way failed as the store closed) are never written into a taken file', async () => {
+    using project = tempProject();
+    const dir = join(project.dir, 'spool');
+    const closing = new AuditSpool(dir);
+    closing.close();
+    // PostgresStore.close closes the spool, then the pool: the batch under way fails then, and is kept.
+    expect(closing.keep([row(1)])).toBe(true);
+    // The next store on the folder (a reload in this process) takes the closed store's file meanwhile...
+    const next = new AuditSpool(dir);
+    const db = table();
+    await next.replay(db.insert, () => false);
+    // ...and the closed store keeps the next failed batch: it must land in a file still there.
+    expect(closing.keep([row(2)])).toBe(true);
+    await next.replay(db.insert, () => false);
+    expect(numbers(db.rows)).toEqual([1, 2]);
+    expect(readdirSync(dir)).toEqual([]);
+    next.close();
+  });
+
   it('refuses rows past its bound instead of filling the disk', () => {
     using project = tempProject();
     const spool = new AuditSpool(join(project.dir, 'spool'));

@@ -60,6 +60,7 @@ export class AuditSpool {
   /** Bytes appended by this store and not yet written to the database. */
   #bytes = 0;
   #maybePending = true;
+  #closed = false;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -87,6 +88,10 @@ export class AuditSpool {
       appendFileSync(this.#fd, text);
     } catch {
       return false;
+    } finally {
+      // Closed, its files are orphans that the next store takes: rows kept now (an INSERT that failed as the store
+      // closed) each go to a file of their own, never appended through an open descriptor to a file taken meanwhile.
+      if (this.#closed) this.#closeFile();
     }
     this.#bytes += size;
     this.#maybePending = true;
@@ -228,6 +233,7 @@ export class AuditSpool {
 
   /** Stops writing; its files stay for the next store on this folder to replay. */
   close(): void {
+    this.#closed = true;
     this.#closeFile();
     LIVE.delete(this.#id);
   }
