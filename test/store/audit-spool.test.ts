@@ -3,11 +3,14 @@ import {
   appendFileSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AuditRow } from '../../src/store/audit.js';
@@ -35,6 +38,19 @@ function deadPid(): number {
     encoding: 'utf8',
   });
   return Number(child.stdout);
+}
+
+/** Whether this process may mount a small tmpfs (root, with the capability): a real full disk for one test. */
+function canMountTmpfs(): boolean {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return false;
+  const probe = mkdtempSync(join(tmpdir(), 'tack-mount-'));
+  try {
+    if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe]).status !== 0) return false;
+    spawnSync('umount', [probe]);
+    return true;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
 }
 
 /** The audit table, as the replay sees it: rows in the order written; fails while `failing()` says so. */
@@ -209,6 +225,34 @@ describe('the local audit spool', () => {
     expect(readdirSync(dir)).toEqual([]);
     next.close();
   });
+
+  // A full disk cuts an append short; rows kept once there is room again must not be glued to the cut line.
+  it.skipIf(!canMountTmpfs())(
+    'a row kept after a disk-full append is not lost to the line that append cut',
+    async () => {
+      using project = tempProject();
+      const dir = join(project.dir, 'small');
+      mkdirSync(dir);
+      spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir]);
+      try {
+        const spool = new AuditSpool(join(dir, 'spool'));
+        expect(spool.keep([row(1)])).toBe(true);
+        const filler = join(dir, 'filler');
+        writeFileSync(filler, Buffer.alloc(40 * 1024));
+        const big: AuditRow = [...row(2)];
+        big[7] = 'x'.repeat(60 * 1024);
+        expect(spool.keep([big])).toBe(false); // no room: refused (part of it written)
+        rmSync(filler);
+        expect(spool.keep([row(3)])).toBe(true);
+        const db = table();
+        await spool.replay(db.insert, () => false);
+        expect(numbers(db.rows)).toEqual([1, 3]);
+        spool.close();
+      } finally {
+        spawnSync('umount', [dir]);
+      }
+    },
+  );
 
   it('refuses rows past its bound instead of filling the disk', () => {
     using project = tempProject();

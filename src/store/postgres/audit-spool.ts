@@ -87,6 +87,9 @@ export class AuditSpool {
       }
       appendFileSync(this.#fd, text);
     } catch {
+      // The append may have been cut short (a full disk): the next rows go to a new file, not after the cut line,
+      // where they would join it and be skipped as not a row.
+      this.#closeFile();
       return false;
     } finally {
       // Closed, its files are orphans that the next store takes: rows kept now (an INSERT that failed as the store
