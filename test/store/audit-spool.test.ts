@@ -8,6 +8,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -253,6 +254,25 @@ describe('the local audit spool', () => {
       }
     },
   );
+
+  it('follows no symlink and opens no directory named like a spool file', async () => {
+    using project = tempProject();
+    const dir = join(project.dir, 'spool');
+    mkdirSync(dir);
+    const dead = deadPid();
+    // Rows elsewhere (another tool's file, another state folder): not this spool's to write or to remove.
+    const elsewhere = join(project.dir, 'elsewhere.jsonl');
+    writeFileSync(elsewhere, `${JSON.stringify(row(1))}\n`);
+    symlinkSync(elsewhere, join(dir, `${dead}-aaaaaaaaaaaa-0.jsonl`));
+    mkdirSync(join(dir, `${dead}-bbbbbbbbbbbb-0.jsonl`));
+    const spool = new AuditSpool(dir);
+    expect(spool.pending()).toBe(false);
+    const db = table();
+    expect(await spool.replay(db.insert, () => false)).toEqual({ written: 0, skipped: 0, unreadable: [] });
+    expect(db.rows).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual([`${dead}-aaaaaaaaaaaa-0.jsonl`, `${dead}-bbbbbbbbbbbb-0.jsonl`]);
+    spool.close();
+  });
 
   it('refuses rows past its bound instead of filling the disk', () => {
     using project = tempProject();

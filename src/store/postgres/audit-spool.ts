@@ -3,6 +3,7 @@ import {
   appendFileSync,
   closeSync,
   createReadStream,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -271,7 +272,8 @@ export class AuditSpool {
       else takeable = false;
       if (!takeable) continue;
       try {
-        const stat = statSync(join(this.dir, name));
+        // Not followed: a symlink (or a directory) named like a spool file is not one, whatever it points to.
+        const stat = lstatSync(join(this.dir, name));
         // No store writes a file past the bound: a bigger one is not a spool, and reading it could exhaust memory.
         if (stat.isFile() && stat.size <= MAX_SPOOL_BYTES) files.push({ name, at: stat.mtimeMs });
       } catch {
