@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   appendFileSync,
   closeSync,
@@ -7,10 +7,14 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  readlinkSync,
   renameSync,
   rmSync,
+  type Stats,
   statSync,
+  utimesSync,
 } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { errorMessage } from '../../errors.js';
@@ -28,6 +32,27 @@ const SUFFIX = '.jsonl';
 const CLAIMED = '.replaying';
 /** A spool file a replay could not read, set aside: no replay takes it again. */
 const UNREADABLE = '.unreadable';
+
+/**
+ * A writer leaves a file for good once it was not appended to for this long (the next rows start a new one), so a
+ * file idle for SPOOL_STALE_MS is never written again, whoever wrote it.
+ */
+const ROTATE_MS = 60_000;
+/** How long a file of another machine or pid namespace must stay unchanged before it is taken (see alive()). */
+export const SPOOL_STALE_MS = 10 * 60_000;
+/**
+ * Where this process's pids mean something: its machine and pid namespace, hashed into every spool id. Two
+ * containers on one state volume have different ones, even when both run tack as pid 1.
+ */
+const PLACE = createHash('sha256').update(`${hostname()}\0${pidNamespace()}`).digest('hex').slice(0, 8);
+
+function pidNamespace(): string {
+  try {
+    return readlinkSync('/proc/self/ns/pid'); // Linux: "pid:[4026531836]", one per namespace
+  } catch {
+    return '';
+  }
+}
 
 /** The spools of this process that are open: a file of this process whose spool is not among them is orphaned. */
 const LIVE = new Set<string>();
@@ -55,13 +80,16 @@ export interface ReplayOutcome {
  */
 export class AuditSpool {
   readonly dir: string;
-  readonly #id = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  readonly #id = `${process.pid}-${PLACE}${randomBytes(6).toString('hex')}`;
   #fd: number | undefined;
+  /** When the open file was last appended to: past ROTATE_MS idle the next rows go to a new file. */
+  #appendedAt = 0;
   #part = 0;
   /** Bytes appended by this store and not yet written to the database. */
   #bytes = 0;
   #maybePending = true;
   #closed = false;
+  #recountedAt = Number.NEGATIVE_INFINITY;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -80,13 +108,18 @@ export class AuditSpool {
   keep(rows: readonly AuditRow[]): boolean {
     const text = rows.map((row) => `${JSON.stringify(row)}\n`).join('');
     const size = Buffer.byteLength(text);
-    if (this.#bytes + size > MAX_SPOOL_BYTES) return false;
+    // The count is recounted from the folder before refusing: files of this store that another instance took (idle
+    // past SPOOL_STALE_MS, from another container) would otherwise hold it full forever.
+    if (this.#bytes + size > MAX_SPOOL_BYTES && this.#recount() + size > MAX_SPOOL_BYTES) return false;
+    // A file idle for a while is left for good (see SPOOL_STALE_MS): a replayer elsewhere may take it.
+    if (this.#fd !== undefined && Date.now() - this.#appendedAt > ROTATE_MS) this.#closeFile();
     try {
       if (this.#fd === undefined) {
         mkdirSync(this.dir, { recursive: true, mode: 0o700 });
         this.#fd = openSync(join(this.dir, `${this.#id}-${this.#part++}${SUFFIX}`), 'a', 0o600);
       }
       appendFileSync(this.#fd, text);
+      this.#appendedAt = Date.now();
     } catch {
       // The append may have been cut short (a full disk): the next rows go to a new file, not after the cut line,
       // where they would join it and be skipped as not a row.
@@ -127,14 +160,14 @@ export class AuditSpool {
     for (const name of this.#takeable()) {
       const writer = name.replace(/\.replaying-.*$/, '').replace(SUFFIX, '');
       const claimed = join(this.dir, `${writer}${CLAIMED}-${this.#id}`);
-      let size: number;
+      let stat: Stats;
       try {
         renameSync(join(this.dir, name), claimed);
-        size = statSync(claimed).size;
+        stat = statSync(claimed);
       } catch {
         continue; // another replayer took it first
       }
-      await this.#replayFile(claimed, writer, size, insert, stopped, outcome);
+      await this.#replayFile(claimed, writer, stat, insert, stopped, outcome);
     }
     return outcome;
   }
@@ -143,7 +176,7 @@ export class AuditSpool {
   async #replayFile(
     claimed: string,
     writer: string,
-    size: number,
+    { size, atime, mtime }: Stats,
     insert: (rows: AuditRow[]) => Promise<void>,
     stopped: () => boolean,
     outcome: ReplayOutcome,
@@ -158,7 +191,17 @@ export class AuditSpool {
     let texts: string[] = [];
     // Where the rows not written go when some of the file's were: a file of the same writer's.
     const rest = new RestCopy(join(this.dir, `${writer}-r${randomBytes(6).toString('hex')}`));
+    // Claimed, it is kept fresh: a replayer of another pid namespace judges the claim by the file's time alone.
+    const touch = () => {
+      try {
+        utimesSync(claimed, new Date(), new Date());
+      } catch {
+        // taken meanwhile (this replayer was judged gone): at least once
+      }
+    };
+    touch();
     const send = async () => {
+      touch();
       if (stopped()) failure = new Error('the store closed during the replay');
       else
         try {
@@ -228,6 +271,7 @@ export class AuditSpool {
     // already, if any, are written again: at least once).
     rest.discard();
     try {
+      utimesSync(claimed, atime, mtime); // its place among the files, and its age, as they were
       renameSync(claimed, join(this.dir, `${writer}${SUFFIX}`));
     } catch {
       // left claimed: taken again once this store is gone
@@ -240,6 +284,27 @@ export class AuditSpool {
     this.#closed = true;
     this.#closeFile();
     LIVE.delete(this.#id);
+  }
+
+  /** This store's bytes on disk, counted again (its files, kept or claimed, whole or copied); the new count. */
+  #recount(): number {
+    // Once a second at most: a full spool refuses every row of a flood, and each would read the folder.
+    if (Date.now() - this.#recountedAt < 1_000) return this.#bytes;
+    this.#recountedAt = Date.now();
+    let bytes = 0;
+    try {
+      for (const name of readdirSync(this.dir))
+        if (name.startsWith(`${this.#id}-`) && !name.endsWith(UNREADABLE))
+          try {
+            bytes += lstatSync(join(this.dir, name)).size;
+          } catch {
+            // gone meanwhile
+          }
+    } catch {
+      return this.#bytes; // the folder cannot be read: the count stands
+    }
+    this.#bytes = bytes;
+    return bytes;
   }
 
   #closeFile(): void {
@@ -264,21 +329,20 @@ export class AuditSpool {
     for (const name of names) {
       const writer = /^(\d+)-([0-9a-f]+)-/.exec(name);
       const claimer = /\.replaying-(\d+)-([0-9a-f]+)$/.exec(name);
-      let takeable: boolean;
-      if (claimer) takeable = !alive(Number(claimer[1]), `${claimer[1]}-${claimer[2]}`);
-      else if (name.endsWith(SUFFIX) && writer)
-        takeable =
-          `${writer[1]}-${writer[2]}` === this.#id || !alive(Number(writer[1]), `${writer[1]}-${writer[2]}`);
-      else takeable = false;
-      if (!takeable) continue;
+      const by = claimer ?? (name.endsWith(SUFFIX) ? writer : null);
+      if (!by?.[1] || !by[2]) continue;
+      let stat: Stats;
       try {
         // Not followed: a symlink (or a directory) named like a spool file is not one, whatever it points to.
-        const stat = lstatSync(join(this.dir, name));
-        // No store writes a file past the bound: a bigger one is not a spool, and reading it could exhaust memory.
-        if (stat.isFile() && stat.size <= MAX_SPOOL_BYTES) files.push({ name, at: stat.mtimeMs });
+        stat = lstatSync(join(this.dir, name));
       } catch {
-        // gone meanwhile: another replayer took it
+        continue; // gone meanwhile: another replayer took it
       }
+      // No store writes a file past the bound: a bigger one is not a spool, and reading it could exhaust memory.
+      if (!stat.isFile() || stat.size > MAX_SPOOL_BYTES) continue;
+      const id = `${by[1]}-${by[2]}`;
+      if ((claimer || id !== this.#id) && alive(Number(by[1]), by[2], id, stat.mtimeMs)) continue;
+      files.push({ name, at: stat.mtimeMs });
     }
     return files.sort((a, b) => a.at - b.at).map((f) => f.name);
   }
@@ -330,8 +394,16 @@ class RestCopy {
   }
 }
 
-/** Whether the spool `id` of process `pid` may still write: a live spool of this process, or another live process. */
-function alive(pid: number, id: string): boolean {
+/**
+ * Whether the spool `id` (process `pid`, random part `hex`) may still write to a file last changed at `mtimeMs`: a
+ * live spool of this process, or another live process. A pid means something only where it was taken: a writer of
+ * another machine or pid namespace (a container sharing the state volume, where every tack may be pid 1) is judged
+ * by its file alone, alive while it changed within SPOOL_STALE_MS. Ids without a place (the first spool files
+ * written) are judged by their pid.
+ */
+function alive(pid: number, hex: string, id: string, mtimeMs: number): boolean {
+  if (hex.length === PLACE.length + 12 && !hex.startsWith(PLACE))
+    return Date.now() - mtimeMs < SPOOL_STALE_MS;
   if (pid === process.pid) return LIVE.has(id);
   try {
     process.kill(pid, 0);
