@@ -1,14 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry, AuditRow } from '../../src/store/audit.js';
 import { PostgresAuditLog, SPOOL_RETRY_MS } from '../../src/store/postgres/audit.js';
 import { AuditSpool } from '../../src/store/postgres/audit-spool.js';
-import { PostgresDatabase } from '../../src/store/postgres/database.js';
+import { PostgresDatabase, redactedUrl } from '../../src/store/postgres/database.js';
 import { migratePostgres } from '../../src/store/postgres/migrations.js';
+import { spoolFolder } from '../../src/store/postgres/store.js';
 import type { TackWarning } from '../../src/util/warnings.js';
+import { tack } from '../helpers/cli.js';
 import { type Postgres, startPostgres } from '../helpers/postgres.js';
 import { freePort } from '../helpers/processes.js';
 import { tempProject } from '../helpers/project.js';
@@ -72,6 +74,24 @@ describe('the PostgreSQL audit log with a spool, on a real server', () => {
   afterAll(async () => {
     await postgres?.stop();
   });
+
+  it("`tack audit` writes a dead instance's spool before it lists the log (docs/deploy.md, Audit)", async () => {
+    using project = tempProject();
+    project.env.TACK_STORE_URL = postgres.connectionString;
+    const stateDir = dirname(project.load().paths.storeFile);
+    const dir = join(stateDir, 'audit-spool', spoolFolder(redactedUrl(postgres.connectionString)));
+    mkdirSync(dir, { recursive: true });
+    // An instance on this state folder died with 1,200 rows spooled (three batches), the newest calls it answered.
+    writeFileSync(
+      join(dir, `${deadPid()}-aaaaaaaaaaaa-0.jsonl`),
+      Array.from({ length: 1_200 }, (_, n) => `${JSON.stringify(row('dead-instance', n))}\n`).join(''),
+    );
+    const run = await tack(['audit', '--json', '--limit', '2000'], { cwd: project.dir, env: project.env });
+    expect(run.code).toBe(0);
+    const listed = (JSON.parse(run.stdout) as AuditEntry[]).filter((e) => e.client === 'dead-instance');
+    expect(listed).toHaveLength(1_200);
+    expect(readdirSync(dir)).toEqual([]);
+  }, 60_000);
 
   it('writes rows spooled while a replay was under way, with no further call to wake it', async () => {
     using project = tempProject();

@@ -12,6 +12,10 @@ export async function auditCommand(options: AuditOptions): Promise<number> {
   // The configured store: with `store.url`, the log every instance behind the load balancer writes.
   const store = await openConfiguredStore(cliStoreLocation(options));
   try {
+    // Rows an instance on this state folder left in the local spool (a PostgreSQL store that was down) are the newest
+    // calls it answered: written first, or the listing would miss them (docs/deploy.md, Audit).
+    if ('replaySpool' in store.audit && typeof store.audit.replaySpool === 'function')
+      await store.audit.replaySpool();
     const entries = await store.audit.recent(limit);
     return printListing(
       options,

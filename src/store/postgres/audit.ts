@@ -262,8 +262,9 @@ export class PostgresAuditLog implements AuditLog {
 
   /** Waits for a replay of the spool to end (started now if rows wait in it). For tests and `tack audit`. */
   async replaySpool(): Promise<void> {
-    if (!this.#spool?.pending()) return;
-    await this.#startReplay();
+    // A replay under way has claimed its files (they no longer look pending): it is waited for, then the rest.
+    await this.#replaying;
+    if (this.#spool?.pending()) await this.#startReplay();
   }
 
   /** Resolves when every row recorded so far is written (or failed). */

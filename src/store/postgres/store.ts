@@ -31,7 +31,7 @@ export interface PostgresStoreOptions extends PostgresOptions {
 }
 
 /** The spool folder of one database: its redacted URL hashed, so two stores on one state folder never mix. */
-function spoolFolder(location: string): string {
+export function spoolFolder(location: string): string {
   return createHash('sha256').update(location).digest('hex').slice(0, 16);
 }
 
