@@ -93,6 +93,62 @@ describe('the PostgreSQL audit log with a spool, on a real server', () => {
     expect(readdirSync(dir)).toEqual([]);
   }, 60_000);
 
+  // A client names itself (MCP initialize) and an upstream words its errors: neither is trusted. PostgreSQL's text
+  // refuses U+0000; one such row must not fail the 499 others of its batch, nor stop the spool forever.
+  it('a row with a NUL character neither fails its batch nor blocks the spool', async () => {
+    using project = tempProject();
+    const db = new PostgresDatabase(postgres.connectionString);
+    await migratePostgres(db);
+    const spool = new AuditSpool(join(project.dir, 'spool'));
+    const audit = new PostgresAuditLog(db, { spool });
+    const count = async () =>
+      Number(
+        (await db.query<{ n: string }>("SELECT COUNT(*) AS n FROM audit WHERE starts_with(client, 'nul')"))[0]
+          ?.n,
+      );
+    try {
+      await Promise.all([
+        audit.record(entry('nul-1', 1)),
+        audit.record({ ...entry('nul-evil\u0000x', 2), detail: 'upstream said \u0000' }),
+        audit.record(entry('nul-2', 3)),
+      ]);
+      const end = Date.now() + SPOOL_RETRY_MS * 3;
+      while (Date.now() < end && (await count()) < 3) await sleep(200);
+      expect(await count()).toBe(3);
+      expect(spool.pending()).toBe(false);
+    } finally {
+      await audit.close();
+      await db.close();
+    }
+  }, 60_000);
+
+  it('a spool line the database can never take (an edited file) is skipped, not retried forever', async () => {
+    using project = tempProject();
+    const db = new PostgresDatabase(postgres.connectionString);
+    await migratePostgres(db);
+    const dir = join(project.dir, 'spool');
+    mkdirSync(dir);
+    const bad: unknown[] = [...row('poison', 1)];
+    bad[5] = 1.5; // duration_ms is an INTEGER
+    const huge: unknown[] = [...row('poison', 2)];
+    huge[5] = 2 ** 40;
+    writeFileSync(
+      join(dir, `${deadPid()}-aaaaaaaaaaaa-0.jsonl`),
+      `${JSON.stringify(bad)}\n${JSON.stringify(huge)}\n${JSON.stringify(row('poison', 3))}\n`,
+    );
+    const spool = new AuditSpool(dir);
+    const audit = new PostgresAuditLog(db, { spool });
+    try {
+      await audit.replaySpool();
+      const [n] = await db.query<{ n: string }>("SELECT COUNT(*) AS n FROM audit WHERE client = 'poison'");
+      expect(Number(n?.n)).toBe(1);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      await audit.close();
+      await db.close();
+    }
+  }, 60_000);
+
   it('writes rows spooled while a replay was under way, with no further call to wake it', async () => {
     using project = tempProject();
     const db = new PostgresDatabase(postgres.connectionString);

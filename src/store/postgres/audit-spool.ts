@@ -427,8 +427,10 @@ function parseRow(line: string): AuditRow | undefined {
   const texts = [at, client, server, tool, digest, outcome];
   if (
     !texts.every((t) => typeof t === 'string') ||
+    // duration_ms is an INTEGER column: any other number would fail its batch on every replay.
     typeof duration !== 'number' ||
-    !Number.isFinite(duration)
+    !Number.isInteger(duration) ||
+    Math.abs(duration) > 2_147_483_647
   )
     return undefined;
   if (detail !== null && typeof detail !== 'string') return undefined;

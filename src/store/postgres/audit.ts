@@ -161,7 +161,9 @@ export class PostgresAuditLog implements AuditLog {
     );
     await this.#db.query(
       `INSERT INTO audit (at, client, server, tool, args_sha256, duration_ms, outcome, detail) VALUES ${values.join(', ')}`,
-      rows.flat(),
+      // PostgreSQL's text refuses U+0000, which a client's name or an upstream's error may hold: one such row would
+      // fail its whole batch, and then every replay of the spool it went to. It is written as U+FFFD.
+      rows.flat().map((value) => (typeof value === 'string' ? value.replaceAll('\0', '\uFFFD') : value)),
     );
   }
 
