@@ -300,6 +300,27 @@ describe('the local audit spool', () => {
     spool.close();
   });
 
+  it("takes an orphan whose writer's pid now belongs to another process, once the file is stale", async () => {
+    using project = tempProject();
+    const dir = join(project.dir, 'spool');
+    mkdirSync(dir);
+    // The writer died and its pid went to an unrelated long-lived process (here: a sleeper).
+    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    try {
+      const name = `${sleeper.pid}-cccccccccccc-0.jsonl`;
+      writeFileSync(join(dir, name), `${JSON.stringify(row(7))}\n`);
+      const old = (Date.now() - SPOOL_STALE_MS - 60_000) / 1000;
+      utimesSync(join(dir, name), old, old);
+      const spool = new AuditSpool(dir);
+      const db = table();
+      await spool.replay(db.insert, () => false);
+      expect(numbers(db.rows)).toEqual([7]);
+      spool.close();
+    } finally {
+      sleeper.kill('SIGKILL');
+    }
+  });
+
   it('a writer whose files another instance took accepts rows again up to its bound', async () => {
     using project = tempProject();
     const dir = join(project.dir, 'spool');

@@ -38,7 +38,7 @@ const UNREADABLE = '.unreadable';
  * file idle for SPOOL_STALE_MS is never written again, whoever wrote it.
  */
 const ROTATE_MS = 60_000;
-/** How long a file of another machine or pid namespace must stay unchanged before it is taken (see alive()). */
+/** How long a spool file must stay unchanged to be taken, whoever wrote it (see alive()). */
 export const SPOOL_STALE_MS = 10 * 60_000;
 /**
  * Where this process's pids mean something: its machine and pid namespace, hashed into every spool id. Two
@@ -395,15 +395,17 @@ class RestCopy {
 }
 
 /**
- * Whether the spool `id` (process `pid`, random part `hex`) may still write to a file last changed at `mtimeMs`: a
- * live spool of this process, or another live process. A pid means something only where it was taken: a writer of
- * another machine or pid namespace (a container sharing the state volume, where every tack may be pid 1) is judged
- * by its file alone, alive while it changed within SPOOL_STALE_MS. Ids without a place (the first spool files
- * written) are judged by their pid.
+ * Whether the spool `id` (process `pid`, random part `hex`) may still write to a file last changed at `mtimeMs`.
+ * Never once it is unchanged for SPOOL_STALE_MS: a writer starts a new file after ROTATE_MS idle, and a replayer
+ * touches its claim before each batch, so such a file is not written again by anyone (this covers a dead writer
+ * whose pid went to another process). Else: a live spool of this process, or another live process. A pid means
+ * something only where it was taken: a writer of another machine or pid namespace (a container sharing the state
+ * volume, where every tack may be pid 1) is judged by its file's age alone. Ids without a place (the first spool
+ * files written) are judged by their pid.
  */
 function alive(pid: number, hex: string, id: string, mtimeMs: number): boolean {
-  if (hex.length === PLACE.length + 12 && !hex.startsWith(PLACE))
-    return Date.now() - mtimeMs < SPOOL_STALE_MS;
+  if (Date.now() - mtimeMs >= SPOOL_STALE_MS) return false;
+  if (hex.length === PLACE.length + 12 && !hex.startsWith(PLACE)) return true;
   if (pid === process.pid) return LIVE.has(id);
   try {
     process.kill(pid, 0);
