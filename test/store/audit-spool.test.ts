@@ -100,6 +100,22 @@ describe('the local audit spool', () => {
     spool.close();
   });
 
+  it('a file cut by failure after failure keeps a name of bounded length, and every row arrives', async () => {
+    using project = tempProject();
+    const dir = join(project.dir, 'spool');
+    const spool = new AuditSpool(dir);
+    spool.keep(range(0, 30 * 500).map(row));
+    let calls = 0;
+    const db = table(() => ++calls % 2 === 0); // the database fails every second batch: each replay writes one
+    for (let replay = 0; replay < 29; replay++)
+      await expect(spool.replay(db.insert, () => false)).rejects.toThrow('connection refused');
+    for (const name of readdirSync(dir)) expect(name.length).toBeLessThan(80);
+    await spool.replay(db.insert, () => false);
+    expect(numbers(db.rows).sort((a, b) => a - b)).toEqual(range(0, 30 * 500));
+    expect(readdirSync(dir)).toEqual([]);
+    spool.close();
+  });
+
   it('stops between batches when asked (a store closing), leaving the rest for later', async () => {
     using project = tempProject();
     const dir = join(project.dir, 'spool');

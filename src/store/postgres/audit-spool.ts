@@ -190,7 +190,10 @@ export class AuditSpool {
     let batch: AuditRow[] = [];
     let texts: string[] = [];
     // Where the rows not written go when some of the file's were: a file of the same writer's.
-    const rest = new RestCopy(join(this.dir, `${writer}-r${randomBytes(6).toString('hex')}`));
+    // Named for the writer's file, not the copy's (a copy of a copy would lengthen the name at each failure).
+    const rest = new RestCopy(
+      join(this.dir, `${writer.replace(/(-r[0-9a-f]{12})+$/, '')}-r${randomBytes(6).toString('hex')}`),
+    );
     // Claimed, it is kept fresh: a replayer of another pid namespace judges the claim by the file's time alone.
     const touch = () => {
       try {
@@ -244,7 +247,7 @@ export class AuditSpool {
       // Not a spool this store can read (a damaged disk, a file it may not read): set aside for the operator under
       // a name no replay takes, so it neither blocks the files after it nor fails every retry.
       rest.discard();
-      const aside = join(this.dir, `${writer}${UNREADABLE}`);
+      const aside = join(this.dir, `${writer}-${randomBytes(4).toString('hex')}${UNREADABLE}`);
       try {
         renameSync(claimed, aside);
       } catch {
