@@ -34,7 +34,7 @@ export interface AuditSink {
 export interface AuditLog extends AuditSink {
   /** Known secret values (the servers' env and header values) to mask in `detail`, besides key shapes. */
   addSecrets(values: Iterable<string>): void;
-  /** Writes every row waiting now. Rejects when the store cannot take them. */
+  /** Writes every row waiting now (PostgreSQL: its local spool's too). Rejects when the store cannot take them. */
   flush(): Promise<void>;
   /** The newest entries first (waiting rows are written first, so a read sees every call recorded). */
   recent(limit?: number): Promise<AuditEntry[]>;

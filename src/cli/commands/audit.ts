@@ -14,8 +14,7 @@ export async function auditCommand(options: AuditOptions): Promise<number> {
   try {
     // Rows an instance on this state folder left in the local spool (a PostgreSQL store that was down) are the newest
     // calls it answered: written first, or the listing would miss them (docs/deploy.md, Audit).
-    if ('replaySpool' in store.audit && typeof store.audit.replaySpool === 'function')
-      await store.audit.replaySpool();
+    await store.audit.flush();
     const entries = await store.audit.recent(limit);
     return printListing(
       options,

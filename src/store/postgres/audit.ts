@@ -262,7 +262,7 @@ export class PostgresAuditLog implements AuditLog {
     this.#spool?.close();
   }
 
-  /** Waits for a replay of the spool to end (started now if rows wait in it). For tests and `tack audit`. */
+  /** Waits for a replay of the spool to end (started now if rows wait in it); flush() and tests. */
   async replaySpool(): Promise<void> {
     // A replay under way has claimed its files (they no longer look pending): it is waited for, then the rest.
     await this.#replaying;
@@ -274,8 +274,10 @@ export class PostgresAuditLog implements AuditLog {
     while (this.#flushing) await this.#flushing;
   }
 
-  flush(): Promise<void> {
-    return this.drain();
+  /** Writes the rows waiting: the queue's, and the local spool's (rows an outage left there are waiting too). */
+  async flush(): Promise<void> {
+    await this.drain();
+    await this.replaySpool();
   }
 
   /** The newest entries matching every filter given; `strpos` rather than LIKE, so `%` and `_` are literal. */
