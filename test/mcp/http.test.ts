@@ -86,7 +86,9 @@ describe('HTTP servers', () => {
   it('report an unreachable server without blocking the others', async () => {
     using project = tempProject();
     const fixture = await startHttpFixture();
-    const dead = await freePort();
+    // Port 1 (tcpmux): nothing listens there and no test binds it, so the connection is refused every time (a
+    // port found free and closed again could be taken by another test file meanwhile).
+    const dead = 1;
     const host = await startHost(
       project,
       { gone: { type: 'http', url: `http://127.0.0.1:${dead}/mcp` }, up: { type: 'http', url: fixture.url } },
