@@ -10,6 +10,9 @@ export type Db = Database.Database;
  * Schema migrations, applied in order; `user_version` records how many ran. A store written by a newer tack
  * (more migrations than this build knows) is refused rather than misread.
  */
+/** How long a statement waits for another process's lock before it fails (SQLite's busy_timeout). */
+const BUSY_TIMEOUT_MS = 5_000;
+
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE era_verdicts (
      key TEXT PRIMARY KEY,
@@ -133,12 +136,12 @@ export function openDatabase(file: string): Db {
   try {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     db = new Database(file);
-    db.pragma('journal_mode = WAL');
+    enableWal(db);
     // With WAL, NORMAL syncs at checkpoints rather than at every commit: the audit log writes a row per call,
     // and an fsync per call would dominate the gateway's latency. A crash can lose the last few rows, not
     // corrupt the database.
     db.pragma('synchronous = NORMAL');
-    db.pragma('busy_timeout = 5000');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   } catch (error) {
     throw new TackError('STORE_FAILED', `${file}: cannot open the tack store (${errorMessage(error)})`, {
       subject: { file },
@@ -150,20 +153,49 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
+/**
+ * Switches the file to WAL (it stays so: later opens find it done). A new file's switch needs the only lock on it, and
+ * two processes making one new store at once can each hold a read lock waiting for the other: SQLite answers one
+ * of them BUSY at once instead of running its busy timeout. That one waits a moment and tries again, up to the
+ * busy timeout.
+ */
+function enableWal(db: Db): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      // A synchronous pause (opening is synchronous), jittered so the two do not meet again.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10 + Math.floor(Math.random() * 40));
+    }
+  }
+}
+
 function migrate(db: Db, file: string): void {
-  const version = db.pragma('user_version', { simple: true }) as number;
-  if (version > MIGRATIONS.length) {
+  const tooNew = (version: number) => {
     db.close();
-    throw new TackError(
+    return new TackError(
       'STORE_FAILED',
       `${file}: the store has schema version ${version}, newer than this tack understands (${MIGRATIONS.length})`,
       { subject: { file }, hint: 'Upgrade tack, or use another TACK_HOME.' },
     );
-  }
-  const pending = MIGRATIONS.slice(version);
-  if (pending.length === 0) return;
-  db.transaction(() => {
-    for (const sql of pending) db.exec(sql);
-    db.pragma(`user_version = ${MIGRATIONS.length}`);
-  })();
+  };
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > MIGRATIONS.length) throw tooNew(version);
+  if (version === MIGRATIONS.length) return;
+  // Two processes opening a new store at once (three `tack serve` started together, two commands in one shell)
+  // both see the old version: the write lock is taken first (IMMEDIATE waits for it, up to busy_timeout) and the
+  // version read again under it, so the second finds the migrations done instead of failing on "table exists".
+  const current = db
+    .transaction(() => {
+      const locked = db.pragma('user_version', { simple: true }) as number;
+      if (locked >= MIGRATIONS.length) return locked;
+      for (const sql of MIGRATIONS.slice(locked)) db.exec(sql);
+      db.pragma(`user_version = ${MIGRATIONS.length}`);
+      return MIGRATIONS.length;
+    })
+    .immediate();
+  if (current > MIGRATIONS.length) throw tooNew(current);
 }

@@ -260,7 +260,13 @@ describe('tack chat', () => {
 
 describe('tack context', () => {
   it('prints each part of the next turn with its token count, for the examples', async () => {
-    const run = await tack(['context', '--config', 'examples/tack.json'], { cwd: REPO });
+    // A tack home of its own (token counts and the store stay with the test): the user's is shared by every
+    // worker and every run.
+    const p = project();
+    const run = await tack(['context', '--config', 'examples/tack.json'], {
+      cwd: REPO,
+      env: { ...process.env, TACK_HOME: p.home },
+    });
     expect(run.code).toBe(0);
     for (const part of [
       'system: harness rules',

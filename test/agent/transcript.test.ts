@@ -108,7 +108,10 @@ describe('Transcript', () => {
     });
     const id = transcript.sessionId;
     expect(id).toMatch(/^\d{8}-\d{4}-[0-9a-f]{8}$/);
-    expect(transcript.file).toBe(join(env.dir, new Date().toISOString().slice(0, 10), `${id}.jsonl`));
+    // The day folder is the id's UTC day (taken from the id, not from a clock read again here: across midnight
+    // the two differ).
+    const day = `${id.slice(0, 4)}-${id.slice(4, 6)}-${id.slice(6, 8)}`;
+    expect(transcript.file).toBe(join(env.dir, day, `${id}.jsonl`));
 
     const events: AgentEvent[] = [
       start(id),

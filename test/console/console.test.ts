@@ -319,7 +319,7 @@ describe('tack console: pages', () => {
     await page.goto(`${running.url}#/sessions/${finishedSession}`);
     const call = page.locator('[data-testid=tool-call]').first();
     await call.waitFor();
-    expect(await call.textContent()).toMatch(/mcp__fixture__echo \d+ ms/);
+    expect(await call.textContent()).toMatch(/mcp__fixture__echo (\d+ ms|\d+\.\d s)/);
     expect(await call.textContent()).toContain('allow (user)');
     expect(await page.locator('canvas').count()).toBe(1);
     expect(await page.textContent('[data-testid=timeline]')).toContain('end: completed');
@@ -332,7 +332,7 @@ describe('tack console: pages', () => {
     const text = (await work.textContent()) ?? '';
     expect(text).toContain('echo from a sub-agent');
     expect(text).toMatch(/completed after 2 steps/);
-    expect(text).toMatch(/mcp__fixture__echo \d+ ms/);
+    expect(text).toMatch(/mcp__fixture__echo (\d+ ms|\d+\.\d s)/);
     // The sub-agent keeps no transcript of its own (its events are the parent's): no link to a missing page.
     expect(await work.locator('a').count()).toBe(0);
     await shot(page, 'subagent');

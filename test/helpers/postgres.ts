@@ -3,7 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import pg from 'pg';
-import { freePort, type Service, startService } from './processes.js';
+import { onFreePort, type Service, startService } from './processes.js';
 
 export interface Postgres {
   /** `postgresql://tack@127.0.0.1:<port>/<database>`; trust authentication on loopback only. */
@@ -86,30 +86,35 @@ export async function startPostgres(
     if (init.status !== 0)
       throw new Error(`initdb failed (${init.status ?? init.signal}):\n${init.stdout}\n${init.stderr}`);
 
-    const port = await freePort();
-    const serverCommand = command('postgres', [
-      '-D',
-      data,
-      '-p',
-      String(port),
-      '-k',
-      root,
-      '-c',
-      'listen_addresses=127.0.0.1',
-      // A throwaway server: durability buys nothing and costs seconds.
-      '-c',
-      'fsync=off',
-      '-c',
-      'full_page_writes=off',
-      '-c',
-      `synchronous_commit=${options.durableCommits ? 'on' : 'off'}`,
-    ]);
-    const startServer = () =>
-      startService(serverCommand[0], serverCommand[1], {
+    const serverCommand = (port: number) =>
+      command('postgres', [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        root,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        // A throwaway server: durability buys nothing and costs seconds.
+        '-c',
+        'fsync=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        `synchronous_commit=${options.durableCommits ? 'on' : 'off'}`,
+      ]);
+    const startServer = (port: number) =>
+      startService(...serverCommand(port), {
         ready: /ready to accept connections/,
         timeoutMs: 20_000,
       });
-    service = await startServer();
+    // Another port when the one found free was bound by a parallel test file first ("could not bind").
+    let port = 0;
+    service = await onFreePort((free) => {
+      port = free;
+      return startServer(free);
+    });
 
     const admin = new pg.Client({ host: '127.0.0.1', port, user: 'tack', database: 'postgres' });
     await admin.connect();
@@ -131,7 +136,7 @@ export async function startPostgres(
         await running.stop();
       },
       async resume() {
-        running = await startServer();
+        running = await startServer(port);
       },
       async stop() {
         // Fast shutdown ends open sessions; SIGTERM (smart) would wait for every client to leave.

@@ -14,6 +14,23 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Starts a server on a port found free, and on another when it was taken meanwhile: another test file (vitest
+ * runs them in parallel) may bind the port between freePort() closing it and the server binding it. A server
+ * that can take port 0 and say its address is better still (startTackServe).
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await start(port);
+    } catch (error) {
+      if (attempt >= attempts || !/EADDRINUSE|already in use|could not bind/i.test(String(error)))
+        throw error;
+    }
+  }
+}
+
 /** True while a process with this pid exists (signal 0 only checks). */
 export function alive(pid: number): boolean {
   try {
@@ -79,21 +96,22 @@ export async function startService(
   return { process: child, output: () => output, stop };
 }
 
-/** A real `tack serve --http` on a free port for `configFile`, ready to take requests at `url`. */
+/** The line `tack serve --http` prints once it listens, with the URL it listens at. */
+export const SERVE_READY = /tack serve: [^\n]* at (http:\/\/[^\s]+)[^\n]*\n/;
+
+/**
+ * A real `tack serve --http` for `configFile`, ready to take requests at `url`. It binds port 0 and says where it
+ * listens: no port found free first, which another test file could take before tack binds it.
+ */
 export async function startTackServe(
   bin: string,
   configFile: string,
   env: Record<string, string | undefined>,
 ): Promise<Service & { url: string }> {
-  const port = await freePort();
   const service = await startService(
     process.execPath,
-    [bin, 'serve', '--http', String(port), '--config', configFile],
-    {
-      env,
-      ready: /tack serve: .* at http/,
-      timeoutMs: 30_000,
-    },
+    [bin, 'serve', '--http', '127.0.0.1:0', '--config', configFile],
+    { env, ready: SERVE_READY, timeoutMs: 30_000 },
   );
-  return { ...service, url: `http://127.0.0.1:${port}/mcp` };
+  return { ...service, url: SERVE_READY.exec(service.output())![1]! };
 }

@@ -35,8 +35,9 @@ export function screenTack(
   const command = `stty cols ${options.cols} rows ${options.rows}; exec ${tack}`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: options.cwd,
-    // A CI variable inherited from the test runner would turn the full screen into the line mode (as for a user).
-    env: { TERM: 'xterm-256color', ...options.env, CI: undefined, CONTINUOUS_INTEGRATION: undefined },
+    // A CI variable or a TERM=dumb inherited from the test runner would turn the full screen into the line mode
+    // (as for a user): the terminal is the xterm emulator below, whatever the runner's own is.
+    env: { ...options.env, TERM: 'xterm-256color', CI: undefined, CONTINUOUS_INTEGRATION: undefined },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

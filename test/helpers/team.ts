@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { freePort, type Service, startService } from './processes.js';
+import { freePort, SERVE_READY, type Service, startService } from './processes.js';
 
 // Also built into dist/ for bench/team.ts, so the repository is found from either place (no vitest imported here).
 const UP = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -152,10 +152,11 @@ export async function startTeam(options: {
   try {
     const started = await Promise.all(
       INSTANCE_NAMES.slice(0, options.count).map(async (name) => {
-        const port = await freePort();
+        // Port 0, and the address read off the ready line: a port found free first could be taken by another
+        // test file before tack binds it.
         const service = await startService(
           process.execPath,
-          [BIN, 'serve', '--http', `127.0.0.1:${port}`, '--config', options.configFile],
+          [BIN, 'serve', '--http', '127.0.0.1:0', '--config', options.configFile],
           {
             env: {
               ...options.env,
@@ -165,40 +166,51 @@ export async function startTeam(options: {
               TACK_INSTANCE: name,
             },
             cwd: options.cwd,
-            ready: /tack serve: .* at http/,
+            ready: SERVE_READY,
             timeoutMs: 60_000,
           },
         );
-        return { ...service, name, host: `127.0.0.1:${port}` };
+        return { ...service, name, host: new URL(SERVE_READY.exec(service.output())![1]!).host };
       }),
     );
     instances.push(...started);
-    const port = await freePort();
-    writeFileSync(
-      join(dir, 'nginx.conf'),
-      nginxConfigFromDocs(
-        instances.map((i) => i.host),
-        `127.0.0.1:${port}`,
-        dir,
-      ),
-    );
-    nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
-      stdio: 'ignore',
-    });
-    const url = `http://127.0.0.1:${port}`;
-    for (let i = 0; ; i++) {
-      const up = await fetch(`${url}/readyz`).then(
-        (r) => r.status === 200,
-        () => false,
+    const errorLog = () =>
+      existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '';
+    // nginx cannot take port 0 and say where it listens: a port found free is tried, and another when nginx
+    // exits because a parallel test file bound that one meanwhile.
+    let url = '';
+    for (let attempt = 1; !url; attempt++) {
+      const port = await freePort();
+      writeFileSync(
+        join(dir, 'nginx.conf'),
+        nginxConfigFromDocs(
+          instances.map((i) => i.host),
+          `127.0.0.1:${port}`,
+          dir,
+        ),
       );
-      if (up) break;
-      if (i > 100) {
-        const log = existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '';
-        throw new Error(`nginx did not come up: ${log.slice(-2000)}`);
+      const started = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
+        stdio: 'ignore',
+      });
+      nginx = started;
+      const exited = () => started.exitCode !== null || started.signalCode !== null;
+      for (let i = 0; !exited(); i++) {
+        // nginx's answer (its Server header), not another test's server that took the port meanwhile.
+        const up = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.status === 200 && (r.headers.get('server') ?? '').startsWith('nginx'),
+          () => false,
+        );
+        if (up && !exited()) {
+          url = `http://127.0.0.1:${port}`;
+          break;
+        }
+        if (i > 100) throw new Error(`nginx did not come up: ${errorLog().slice(-2000)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (!url && (attempt >= 3 || !/Address already in use/.test(errorLog())))
+        throw new Error(`nginx exited at start: ${errorLog().slice(-2000)}`);
     }
-    return { url: `${url}/mcp`, instances, nginx, stop };
+    return { url: `${url}/mcp`, instances, nginx: nginx!, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -33,7 +33,7 @@ describe('a broken .mcp.json in a project', () => {
       expect(call.code).toBe(0);
       expect(call.stdout).toContain('fine');
     }
-  });
+  }, 60_000); // four CLI runs starting servers: 6 s on CI, 14 s under heavy load
 
   it('is the configuration error it always was once the project is trusted', async () => {
     using p = project('{"mcpServers": {"x": {"command": 42}}}');

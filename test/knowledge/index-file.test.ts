@@ -30,6 +30,11 @@ function temp(): string {
   return dir;
 }
 
+/** The environment with a tack home of its own: the user's (~/.local/state/tack) is shared by every worker and run. */
+function isolated(): Record<string, string | undefined> {
+  return { ...process.env, TACK_HOME: join(temp(), 'home') };
+}
+
 function write(root: string, files: Record<string, string>): string {
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(join(root, path, '..'), { recursive: true });
@@ -69,7 +74,7 @@ describe('tack knowledge index', () => {
     });
     const rootBefore = read(kb, 'index.md');
 
-    const dry = await tack(['knowledge', 'index', kb], { cwd: kb });
+    const dry = await tack(['knowledge', 'index', kb], { cwd: kb, env: isolated() });
     expect(dry.code).toBe(1);
     expect(dry.stdout).toContain('--- metrics/index.md\tnow');
     expect(dry.stdout).toContain('+++ metrics/index.md\twith --write');
@@ -81,7 +86,7 @@ describe('tack knowledge index', () => {
     expect(read(kb, 'metrics/index.md')).toBe(HAND_WRITTEN);
     expect(read(kb, 'index.md')).toBe(rootBefore);
 
-    const written = await tack(['knowledge', 'index', kb, '--write'], { cwd: kb });
+    const written = await tack(['knowledge', 'index', kb, '--write'], { cwd: kb, env: isolated() });
     expect(written.code).toBe(0);
     expect(written.stdout).toBe('kb: wrote metrics/index.md, index.md\n');
     expect(read(kb, 'metrics/index.md')).toBe(
@@ -99,7 +104,7 @@ describe('tack knowledge index', () => {
     expect(read(kb, 'index.md')).toBe(
       `${rootBefore}\n${GENERATED_BEGIN}\n# Subdirectories\n\n* [metrics](metrics/index.md) - Metrics; 3 concepts\n${GENERATED_END}\n`,
     );
-    const current = await tack(['knowledge', 'index', kb], { cwd: kb });
+    const current = await tack(['knowledge', 'index', kb], { cwd: kb, env: isolated() });
     expect(current).toMatchObject({ code: 0, stdout: '' });
     expect(current.stderr).toContain('kb: 2 index files up to date');
 
@@ -115,7 +120,7 @@ describe('tack knowledge index', () => {
     );
     writeFileSync(join(kb, 'metrics/index.md'), edited);
 
-    const again = await tack(['knowledge', 'index', kb, '--write'], { cwd: kb });
+    const again = await tack(['knowledge', 'index', kb, '--write'], { cwd: kb, env: isolated() });
     expect(again.code).toBe(0);
     expect(again.stderr).toContain(
       'warning: kb/metrics/index.md:7: entry "Legacy revenue" points at "legacy.md", which is not in the bundle; kept',
@@ -187,7 +192,7 @@ describe('planIndexes and writeIndexes', () => {
     await expect(planIndexes(await loadBundle(kb))).rejects.toMatchObject({
       message: expect.stringContaining('a closing marker of the generated index before its opening one'),
     });
-    const cli = await tack(['knowledge', 'index', kb, '--write'], { cwd: kb });
+    const cli = await tack(['knowledge', 'index', kb, '--write'], { cwd: kb, env: isolated() });
     expect(cli.code).toBe(1);
     expect(cli.stderr).toContain('error: index.md:1: a closing marker');
     expect(read(kb, 'index.md')).toBe(`${GENERATED_END}\n${GENERATED_BEGIN}\n`);

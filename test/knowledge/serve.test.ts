@@ -174,7 +174,9 @@ describe('okf:// resources', () => {
 
 describe('tack knowledge', () => {
   it('lint exits 0 on a conformant bundle and 1 with every error named, --json included', async () => {
-    const ok = await tack(['knowledge', 'lint', ACME], { cwd: REPO });
+    // A tack home of its own: the user's is shared by every worker and every run.
+    const env = { ...process.env, TACK_HOME: join(temp(), 'home') };
+    const ok = await tack(['knowledge', 'lint', ACME], { cwd: REPO, env });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain('log.md:1: warning log-front-matter');
     expect(ok.stdout).toMatch(/conformant: acme_retail: 9 concepts .*; 0 errors, 6 warnings/);
@@ -182,7 +184,7 @@ describe('tack knowledge', () => {
     const broken = join(temp(), 'kb');
     cpSync(SHOP, broken, { recursive: true });
     writeFileSync(join(broken, 'tables', 'untyped.md'), '---\ntitle: Untyped\n---\nbody\n');
-    const bad = await tack(['knowledge', 'lint', broken, '--json'], { cwd: REPO });
+    const bad = await tack(['knowledge', 'lint', broken, '--json'], { cwd: REPO, env });
     expect(bad.code).toBe(1);
     const [report] = JSON.parse(bad.stdout) as Array<{
       conformant: boolean;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpHost } from '../../src/mcp/host.js';
 import { type HttpFixture, startHttpFixture } from '../fixtures/servers/http-server.js';
-import { freePort, type Service, startService } from '../helpers/processes.js';
+import { onFreePort, type Service, startService } from '../helpers/processes.js';
 import { EVERYTHING, fixtureEntry, startHost, type TempProject, tempProject } from '../helpers/project.js';
 
 describe('one host, every kind of server at once', () => {
@@ -14,16 +14,23 @@ describe('one host, every kind of server at once', () => {
 
   beforeAll(async () => {
     project = tempProject();
-    ports = { http: await freePort(), sse: await freePort() };
+    ports = { http: 0, sse: 0 };
+    // server-everything listens on PORT: onFreePort tries another when a parallel test file took the one found.
     [http, everythingHttp, everythingSse] = await Promise.all([
       startHttpFixture(),
-      startService(process.execPath, [EVERYTHING, 'streamableHttp'], {
-        env: { ...process.env, PORT: String(ports.http) },
-        ready: /listening on port/,
+      onFreePort((port) => {
+        ports.http = port;
+        return startService(process.execPath, [EVERYTHING, 'streamableHttp'], {
+          env: { ...process.env, PORT: String(port) },
+          ready: /listening on port/,
+        });
       }),
-      startService(process.execPath, [EVERYTHING, 'sse'], {
-        env: { ...process.env, PORT: String(ports.sse) },
-        ready: /running on port/,
+      onFreePort((port) => {
+        ports.sse = port;
+        return startService(process.execPath, [EVERYTHING, 'sse'], {
+          env: { ...process.env, PORT: String(port) },
+          ready: /running on port/,
+        });
       }),
     ]);
     host = await startHost(project, {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { startHttpFixture } from '../fixtures/servers/http-server.js';
-import { freePort, startService } from '../helpers/processes.js';
+import { onFreePort, startService } from '../helpers/processes.js';
 import { EVERYTHING, startHost, tempProject } from '../helpers/project.js';
 
 describe('HTTP servers', () => {
@@ -34,10 +34,13 @@ describe('HTTP servers', () => {
 
   it('fall back to legacy SSE when the URL has no Streamable HTTP, and remember it', async () => {
     using project = tempProject();
-    const port = await freePort();
-    const sse = await startService(process.execPath, [EVERYTHING, 'sse'], {
-      env: { ...process.env, PORT: String(port) },
-      ready: /running on port/,
+    let port = 0;
+    const sse = await onFreePort((free) => {
+      port = free;
+      return startService(process.execPath, [EVERYTHING, 'sse'], {
+        env: { ...process.env, PORT: String(free) },
+        ready: /running on port/,
+      });
     });
     try {
       const servers = { old: { type: 'http', url: `http://127.0.0.1:${port}/sse` } };
@@ -86,7 +89,9 @@ describe('HTTP servers', () => {
   it('report an unreachable server without blocking the others', async () => {
     using project = tempProject();
     const fixture = await startHttpFixture();
-    const dead = await freePort();
+    // Port 1 (tcpmux): nothing listens there and no test binds it, so the connection is refused every time (a
+    // port found free and closed again could be taken by another test file meanwhile).
+    const dead = 1;
     const host = await startHost(
       project,
       { gone: { type: 'http', url: `http://127.0.0.1:${dead}/mcp` }, up: { type: 'http', url: fixture.url } },

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TackError } from '../../src/errors.js';
 import { embeddingModel, semanticRanker } from '../../src/search/embeddings.js';
 import { embeddingText, hybridSearch, textDigest } from '../../src/search/semantic.js';
@@ -115,16 +115,23 @@ describe('semantic ranking through the AI SDK, against a local server speaking t
     expect((await hybridSearch(index, TOOLS, ['forecast'], 2, refused)).semantic).toBe('unavailable');
 
     // Back after the pause: the semantic list is used again, and a later outage is reported anew.
+    // The pause is the ranker's clock, moved on by the test: a short real pause (it was 50 ms) could pass between
+    // the two searches below on a loaded machine, and the second would then use the endpoint already.
     const flaky = await server({ failing: true });
     const retrying = semanticRanker(
       { model: 'openai-compatible:toy-embed', baseURL: flaky.url },
-      { onUnavailable: (reason) => heard.push(reason), retryAfterMs: 50 },
+      { onUnavailable: (reason) => heard.push(reason), retryAfterMs: 60_000 },
     );
     expect((await hybridSearch(index, TOOLS, ['umbrella'], 2, retrying)).semantic).toBe('unavailable');
     flaky.setFailing(false);
     expect((await hybridSearch(index, TOOLS, ['umbrella'], 2, retrying)).semantic).toBe('unavailable');
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    const now = Date.now;
+    scope.defer(() => {
+      vi.restoreAllMocks();
+    });
+    vi.spyOn(Date, 'now').mockImplementation(() => now() + 61_000);
     const up = await hybridSearch(index, TOOLS, ['umbrella'], 2, retrying);
+    vi.restoreAllMocks();
     expect(up.semantic).toBe('used');
     expect(names(up.hits)[0]).toBe('get_forecast');
     expect(heard).toHaveLength(2);

@@ -102,5 +102,5 @@ describe('the definition guard on tack call, prompt and read', () => {
     const allowed = await run('read', 'note://readme', '--allow-changed');
     expect(allowed.code).toBe(0);
     expect(allowed.stdout).toContain('the readme');
-  });
+  }, 60_000); // six CLI runs starting a server: 6 s on CI
 });

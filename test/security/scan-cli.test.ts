@@ -43,7 +43,12 @@ describe('tack scan', () => {
   });
 
   it('scans the configured servers without warning about siblings that name each other', async () => {
-    const run = await tack(['scan', '--config', 'examples/tack.json'], { cwd: REPO });
+    // A tack home of its own (what scan records stays with the test): the user's is shared by every worker and run.
+    using project = tempProject();
+    const run = await tack(['scan', '--config', 'examples/tack.json'], {
+      cwd: REPO,
+      env: { ...process.env, TACK_HOME: project.home },
+    });
     expect(run.code).toBe(0);
     // Tools, prompts, resources and instructions of the three example servers: every one clean.
     const [, scanned, clean] = /(\d+) scanned: 0 block, 0 warn, (\d+) clean/.exec(run.stdout) ?? [];

@@ -254,7 +254,9 @@ describe('2025-era sessions over HTTP', () => {
     const root = copyOfFixture(project.dir);
     const server = await startDocsServer({
       folder: root,
-      http: { port: 0, legacySessions: { idleMs: 300, sweepIntervalMs: 50 } },
+      // 1 s idle, not less: the listening client's session is idle from its last request until the SDK has its
+      // GET stream open, which on a loaded machine took more than the 300 ms this once allowed.
+      http: { port: 0, legacySessions: { idleMs: 1000, sweepIntervalMs: 50 } },
     });
     const client = new Client({ name: 'legacy-client', version: '1' }); // 2025 initialize, then a GET stream
     try {
@@ -262,7 +264,7 @@ describe('2025-era sessions over HTTP', () => {
       expect(client.getProtocolEra()).toBe('legacy');
       const silent = await initializeBare(server.url!);
 
-      await new Promise((resolve) => setTimeout(resolve, 1000)); // many sweeps, each past idleMs
+      await new Promise((resolve) => setTimeout(resolve, 2500)); // many sweeps, the later ones past idleMs
       let listChanged = 0;
       client.setNotificationHandler('notifications/resources/list_changed', async () => {
         listChanged++;

@@ -70,9 +70,14 @@ describe('tack serve for a team: instances sharing a PostgreSQL store', () => {
 
   it('drains on shutdown: not ready any more, the call in flight finishes, new connections are refused', async () => {
     const c = await client(0);
-    const slow = c.callTool({ name: 'fx__slow', arguments: { steps: 4, delayMs: 250 } });
-    // The call is under way upstream before the drain starts.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    let progressed = false;
+    const slow = c.callTool(
+      { name: 'fx__slow', arguments: { steps: 4, delayMs: 250 } },
+      { onprogress: () => (progressed = true) },
+    );
+    // The call is under way upstream before the drain starts: its first progress came back (a fixed pause was
+    // not always long enough on a loaded machine).
+    await expect.poll(() => progressed).toBe(true);
     const drained = instances[0]!.drain(10_000);
     expect(await get(0, '/readyz').catch(() => ({ status: 0, text: 'refused' }))).not.toEqual({
       status: 200,

@@ -126,7 +126,7 @@ describe('tack skills', () => {
     // No path: every skill tack finds.
     const all = await tack(['skills', 'validate'], { cwd: p.dir, env });
     expect(all.stdout).toMatch(/10 skills checked: 0 errors, 7 warnings\./);
-  });
+  }, 60_000); // six CLI runs: 8 s on CI, 27 s on a box running three suites at once
 
   it('validate without paths checks also the skills the library skips, and says why', async () => {
     using p = project();
