@@ -6,13 +6,13 @@ import { errorMessage, TackError } from '../errors.js';
 /** The better-sqlite3 handle type, re-exported so repositories need not import the driver themselves. */
 export type Db = Database.Database;
 
+/** How long a statement waits for another process's lock before it fails (SQLite's busy_timeout). */
+const BUSY_TIMEOUT_MS = 5_000;
+
 /**
  * Schema migrations, applied in order; `user_version` records how many ran. A store written by a newer tack
  * (more migrations than this build knows) is refused rather than misread.
  */
-/** How long a statement waits for another process's lock before it fails (SQLite's busy_timeout). */
-const BUSY_TIMEOUT_MS = 5_000;
-
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE era_verdicts (
      key TEXT PRIMARY KEY,
