@@ -24,6 +24,20 @@ describe('the repository', () => {
     expect(conflicted).toEqual([]);
   });
 
+  it('sorts text in one fixed order: no localeCompare in src/ (it follows the machine locale; util/text-order.ts)', () => {
+    const files = execFileSync('git', ['ls-files', '-z', 'src'], { cwd: REPO, encoding: 'utf8' })
+      .split('\0')
+      .filter((file) => /\.tsx?$/.test(file) && file !== 'src/util/text-order.ts');
+    const offenders = files.filter((file) => {
+      try {
+        return /\.localeCompare\(/.test(readFileSync(join(REPO, file), 'utf8'));
+      } catch {
+        return false; // deleted in the work tree
+      }
+    });
+    expect(offenders).toEqual([]);
+  });
+
   it('tracks nothing under node_modules (a worktree link to a shared node_modules is easy to commit)', () => {
     const tracked = execFileSync('git', ['ls-files', 'node_modules'], { cwd: REPO, encoding: 'utf8' });
     expect(tracked).toBe('');

@@ -20,6 +20,7 @@ import {
   sessionIdMatches,
 } from '../store/sessions.js';
 import { type SecretMasker, SHAPE_MASKER } from '../util/secrets.js';
+import { compareText } from '../util/text-order.js';
 import { type AgentEvent, type Usage, ZERO_USAGE } from './events.js';
 
 /**
@@ -796,7 +797,7 @@ export function sessionRowFromTranscript(
 export function listTranscriptFiles(dir: string): Array<{ id: string; file: string }> {
   if (!existsSync(dir)) return [];
   const found: Array<{ id: string; file: string }> = [];
-  for (const day of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const day of readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareText(a.name, b.name))) {
     if (!day.isDirectory()) continue;
     for (const name of readdirSync(join(dir, day.name)).sort()) {
       if (name.endsWith('.jsonl'))

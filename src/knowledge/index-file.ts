@@ -2,6 +2,7 @@ import { lstat, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TackError } from '../errors.js';
 import { readFrontMatter } from '../util/front-matter.js';
+import { compareText } from '../util/text-order.js';
 import type { KnowledgeBundle } from './bundle.js';
 import type { Concept } from './concept.js';
 import { IssueSink, type KnowledgeIssue } from './issues.js';
@@ -219,11 +220,11 @@ function generatedLines(ctx: MergeContext, listed: ReadonlySet<string>): string[
   const concepts = ctx.concepts.filter((c) => !listed.has(c.path));
   const subfolders = ctx.subfolders.filter((s) => !listed.has(s.folder));
   const out: string[] = [];
-  const types = [...new Set(concepts.map((c) => c.type))].sort((a, b) => a.localeCompare(b));
+  const types = [...new Set(concepts.map((c) => c.type))].sort((a, b) => compareText(a, b));
   for (const type of types) {
     if (out.length > 0) out.push('');
     out.push(`# ${type}`, '');
-    for (const c of concepts.filter((x) => x.type === type).sort((a, b) => a.title.localeCompare(b.title)))
+    for (const c of concepts.filter((x) => x.type === type).sort((a, b) => compareText(a.title, b.title)))
       out.push(entry(c.title, fileName(c.path), c.description));
   }
   if (subfolders.length > 0) {

@@ -1,5 +1,6 @@
 import { TackError } from '../errors.js';
 import { snapshotEntry, type TextIndex } from '../util/text-index.js';
+import { compareText } from '../util/text-order.js';
 import { type KnowledgeBundle, type LoadBundleOptions, loadBundle, normalizeId } from './bundle.js';
 import { newSearchIndex } from './bundle-cache.js';
 import { type Concept, isStale } from './concept.js';
@@ -228,7 +229,7 @@ export function bundleSummary(bundle: KnowledgeBundle, now: number): string {
   const types = new Map<string, number>();
   for (const c of concepts) types.set(c.type, (types.get(c.type) ?? 0) + 1);
   const topTypes = [...types]
-    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))
     .slice(0, 6)
     .map(([t, n]) => `${t} ${n}`)
     .join(', ');

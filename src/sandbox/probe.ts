@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
 import { runCapped } from '../util/run-capped.js';
+import { compareText } from '../util/text-order.js';
 import { explainPath } from './explain.js';
 import { prepareLaunch, type SandboxStatus } from './launch.js';
 import { accessOf, type MountPlan } from './mounts.js';
@@ -245,7 +246,7 @@ function plannedChecks(policy: SandboxPolicy, marker: string) {
  */
 function sample(dir: string, depth = 2): string | undefined {
   try {
-    const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+    const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareText(a.name, b.name));
     const file = entries.find((entry) => entry.isFile());
     if (file) return join(dir, file.name);
     if (depth > 1)

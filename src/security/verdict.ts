@@ -13,6 +13,8 @@
  * The weights are fitted by bench/scan-corpus/fit.ts on a labelled corpus kept outside the repository; how, and how well
  * they hold on sources they were not fitted on, is in docs/security.md.
  */
+
+import { compareText } from '../util/text-order.js';
 import type { Finding, FindingSeverity } from './scan.js';
 import { SCAN_MODEL } from './scan-model.js';
 
@@ -93,7 +95,7 @@ export function weigh(
     score += weight;
     contributions.push({ feature, weight });
   }
-  contributions.sort((a, b) => b.weight - a.weight || a.feature.localeCompare(b.feature));
+  contributions.sort((a, b) => b.weight - a.weight || compareText(a.feature, b.feature));
   const { grey, warn, block } = model.thresholds;
   const alone = contributions.find((c) => model.standalone.includes(c.feature))?.feature;
   const verdict = decisive || score >= block ? 'block' : score >= warn || alone ? 'warn' : 'clean';

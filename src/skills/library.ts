@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { TackError } from '../errors.js';
+import { compareText } from '../util/text-order.js';
 import { type DiscoveredSkill, type DiscoverOptions, discoverSkills, type SkillScope } from './discover.js';
 import { resolveInside, skillFileError } from './inside-skill.js';
 import { readSkill } from './skill.js';
@@ -213,7 +214,7 @@ export class SkillLibrary {
     const files: string[] = [];
     const walk = async (dir: string, depth: number): Promise<void> => {
       const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-      entries.sort((a, b) => a.name.localeCompare(b.name));
+      entries.sort((a, b) => compareText(a.name, b.name));
       for (const entry of entries) {
         if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
         const path = join(dir, entry.name);

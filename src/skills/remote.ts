@@ -1,5 +1,6 @@
 import { type Skill, SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import type { McpHost } from '../mcp/host.js';
+import { compareText } from '../util/text-order.js';
 import { skillFileError } from './inside-skill.js';
 import type { RemoteSkill, SkillEntry } from './library.js';
 
@@ -34,7 +35,7 @@ export async function serverSkills(host: McpHost): Promise<{ skills: SkillEntry[
       }
     }),
   );
-  skills.sort((a, b) => a.name.localeCompare(b.name));
+  skills.sort((a, b) => compareText(a.name, b.name));
   return { skills, warnings };
 }
 

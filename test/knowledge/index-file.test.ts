@@ -159,6 +159,27 @@ describe('tack knowledge index', () => {
 });
 
 describe('planIndexes and writeIndexes', () => {
+  it("writes the same index.md whatever the machine's locale (a committed file must not churn by who runs it)", async () => {
+    const written = [];
+    for (const locale of ['sv_SE.UTF-8', 'en_US.UTF-8']) {
+      const kb = write(temp(), {
+        'zebra.md': concept('Animal', 'Zebra', 'Striped.'),
+        'apfel.md': concept('Animal', 'Äpfel', 'Not an animal.'),
+        'oel.md': concept('Ölig', 'Öl', 'Oily.'),
+      });
+      const run = await tack(['knowledge', 'index', kb, '--write'], {
+        cwd: kb,
+        env: { ...isolated(), LC_ALL: locale, LANG: locale },
+      });
+      expect(run.stderr).toBe('');
+      written.push(read(kb, 'index.md'));
+    }
+    expect(written[0]).toBe(written[1]);
+    // English collation: Äpfel before Zebra (Swedish puts Ä after Z), Animal before Ölig.
+    expect(written[0]!.indexOf('[Äpfel]')).toBeLessThan(written[0]!.indexOf('[Zebra]'));
+    expect(written[0]!.indexOf('# Animal')).toBeLessThan(written[0]!.indexOf('# Ölig'));
+  });
+
   it('writes a new bundle its indexes, and a second run changes nothing', async () => {
     const kb = write(temp(), {
       'a/x.md': concept('T', 'X', 'An x.'),

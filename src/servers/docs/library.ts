@@ -6,6 +6,7 @@ import leven from 'leven';
 import { errorMessage, TackError } from '../../errors.js';
 import { isDocFile, isSkippedDir } from '../../util/doc-files.js';
 import { TextIndex } from '../../util/text-index.js';
+import { compareText } from '../../util/text-order.js';
 import { type Doc, normalizedSource, type ParsedDoc, parseDoc, readDocSource, slugOf } from './corpus.js';
 import {
   type DocOrigin,
@@ -209,7 +210,7 @@ export class DocsLibrary extends EventEmitter<{
 
   /** Every document, by slug. */
   list(): readonly Doc[] {
-    this.#sorted ??= [...this.#docs.values()].sort((a, b) => a.slug.localeCompare(b.slug));
+    this.#sorted ??= [...this.#docs.values()].sort((a, b) => compareText(a.slug, b.slug));
     return this.#sorted;
   }
 
@@ -232,7 +233,7 @@ export class DocsLibrary extends EventEmitter<{
         const bonus = lower.endsWith(`/${tail}`) || lower === tail ? -10 : lower.includes(tail) ? -5 : 0;
         return { candidate, distance: leven(wanted, lower) + bonus };
       })
-      .sort((a, b) => a.distance - b.distance || a.candidate.localeCompare(b.candidate))
+      .sort((a, b) => a.distance - b.distance || compareText(a.candidate, b.candidate))
       .slice(0, count)
       .map(({ candidate }) => candidate);
   }

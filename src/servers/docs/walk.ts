@@ -3,6 +3,7 @@ import { lstatSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { errorMessage } from '../../errors.js';
 import { isDocFile, isSkippedDir } from '../../util/doc-files.js';
+import { compareText } from '../../util/text-order.js';
 import { slugOf } from './corpus.js';
 import { type DocsLimits, docsLimits, docTooLarge, skipWarning, Warnings } from './limits.js';
 
@@ -50,7 +51,7 @@ export async function listDocFiles(root: string, given: Partial<DocsLimits> = {}
   // (bench/docs.ts), and the walk runs once, before the library serves anything.
   const enter = (dir: string, depth: number) => {
     const entries = readdirSync(dir, { withFileTypes: true });
-    entries.sort((a, b) => a.name.localeCompare(b.name));
+    entries.sort((a, b) => compareText(a.name, b.name));
     stack.push({ dir, depth, entries, next: 0 });
   };
   enter(root, 0);
