@@ -132,7 +132,7 @@ const MIGRATIONS: readonly string[] = [
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */
 export function openDatabase(file: string): Db {
-  let db: Db;
+  let db: Db | undefined;
   try {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     db = new Database(file);
@@ -142,15 +142,18 @@ export function openDatabase(file: string): Db {
     // corrupt the database.
     db.pragma('synchronous = NORMAL');
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    migrate(db, file);
+    return db;
   } catch (error) {
+    // A store that did not open holds no file handle (a long-running host would keep it, and its lock, for nothing).
+    if (db?.open) db.close();
+    if (TackError.isInstance(error)) throw error;
     throw new TackError('STORE_FAILED', `${file}: cannot open the tack store (${errorMessage(error)})`, {
       subject: { file },
-      hint: 'Check that the state directory is writable, or point TACK_HOME elsewhere.',
+      hint: 'Check that the state directory is writable (and not held by another process), or point TACK_HOME elsewhere.',
       cause: error,
     });
   }
-  migrate(db, file);
-  return db;
 }
 
 /**

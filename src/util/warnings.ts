@@ -18,6 +18,8 @@ export type TackWarningCode =
   | 'AUDIT_FAILED'
   /** The PostgreSQL store did not take audit rows: they are kept in a local spool and written when it answers. */
   | 'AUDIT_SPOOLED'
+  /** Rows from the local audit spool were written to the PostgreSQL store: what AUDIT_SPOOLED kept is safe again. */
+  | 'AUDIT_RECOVERED'
 
   /** A kept index (knowledge, tool search) could not be used or written: it is rebuilt, which takes longer. */
   | 'INDEX_CACHE';

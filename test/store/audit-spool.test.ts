@@ -316,6 +316,31 @@ describe('the local audit spool', () => {
     spool.close();
   });
 
+  it('a quiet store looks again when a file it left alone turns stale (a container restarted on its volume)', () => {
+    using project = tempProject();
+    const dir = join(project.dir, 'spool');
+    mkdirSync(dir);
+    const name = `1-ffffffff${'0'.repeat(12)}-0.jsonl`;
+    writeFileSync(join(dir, name), `${JSON.stringify(row(1))}\n`);
+    const spool = new AuditSpool(dir);
+    expect(spool.pending()).toBe(false);
+    const mtime = statSync(join(dir, name)).mtimeMs;
+    expect(spool.nextLook).toBe(mtime + SPOOL_STALE_MS);
+    // The same store, with nothing spooled of its own since: once the file is stale, it is pending.
+    const old = (Date.now() - SPOOL_STALE_MS - 60_000) / 1000;
+    utimesSync(join(dir, name), old, old);
+    expect(spool.pending()).toBe(false); // its next look is not due yet: no folder read per batch
+    expect(spool.nextLook).toBe(mtime + SPOOL_STALE_MS);
+    const clock = Date.now;
+    Date.now = () => mtime + SPOOL_STALE_MS + 1;
+    try {
+      expect(spool.pending()).toBe(true);
+    } finally {
+      Date.now = clock;
+    }
+    spool.close();
+  });
+
   it("takes an orphan whose writer's pid now belongs to another process, once the file is stale", async () => {
     using project = tempProject();
     const dir = join(project.dir, 'spool');

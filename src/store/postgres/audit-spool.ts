@@ -88,6 +88,7 @@ export class AuditSpool {
   /** Bytes appended by this store and not yet written to the database. */
   #bytes = 0;
   #maybePending = true;
+  #nextLook: number | undefined;
   #closed = false;
   #recountedAt = Number.NEGATIVE_INFINITY;
 
@@ -137,13 +138,24 @@ export class AuditSpool {
 
   /**
    * Whether any file waits that this store would replay. Cheap when nothing was spooled since the last look (it is
-   * asked after every batch written): the folder is read only at the start and after rows were kept. A writer that
-   * dies later is found by the next store that starts on the folder, or when this one spools again.
+   * asked after every batch written): the folder is read at the start, after rows were kept, and once a file left
+   * alone at the last look may have become takeable (nextLook). A writer of this namespace that dies is found by
+   * its pid at the next look, or by its file's age at the latest.
    */
   pending(): boolean {
-    if (!this.#maybePending) return false;
+    const lookAgain = this.#nextLook !== undefined && Date.now() >= this.#nextLook;
+    if (!this.#maybePending && !lookAgain) return false;
     this.#maybePending = this.#takeable().length > 0;
     return this.#maybePending;
+  }
+
+  /**
+   * When a file this store left alone at its last look (a writer elsewhere, or alive: see alive()) becomes takeable
+   * at the latest, if it is not changed meanwhile: a quiet store looks again then, so an instance restarted in a new
+   * container writes its old self's rows without waiting for traffic or another start.
+   */
+  get nextLook(): number | undefined {
+    return this.#nextLook;
   }
 
   /**
@@ -329,6 +341,7 @@ export class AuditSpool {
       return [];
     }
     const files: Array<{ name: string; at: number }> = [];
+    this.#nextLook = undefined;
     for (const name of names) {
       const writer = /^(\d+)-([0-9a-f]+)-/.exec(name);
       const claimer = /\.replaying-(\d+)-([0-9a-f]+)$/.exec(name);
@@ -344,7 +357,11 @@ export class AuditSpool {
       // No store writes a file past the bound: a bigger one is not a spool, and reading it could exhaust memory.
       if (!stat.isFile() || stat.size > MAX_SPOOL_BYTES) continue;
       const id = `${by[1]}-${by[2]}`;
-      if ((claimer || id !== this.#id) && alive(Number(by[1]), by[2], id, stat.mtimeMs)) continue;
+      if ((claimer || id !== this.#id) && alive(Number(by[1]), by[2], id, stat.mtimeMs)) {
+        const stale = stat.mtimeMs + SPOOL_STALE_MS;
+        if (this.#nextLook === undefined || stale < this.#nextLook) this.#nextLook = stale;
+        continue;
+      }
       files.push({ name, at: stat.mtimeMs });
     }
     return files.sort((a, b) => a.at - b.at).map((f) => f.name);

@@ -63,6 +63,7 @@ export class PostgresAuditLog implements AuditLog {
   readonly #onWarning: WarningSink | undefined;
   #replaying: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
+  #retryAt = 0;
   #closed = false;
   #spooledUnsaid = 0;
   #spoolWarnedAt = Number.NEGATIVE_INFINITY;
@@ -71,8 +72,8 @@ export class PostgresAuditLog implements AuditLog {
     this.#db = db;
     this.#spool = options.spool;
     this.#onWarning = options.onWarning;
-    // Rows an earlier process or store left in the spool go in as soon as the database takes a batch, or now.
-    if (this.#spool?.pending()) this.#scheduleReplay(0);
+    // Rows an earlier process or store left in the spool go in now; files still judged alive, when they turn stale.
+    this.#lookAgain(0);
   }
 
   /** Rows recorded and not yet sent to the database (at most MAX_WAITING_ROWS). */
@@ -143,12 +144,8 @@ export class PostgresAuditLog implements AuditLog {
           continue;
         }
         for (const w of batch) w.resolve();
-        if (!this.#replaying && this.#spool?.pending()) {
-          // The database answers again: the spool goes in now, not at the next retry.
-          clearTimeout(this.#retry);
-          this.#retry = undefined;
-          this.#scheduleReplay(0);
-        }
+        // The database answers again: the spool goes in now, not at the next retry.
+        if (!this.#replaying && this.#spool?.pending()) this.#scheduleReplay(0);
       }
     } finally {
       this.#flushing = undefined;
@@ -190,8 +187,22 @@ export class PostgresAuditLog implements AuditLog {
     sendWarning(this.#onWarning, { code: 'AUDIT_SPOOLED', message });
   }
 
+  /** A replay in `ms` when files wait; else one when a file left alone may have become takeable (nextLook). */
+  #lookAgain(ms: number): void {
+    const spool = this.#spool;
+    if (!spool || this.#closed) return;
+    if (spool.pending()) this.#scheduleReplay(ms);
+    else if (spool.nextLook !== undefined)
+      this.#scheduleReplay(Math.max(0, spool.nextLook - Date.now()) + 1_000);
+  }
+
+  /** A replay in `ms`, unless one is due sooner already (an earlier timer is kept, a later one moved up). */
   #scheduleReplay(ms: number): void {
-    if (this.#retry || this.#closed) return;
+    if (this.#closed) return;
+    const at = Date.now() + ms;
+    if (this.#retry && this.#retryAt <= at) return;
+    clearTimeout(this.#retry);
+    this.#retryAt = at;
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
       void this.#startReplay();
@@ -206,7 +217,7 @@ export class PostgresAuditLog implements AuditLog {
   #startReplay(): Promise<void> {
     this.#replaying ??= this.#replay().finally(() => {
       this.#replaying = undefined;
-      if (!this.#closed && this.#spool?.pending()) this.#scheduleReplay(SPOOL_RETRY_MS);
+      this.#lookAgain(SPOOL_RETRY_MS);
     });
     return this.#replaying;
   }
@@ -222,7 +233,7 @@ export class PostgresAuditLog implements AuditLog {
       );
       if (outcome.written > 0 || outcome.skipped > 0)
         sendWarning(this.#onWarning, {
-          code: 'AUDIT_SPOOLED',
+          code: 'AUDIT_RECOVERED',
           message: `${outcome.written} audit row(s) from the local spool written to ${this.#db.location}${outcome.skipped > 0 ? `; ${outcome.skipped} line(s) that were not audit rows skipped` : ''}`,
         });
       for (const file of outcome.unreadable)
