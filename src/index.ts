@@ -149,7 +149,7 @@ export type {
 } from './store/oauth-credentials.js';
 export { openConfiguredStore, openStore, type StoreLocation } from './store/open.js';
 export type { PinRecord, PinWrite } from './store/pins.js';
-export { type SessionIndex, type SessionRow, sessionSummary } from './store/sessions.js';
+export { earlierSessions, type SessionIndex, type SessionRow, sessionSummary } from './store/sessions.js';
 export { SqliteStore, type StoreEngine, TackStore } from './store/store.js';
 export type { ToolExample } from './store/tool-examples.js';
 export type { TrustedProject, TrustedProjects } from './store/trusted-projects.js';

@@ -203,6 +203,20 @@ export class SqliteSessionIndex implements SessionIndex {
 }
 
 /**
+ * What `/resume` offers in both chats: the folder's newest top-level sessions other than the one running (a
+ * sub-agent's session is continued through its parent). One more row is asked for, as the running one may be among
+ * them.
+ */
+export async function earlierSessions(
+  index: SessionIndex,
+  options: { cwd: string; current: string; limit: number },
+): Promise<SessionRow[]> {
+  return (await index.list({ cwd: options.cwd, limit: options.limit + 1 }))
+    .filter((row) => !row.parentId && row.id !== options.current)
+    .slice(0, options.limit);
+}
+
+/**
  * One session on one line, as `/resume` lists them in the full screen and the line mode: short id, when, status,
  * steps, cost, first message (made printable: the index may be a shared database, titles are user text).
  */

@@ -3,7 +3,7 @@ import { createElement as h, type ReactNode, useEffect, useMemo, useRef, useStat
 import type { RunningAgent } from '../agent/agent.js';
 import type { ResolvedModel } from '../agent/model.js';
 import type { InputHistory } from '../store/input-history.js';
-import type { SessionRow } from '../store/sessions.js';
+import { earlierSessions, type SessionRow } from '../store/sessions.js';
 import type { SecretMasker } from '../util/secrets.js';
 import { completeCommand, costText, helpText, serversText, skillsText, toolsText } from './commands.js';
 import { DialogView, InputBox, ItemView, SessionPicker, StatusLine, type Theme } from './components.js';
@@ -267,16 +267,13 @@ export function ChatApp(props: ChatAppProps): ReactNode {
       view.output('/resume', 'no session index: the tack store is not open (use tack chat --resume <id>)');
       return;
     }
-    let listed: SessionRow[];
+    let rows: SessionRow[];
     try {
-      listed = await sessions.list({ cwd, limit: PICKER_SESSIONS + 1 });
+      rows = await earlierSessions(sessions, { cwd, current: current.session.id, limit: PICKER_SESSIONS });
     } catch (error) {
       view.apply({ type: 'error', message: `/resume: cannot read the session index: ${errorText(error)}` });
       return;
     }
-    const rows = listed
-      .filter((row) => !row.parentId && row.id !== current.session.id)
-      .slice(0, PICKER_SESSIONS);
     if (rows.length === 0) {
       view.output('/resume', 'no earlier sessions in this folder');
       return;

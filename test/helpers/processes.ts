@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
@@ -39,6 +39,14 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A pid no process has: one that just exited (reused only after the pid space wraps). */
+export function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+    encoding: 'utf8',
+  });
+  return Number(child.stdout);
 }
 
 /** The pids a fixture appended to its `--pid-file`, one per line, in order. */

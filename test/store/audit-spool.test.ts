@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AuditRow } from '../../src/store/audit.js';
 import { AuditSpool, MAX_SPOOL_BYTES, SPOOL_STALE_MS } from '../../src/store/postgres/audit-spool.js';
+import { deadPid } from '../helpers/processes.js';
 import { tempProject } from '../helpers/project.js';
 
 const row = (n: number): AuditRow => [
@@ -33,14 +34,6 @@ const row = (n: number): AuditRow => [
 /** The digests of `rows`, as numbers: which rows arrived, and how often. */
 const numbers = (rows: AuditRow[]) => rows.map((r) => Number.parseInt(r[4], 16));
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
-
-/** A pid no process has: one that just exited (reused only after the pid space wraps). */
-function deadPid(): number {
-  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
-    encoding: 'utf8',
-  });
-  return Number(child.stdout);
-}
 
 /** Whether this process may mount a small tmpfs (root, with the capability): a real full disk for one test. */
 function canMountTmpfs(): boolean {

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
@@ -12,7 +11,7 @@ import { spoolFolder } from '../../src/store/postgres/store.js';
 import type { TackWarning } from '../../src/util/warnings.js';
 import { tack } from '../helpers/cli.js';
 import { type Postgres, startPostgres } from '../helpers/postgres.js';
-import { freePort } from '../helpers/processes.js';
+import { deadPid, freePort } from '../helpers/processes.js';
 import { tempProject } from '../helpers/project.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -37,14 +36,6 @@ const row = (client: string, n: number): AuditRow => [
   'ok',
   null,
 ];
-
-/** A pid no process has: one that just exited. */
-function deadPid(): number {
-  return Number(
-    spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' })
-      .stdout,
-  );
-}
 
 describe('the PostgreSQL audit log with a spool, on a database that refuses', () => {
   it('says AUDIT_SPOOLED at most once per 10 s through an outage, retries included', async () => {

@@ -13,7 +13,7 @@ import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, TackError } from '../../errors.js';
-import { type SessionRow, sessionSummary } from '../../store/sessions.js';
+import { earlierSessions, type SessionRow, sessionSummary } from '../../store/sessions.js';
 import { startTelemetry } from '../../telemetry/start.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
@@ -515,9 +515,11 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
           warn('/resume: the tack store is not open (use tack chat --resume <id>)');
         } else if (!arg) {
           try {
-            listed = (await sessions.list({ cwd: process.cwd(), limit: RESUME_LIST + 1 }))
-              .filter((row) => !row.parentId && row.id !== agent.session.id)
-              .slice(0, RESUME_LIST);
+            listed = await earlierSessions(sessions, {
+              cwd: process.cwd(),
+              current: agent.session.id,
+              limit: RESUME_LIST,
+            });
           } catch (error) {
             warn(`/resume: cannot read the session index: ${errorMessage(error)}`);
             continue;
