@@ -39,6 +39,7 @@ export type TackErrorCode =
   | 'DEFINITION_HELD'
   | 'SANDBOX_UNAVAILABLE'
   | 'SANDBOX_FAILED'
+  | 'SANDBOX_REFUSED'
   | 'USAGE';
 
 /** What an error is about; every field is optional, but the CLI prints whichever are set. */

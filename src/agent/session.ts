@@ -156,7 +156,14 @@ export class AgentSession {
     const cwd = options.cwd ?? process.cwd();
     const guidelines =
       options.guidelines ?? (await loadGuidelines({ cwd, ...(options.env ? { env: options.env } : {}) }));
-    const scriptSandbox = await expectedGuarantees(options.config?.sandbox?.skillScripts);
+    // Each script also sees its skill's own folder (a user skill lives in the home folder): the labels say so.
+    const scriptSandbox = await expectedGuarantees(
+      options.config?.sandbox?.skillScripts,
+      (options.skills?.skills ?? []).map((skill) => ({
+        path: skill.dir,
+        rule: `the skill's own folder (${skill.name})`,
+      })),
+    );
     const session = new AgentSession({ ...options, cwd }, cwd, guidelines, scriptSandbox);
     await session.#assemble();
     const parent = options.parent;

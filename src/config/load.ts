@@ -373,14 +373,21 @@ function resolveSandboxes(
     if (field) out[server.name] = resolve(field, server.name);
   }
   let skillScripts: SandboxPolicy | undefined;
-  if (merged.skillScripts) skillScripts = resolve(merged.skillScripts, 'skill-scripts');
+  // `.skill-scripts`: a server name cannot hold a dot, so no server's state folder is the one holding every skill's.
+  if (merged.skillScripts) skillScripts = resolve(merged.skillScripts, SKILL_SCRIPTS_STATE);
   else {
     const field = { value: DEFAULT_SKILL_SCRIPT_SANDBOX, file: '', path: '' };
-    skillScripts = resolve(field, 'skill-scripts', false);
+    skillScripts = resolve(field, SKILL_SCRIPTS_STATE, false);
     if (skillScripts) skillScripts.origin = "tack's default for skill scripts";
   }
+  // What one sandboxed process may write, another's rule must not be resolved through (a planted link).
+  const policies = [skillScripts, ...Object.values(out)].filter((p): p is SandboxPolicy => p !== undefined);
+  const writable = [...new Set(policies.flatMap((p) => [...p.write.map((rule) => rule.path), p.stateDir]))];
+  for (const policy of policies) policy.writableBySandboxes = writable;
   return { skillScripts, servers: out };
 }
+
+const SKILL_SCRIPTS_STATE = '.skill-scripts';
 
 function readConfigText(file: string, required: boolean): string | undefined {
   try {

@@ -1,4 +1,4 @@
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { expandVars } from './expand.js';
 import type { TackPaths } from './paths.js';
@@ -60,6 +60,12 @@ export interface SandboxPolicy {
   stateDir: string;
   /** tack's own configuration and state (its store holds OAuth tokens): hidden whatever the rules say. */
   hidden: string[];
+  /**
+   * Every folder some sandboxed process of the same configuration may write (each policy's `write` paths and state
+   * folder): a link below one of them may have been planted there, so no path of this policy is resolved through
+   * it. Filled in by the configuration loader; the workspace and this policy's own `write` paths always count.
+   */
+  writableBySandboxes?: string[];
 }
 
 export interface SandboxContext {
@@ -84,9 +90,15 @@ interface ChainLink {
   report(key: string, message: string): void;
 }
 
+/** The registries `npx`, `uvx` and `pipx run` fetch from: what the `package-runner` profile lets through. */
+export const PACKAGE_REGISTRIES = ['registry.npmjs.org:443', 'pypi.org:443', 'files.pythonhosted.org:443'];
+
 const BUILTIN: Record<string, SandboxPolicyEntry> = {
   'read-only': { read: ['${workspace}'], network: false, home: false },
   'workspace-write': { write: ['${workspace}'], network: false, home: false },
+  // npx/uvx servers: the workspace read-only, the public registries through the proxy, and (sandboxEnvironment)
+  // the runner's cache in the process's own state folder, so nothing of the home folder is needed.
+  'package-runner': { read: ['${workspace}'], network: PACKAGE_REGISTRIES, home: false },
 };
 
 /**
@@ -125,7 +137,9 @@ export class SandboxResolver {
     const chain = this.#chain(top, report);
     if (!chain) return undefined;
     const context = this.#context;
-    const homes = [...new Set([context.env.HOME, homedir()])].filter(
+    // The configured HOME, tack's own, and the account's from the password database: os.homedir() is only $HOME
+    // when that is set, and a HOME pointed elsewhere (sudo -E, CI, a wrapper) must not unhide the real one.
+    const homes = [...new Set([context.env.HOME, homedir(), accountHome()])].filter(
       (home): home is string => typeof home === 'string' && home !== '' && resolve(home) !== '/',
     );
     const policy: SandboxPolicy = {
@@ -269,4 +283,13 @@ export function describeNetwork(network: SandboxPolicy['network']): string {
   if (network === false) return 'no network';
   if (network === true) return 'host network';
   return `${network.length} host${network.length === 1 ? '' : 's'} via proxy`;
+}
+
+/** The account's home folder as the password database has it; undefined where there is none (a uid without entry). */
+function accountHome(): string | undefined {
+  try {
+    return userInfo().homedir;
+  } catch {
+    return undefined;
+  }
 }

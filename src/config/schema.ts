@@ -56,7 +56,7 @@ const lifecycleFields = {
 };
 
 /** The profiles tack ships; a custom profile may not take one of these names. */
-export const BUILTIN_SANDBOX_PROFILES = ['none', 'read-only', 'workspace-write'] as const;
+export const BUILTIN_SANDBOX_PROFILES = ['none', 'read-only', 'workspace-write', 'package-runner'] as const;
 
 /** `host:port`, the host a name or an IP literal (IPv6 in brackets), optionally `*.` for every subdomain. */
 export const NETWORK_RULE_PATTERN =
@@ -77,7 +77,7 @@ export const SandboxPolicySchema = z
       .min(1)
       .optional()
       .describe(
-        'The profile this policy starts from: read-only (the default), workspace-write, none, or one of sandbox.profiles.',
+        'The profile this policy starts from: read-only (the default), workspace-write, package-runner, none, or one of sandbox.profiles.',
       ),
     network: z
       .union([
@@ -113,7 +113,7 @@ export const SandboxFieldSchema = z
     error: 'expected a profile name, a sandbox policy object or false',
   })
   .describe(
-    'Run this process in a sandbox tack enforces (Linux: bubblewrap): a profile name (read-only, workspace-write, none, or one of sandbox.profiles), a policy object, or false for none.',
+    'Run this process in a sandbox tack enforces (Linux: bubblewrap): a profile name (read-only, workspace-write, package-runner, none, or one of sandbox.profiles), a policy object, or false for none.',
   );
 
 export const SandboxSettingsSchema = z

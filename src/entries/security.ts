@@ -4,7 +4,7 @@
  */
 
 export { explainLine, explainPath, type Refusal } from '../sandbox/explain.js';
-export type { SandboxGuarantees } from '../sandbox/guarantees.js';
+export type { ExposedPath, SandboxGuarantees } from '../sandbox/guarantees.js';
 export {
   describeStatus,
   expectedGuarantees,

@@ -84,6 +84,8 @@ export interface Opened {
  */
 export class ConnectionOpener {
   readonly #ctx: OpenContext;
+  /** The sandbox of the latest stdio start: what it refused explains a start that failed. */
+  #launch: Launch | undefined;
   /** See #eraKey. */
   #eraKeyMemo: string | undefined;
 
@@ -138,6 +140,7 @@ export class ConnectionOpener {
       return new TackError(error.code, error.message, {
         subject: { server: name, file: config.source.file },
         ...(error.hint ? { hint: error.hint } : {}),
+        ...(error.details.length > 0 ? { details: error.details } : {}),
         cause: error,
       });
     const spawnCode = (error as NodeJS.ErrnoException).code;
@@ -148,12 +151,14 @@ export class ConnectionOpener {
           ? describeExit(exit)
           : errorMessage(error);
     const detail = exit && reason !== errorMessage(error) ? ` (${errorMessage(error)})` : '';
+    const sandboxed = spawnCode === 'ENOENT' ? undefined : this.#launch?.diagnose();
     return new TackError('SERVER_START_FAILED', `server "${name}" failed to start: ${reason}${detail}`, {
       subject: { server: name, file: config.source.file },
       hint:
         spawnCode === 'ENOENT'
           ? `Check mcpServers.${name}.command and the PATH.`
-          : `Run the server's command by hand to see its error${log.file ? `, or read ${log.file}` : ''}.`,
+          : (sandboxed ??
+            `Run the server's command by hand to see its error${log.file ? `, or read ${log.file}` : ''}.`),
       details: log.details(),
       cause: error,
     });
@@ -344,7 +349,9 @@ export class ConnectionOpener {
       subject: `server "${name}"`,
       note: (message) => log.note(message),
     });
+    this.#launch = launch;
     this.#ctx.sandbox(launch.status);
+    for (const warning of launch.warnings) this.#ctx.diagnose(warning);
     if (launch.status.state === 'unenforced')
       this.#ctx.diagnose(`runs without its sandbox (${launch.status.origin}): ${launch.status.reason}`);
     const explained = new Set<string>();
@@ -407,7 +414,10 @@ export class ConnectionOpener {
       `server "${name}" did not start within ${config.startupTimeoutMs} ms`,
       {
         subject: { server: name, file: config.source.file },
-        hint: `If it is just slow (a cold npx download), raise mcpServers.${name}.startupTimeoutMs.`,
+        // A sandbox that refused what the start needed is the likelier cause: more time would not help.
+        hint:
+          this.#launch?.diagnose() ??
+          `If it is just slow (a cold npx download), raise mcpServers.${name}.startupTimeoutMs.`,
         details: log.details(),
       },
     );
@@ -425,7 +435,10 @@ export function eraCacheKey(config: ServerConfig): string {
 
 function isSandboxError(error: unknown): error is TackError {
   return (
-    TackError.isInstance(error) && (error.code === 'SANDBOX_UNAVAILABLE' || error.code === 'SANDBOX_FAILED')
+    TackError.isInstance(error) &&
+    (error.code === 'SANDBOX_UNAVAILABLE' ||
+      error.code === 'SANDBOX_FAILED' ||
+      error.code === 'SANDBOX_REFUSED')
   );
 }
 

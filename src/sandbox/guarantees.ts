@@ -1,19 +1,22 @@
 import { realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { describeNetwork } from '../config/sandbox.js';
-import { inside, type MountPlan } from './mounts.js';
+import { bwrapArgs, inside, type MountPlan, PROXY_DIR } from './mounts.js';
 
 /**
- * What an enforced sandbox guarantees about a process, for the lethal-trifecta guard: facts the kernel holds,
- * not guesses from a tool's name. Only what the policy rules out counts; a policy that allows something says
+ * What an enforced sandbox guarantees about a process, for the lethal-trifecta guard, `tack tools --security`,
+ * `tack servers` and `tack sandbox check`: computed from the exact argument list given to bubblewrap (parsed back
+ * here), never from the policy, so a mount tack adds for the process to start (its program, a skill's folder)
+ * counts as much as a rule does. Only what the arguments rule out counts; a policy that allows something says
  * nothing about whether the process uses it.
  */
 export interface SandboxGuarantees {
   /** No network at all: the process is in its own network namespace with loopback only and no proxy. */
   noNetwork: boolean;
   /**
-   * No private file is readable: the home folder and tack's own folders are hidden and no rule binds a path in
-   * them (the workspace and the process's own state folder do not count: the user pointed tack at the one, the
-   * other starts empty).
+   * No private file is readable: nothing of the home folders or of tack's own folders is bound, besides the
+   * workspace (the user pointed tack at it) and the process's own state folder (it starts empty).
    */
   noPrivateFiles: boolean;
   /** Why, in words, with the rule: `no network (network: false, profile read-only)`. */
@@ -21,43 +24,158 @@ export interface SandboxGuarantees {
   files: string;
   /** `workspace-write, no network`. */
   summary: string;
+  /** Every path of a home folder or of tack's folders the process can reach, counted or not, with the rule. */
+  exposed: ExposedPath[];
 }
 
-export function guaranteesOf(plan: MountPlan): SandboxGuarantees {
+export interface ExposedPath {
+  /** The host path the process reaches. */
+  path: string;
+  /** Where it appears inside. */
+  at: string;
+  write: boolean;
+  /** The mount's rule: `read: ~/notes (tack.json)`, `the program file itself (...)`. */
+  rule: string;
+  /** false for the workspace and the process's own state folder, which do not make it hold private data. */
+  private: boolean;
+}
+
+/** One mount as bubblewrap's argument list states it. */
+export interface EnforcedMount {
+  flag: '--ro-bind' | '--bind' | '--tmpfs' | '--dir' | '--dev' | '--proc';
+  source?: string;
+  dest: string;
+}
+
+export interface EnforcedArgs {
+  mounts: EnforcedMount[];
+  unshareNet: boolean;
+  chdir: string | undefined;
+}
+
+const ARITY: Record<string, number> = {
+  '--die-with-parent': 0,
+  '--new-session': 0,
+  '--unshare-pid': 0,
+  '--unshare-ipc': 0,
+  '--unshare-uts': 0,
+  '--unshare-cgroup-try': 0,
+  '--unshare-net': 0,
+  '--cap-drop': 1,
+  '--chdir': 1,
+  '--tmpfs': 1,
+  '--dir': 1,
+  '--dev': 1,
+  '--proc': 1,
+  '--ro-bind': 2,
+  '--bind': 2,
+};
+
+/** bubblewrap's arguments (up to `--`) read back into mounts; a flag tack does not know is an error, not a guess. */
+export function parseBwrapArgs(args: readonly string[]): EnforcedArgs {
+  const out: EnforcedArgs = { mounts: [], unshareNet: false, chdir: undefined };
+  for (let i = 0; i < args.length; ) {
+    const flag = args[i]!;
+    if (flag === '--') break;
+    const arity = ARITY[flag];
+    if (arity === undefined) throw new Error(`unknown bubblewrap argument ${flag}`);
+    const params = args.slice(i + 1, i + 1 + arity);
+    i += 1 + arity;
+    if (flag === '--unshare-net') out.unshareNet = true;
+    else if (flag === '--chdir') out.chdir = params[0];
+    else if (flag === '--ro-bind' || flag === '--bind')
+      out.mounts.push({ flag, source: params[0]!, dest: params[1]! });
+    else if (flag === '--tmpfs' || flag === '--dir' || flag === '--dev' || flag === '--proc')
+      out.mounts.push({ flag, dest: params[0]! });
+  }
+  return out;
+}
+
+/**
+ * The host paths under `roots` that the mounts make reachable: a bind whose source lies in a root, or holds one
+ * (the root file system holds the home folder), unless a later mount covers the point where it appears.
+ */
+export function reachableUnder(
+  enforced: EnforcedArgs,
+  roots: readonly string[],
+): Array<{ path: string; at: string; write: boolean; index: number }> {
+  const found: Array<{ path: string; at: string; write: boolean; index: number }> = [];
+  enforced.mounts.forEach((mount, index) => {
+    if (mount.flag !== '--ro-bind' && mount.flag !== '--bind') return;
+    const source = mount.source!;
+    for (const root of roots) {
+      let path: string;
+      let at: string;
+      if (inside(source, root)) {
+        path = source;
+        at = mount.dest;
+      } else if (inside(root, source)) {
+        path = root;
+        at = join(mount.dest, relative(source, root));
+      } else continue;
+      // --dir makes a folder, it mounts nothing: only a mount covers what lies below it.
+      const covered = enforced.mounts
+        .slice(index + 1)
+        .some((later) => later.flag !== '--dir' && inside(at, later.dest));
+      if (!covered) found.push({ path, at, write: mount.flag === '--bind', index });
+    }
+  });
+  return found;
+}
+
+/** The guarantees of `plan` as enforced: from `args`, the exact bubblewrap arguments the process is started with. */
+export function guaranteesOf(plan: MountPlan, args: readonly string[] = bwrapArgs(plan)): SandboxGuarantees {
   const { policy } = plan;
+  const enforced = parseBwrapArgs(args);
+  const ruleOf = (index: number) => {
+    const mount = enforced.mounts[index]!;
+    if (mount.dest === '/' && policy.home)
+      return `the home folder is visible (home: true, ${policy.homeOrigin})`;
+    const planned = plan.mounts.find((m) => m.dest === mount.dest && (m.source ?? '/') === mount.source);
+    return planned?.rule ?? `${mount.flag} ${mount.source} ${mount.dest}`;
+  };
+  const proxied = enforced.mounts.some((mount) => mount.dest === PROXY_DIR);
+  // The host's /tmp and /run hold other processes' sockets (ssh-agent, X11, D-Bus, Docker): a bind that shows one
+  // of them is a way out even without a network.
+  const socketRoots = [...new Set(['/tmp', '/run', realOrSame(tmpdir())])];
+  const sockets = reachableUnder(enforced, socketRoots).filter((found) => socketRoots.includes(found.path));
+  const noNetwork = enforced.unshareNet && !proxied && sockets.length === 0;
   const networkRule = policy.networkOrigin || `profile ${policy.profile}`;
-  const network =
-    policy.network === false
-      ? `no network (network: false, ${networkRule})`
-      : policy.network === true
+  const network = noNetwork
+    ? `no network (network: false, ${networkRule})`
+    : enforced.unshareNet && !proxied
+      ? `no network, but the host's ${sockets.map((found) => found.path).join(', ')} is reachable (${ruleOf(sockets[0]!.index)}): its sockets lead out`
+      : !enforced.unshareNet
         ? `host network (network: true, ${networkRule})`
-        : `network only to ${policy.network.map((r) => r.written).join(', ')} through tack's proxy (${networkRule})`;
+        : `network only to ${Array.isArray(policy.network) ? policy.network.map((r) => r.written).join(', ') : 'nothing'} through tack's proxy (${networkRule})`;
   const workspace = realOrSame(policy.workspace);
-  // tack's own folders are hidden again over any bind (mounts.ts), so only the home folders can leak.
-  const privateRoots = plan.homes;
-  // The workspace is the user's to give, unless it holds the home folder (a project at ~ or /).
+  const stateDir = realOrSame(policy.stateDir);
+  const privateRoots = [...plan.homes, ...plan.tackDirs];
+  // The workspace is the user's to give, unless it holds a private folder (a project at ~ or /).
   const workspaceIsPrivate = privateRoots.some((root) => inside(root, workspace));
-  const exposing = policy.home
-    ? [`the home folder is visible (home: true, ${policy.homeOrigin})`]
-    : plan.mounts
-        .filter((mount) => mount.kind === 'ro' || mount.kind === 'rw')
-        .filter((mount) => mount.policy === true)
-        .filter((mount) => {
-          const source = mount.source ?? mount.dest;
-          const touches = privateRoots.some((root) => inside(source, root) || inside(root, source));
-          const inWorkspace = !workspaceIsPrivate && inside(source, workspace);
-          return touches && !inWorkspace;
-        })
-        .map((mount) => `${mount.source ?? mount.dest} is readable (${mount.rule})`);
-  const noPrivateFiles = exposing.length === 0;
+  const exposed: ExposedPath[] = reachableUnder(enforced, privateRoots)
+    // The proxy's folder (in tack's state) holds its socket alone: that is the network line, not a file.
+    .filter((found) => enforced.mounts[found.index]!.dest !== PROXY_DIR)
+    .filter((found, i, all) => all.findIndex((f) => f.path === found.path && f.at === found.at) === i)
+    .map((found) => ({
+      path: found.path,
+      at: found.at,
+      write: found.write,
+      rule: ruleOf(found.index),
+      private: !((!workspaceIsPrivate && inside(found.path, workspace)) || inside(found.path, stateDir)),
+    }));
+  const counted = exposed.filter((e) => e.private);
+  const noPrivateFiles = counted.length === 0;
+  const hidden = `hidden${policy.homeOrigin ? `: home: false, ${policy.homeOrigin}` : ''}`;
   return {
-    noNetwork: policy.network === false,
+    noNetwork,
     noPrivateFiles,
     network,
     files: noPrivateFiles
-      ? `no private files (the home folder is hidden${policy.homeOrigin ? `: home: false, ${policy.homeOrigin}` : ''}, and no rule binds a path in it besides the workspace)`
-      : exposing.join('; '),
+      ? `no private files (the home folder is ${hidden}, and nothing in it is bound besides the workspace)`
+      : counted.map((e) => `${e.path} is ${e.write ? 'writable' : 'readable'} (${e.rule})`).join('; '),
     summary: `${policy.profile}, ${describeNetwork(policy.network)}`,
+    exposed,
   };
 }
 

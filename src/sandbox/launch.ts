@@ -1,12 +1,20 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
 import { errorMessage, TackError } from '../errors.js';
 import { explainLine, type Refusal } from './explain.js';
 import { FORWARDER, FORWARDER_PORT } from './forwarder.js';
 import { guaranteesOf, type SandboxGuarantees } from './guarantees.js';
-import { bwrapArgs, type MountPlan, type PlanSpec, PROXY_DIR, planMounts } from './mounts.js';
+import {
+  type BindRefusal,
+  bwrapArgs,
+  identityCheck,
+  type MountPlan,
+  type PlanSpec,
+  PROXY_DIR,
+  planMounts,
+} from './mounts.js';
 import { type EgressProxy, type ProxyDecision, startEgressProxy } from './proxy.js';
 import { findExecutable, sandboxSupport } from './support.js';
 
@@ -55,6 +63,8 @@ export interface LaunchSpec {
   readPaths?: PlanSpec['readPaths'];
   /** Default the policy's. Created when missing. */
   stateDir?: string;
+  /** More executables the sandbox must hold (`tack sandbox check`'s probe runs the Node that runs tack). */
+  executables?: readonly string[];
   /** What runs, for messages: `server "fs"`, `skill script pdf/extract.py`. */
   subject: string;
   /** A line for the log: proxy decisions, rules that bind nothing, a sandbox that is not enforced. */
@@ -73,6 +83,15 @@ export interface Launch {
   decisions(): readonly ProxyDecision[];
   /** The refusals a line of the process's stderr reports, explained with their rule. */
   explain(line: string): Refusal[];
+  /**
+   * What the sandbox most likely did to a process that did not start, for the error's hint: refused proxy
+   * requests, a package runner without network, paths it was refused (from the stderr lines explained so far).
+   */
+  diagnose(): string | undefined;
+  /** The same sandbox around another command (`tack sandbox check` runs its probe with the process's own plan). */
+  wrap(command: readonly string[]): string[];
+  /** What the user should hear at start (also in the log): a file argument left hidden, a runner without network. */
+  warnings: readonly string[];
   /** Stops the proxy and removes its socket; the process should have exited (or be about to). */
   close(): Promise<void>;
 }
@@ -91,6 +110,9 @@ export async function prepareLaunch(policy: SandboxPolicy | undefined, spec: Lau
     status: { state: 'none' },
     decisions: () => [],
     explain: () => [],
+    diagnose: () => undefined,
+    wrap: (command) => [...command],
+    warnings: [],
     close: async () => {},
   };
   if (!policy) return plain;
@@ -116,7 +138,7 @@ export async function prepareLaunch(policy: SandboxPolicy | undefined, spec: Lau
   let proxy: EgressProxy | undefined;
   let proxyDir: string | undefined;
   if (Array.isArray(policy.network)) {
-    proxyDir = mkdtempSync(join(tmpdir(), 'tack-proxy-'));
+    proxyDir = proxyFolder(policy);
     try {
       proxy = await startEgressProxy({
         rules: policy.network,
@@ -144,24 +166,54 @@ export async function prepareLaunch(policy: SandboxPolicy | undefined, spec: Lau
   const executable = spec.command.includes('/')
     ? resolve(spec.cwd, spec.command)
     : findExecutable(spec.command, path);
+  const { programs, fileArgs } = programOf(spec.command, spec.args, spec.cwd);
   const plan = planMounts(policy, {
-    executables: [executable, ...(proxy ? [process.execPath] : [])],
-    programs: programFiles(spec.args, spec.cwd),
+    executables: [executable, ...(proxy ? [process.execPath] : []), ...(spec.executables ?? [])],
+    programs,
+    fileArgs,
     cwd: spec.cwd,
     stateDir,
     ...(spec.readPaths ? { readPaths: spec.readPaths } : {}),
     ...(proxyDir ? { proxyDir } : {}),
   });
+  const closeProxy = async () => {
+    await proxy?.close();
+    if (proxyDir) rmSync(proxyDir, { recursive: true, force: true });
+  };
+  if (plan.refused.length > 0) {
+    await closeProxy();
+    const why = (r: BindRefusal) =>
+      `${r.path} (${r.rule}) ${r.link ? `resolves through the link ${r.link} -> ${r.target}: ` : 'is refused: '}${r.why}`;
+    throw new TackError('SANDBOX_REFUSED', `${spec.subject} was not started: ${why(plan.refused[0]!)}`, {
+      details: plan.refused.slice(1).map(why),
+      hint: 'Remove the link (or put the real folder in its place), or name the path it leads to in the rule itself; tack never follows a link a sandboxed process could have planted, and never makes / or a system folder writable.',
+    });
+  }
   for (const skipped of plan.skipped)
     spec.note(`sandbox: ${skipped.path} (${skipped.rule}) is not bound: ${skipped.why}`);
+  const warnings = [...plan.notes];
+  const runner = downloadingRunner(spec.command, spec.args);
+  if (runner && policy.network === false)
+    warnings.push(
+      `sandbox: ${runner} downloads packages, and this sandbox has no network (network: false, ${policy.networkOrigin || `profile ${policy.profile}`}); use the profile "package-runner", or install the package and run it directly`,
+    );
+  for (const warning of warnings) spec.note(warning);
   const own = proxy
     ? [process.execPath, '-e', FORWARDER, '--', String(FORWARDER_PORT), `${PROXY_DIR}/proxy.sock`]
     : [];
-  const env: Record<string, string> = { ...spec.env, ...sandboxEnvironment(policy, stateDir) };
-  const guarantees = guaranteesOf(plan);
+  const env: Record<string, string> = { ...spec.env, ...sandboxEnvironment(policy, stateDir, spec.env) };
+  const bwrap = bwrapArgs(plan);
+  const guarantees = guaranteesOf(plan, bwrap);
+  const wrap = (command: readonly string[]) => [
+    ...bwrap,
+    ...identityCheck(plan.identities),
+    ...own,
+    ...command,
+  ];
+  const refusals = new Map<string, string>();
   return {
     command: support.path,
-    args: [...bwrapArgs(plan), ...own, spec.command, ...spec.args],
+    args: wrap([spec.command, ...spec.args]),
     env,
     cwd: spec.cwd,
     status: {
@@ -174,12 +226,75 @@ export async function prepareLaunch(policy: SandboxPolicy | undefined, spec: Lau
     },
     plan,
     decisions: () => proxy?.decisions ?? [],
-    explain: (line) => explainLine(plan, line),
-    close: async () => {
-      await proxy?.close();
-      if (proxyDir) rmSync(proxyDir, { recursive: true, force: true });
+    explain: (line) => {
+      const found = explainLine(plan, line);
+      for (const refusal of found)
+        if (refusals.size < MAX_REMEMBERED_REFUSALS) refusals.set(refusal.subject, refusal.message);
+      return found;
     },
+    diagnose: () =>
+      diagnosis({
+        policy,
+        runner,
+        refusedRequests: (proxy?.decisions ?? []).filter((d) => !d.allowed),
+        refusals: [...refusals.values()],
+      }),
+    wrap,
+    warnings,
+    close: closeProxy,
   };
+}
+
+/**
+ * A new folder for one proxy's socket, in tack's own state (hidden from every sandbox whatever its rules, so no
+ * other sandboxed process can borrow this one's allow-list through a visible /tmp). A Unix socket path has about
+ * 107 bytes: a state folder too deep for that falls back to the temp folder, mode 0700.
+ */
+function proxyFolder(policy: SandboxPolicy): string {
+  const base = join(dirname(policy.stateDir), '.proxy');
+  if (Buffer.byteLength(join(base, 'tack-proxy-XXXXXX', 'proxy.sock')) <= 100) {
+    mkdirSync(base, { recursive: true, mode: 0o700 });
+    return mkdtempSync(join(base, 'tack-proxy-'));
+  }
+  return mkdtempSync(join(tmpdir(), 'tack-proxy-'));
+}
+
+/** Explained refusals kept for a start's diagnosis: the first few say enough. */
+const MAX_REMEMBERED_REFUSALS = 8;
+
+/** Commands that fetch a package before they run it: they need their registry, which a sandbox without network refuses. */
+export function downloadingRunner(command: string, args: readonly string[]): string | undefined {
+  const name = basename(command);
+  const positional = args.filter((arg) => !arg.startsWith('-'));
+  if (name === 'npx' || name === 'bunx' || name === 'uvx' || name === 'pnpx') return name;
+  if (name === 'pipx' && positional[0] === 'run') return 'pipx run';
+  if ((name === 'pnpm' || name === 'yarn') && positional[0] === 'dlx') return `${name} dlx`;
+  if (name === 'npm' && positional[0] === 'exec') return 'npm exec';
+  if (name === 'uv' && positional[0] === 'tool' && positional[1] === 'run') return 'uv tool run';
+  return undefined;
+}
+
+function diagnosis(facts: {
+  policy: SandboxPolicy;
+  runner: string | undefined;
+  refusedRequests: readonly ProxyDecision[];
+  refusals: readonly string[];
+}): string | undefined {
+  const lines: string[] = [];
+  const origin = facts.policy.networkOrigin || `profile ${facts.policy.profile}`;
+  if (facts.refusedRequests.length > 0) {
+    const targets = [...new Set(facts.refusedRequests.map((d) => d.target))];
+    lines.push(
+      `The sandbox's proxy refused ${targets.slice(0, 5).join(', ')} (${origin}): add what the server needs to its sandbox's network list.`,
+    );
+  }
+  if (facts.runner && facts.policy.network === false)
+    lines.push(
+      `${facts.runner} downloads the package first, and the sandbox has no network (network: false, ${origin}): use "sandbox": {"profile": "package-runner"} (its registries through tack's proxy, its cache in its state folder), or install the package and run it directly.`,
+    );
+  for (const refusal of facts.refusals.slice(0, 3))
+    lines.push(refusal.replace(/^sandbox: /, 'The sandbox refused: '));
+  return lines.length > 0 ? lines.join(' ') : undefined;
 }
 
 /**
@@ -189,9 +304,16 @@ export async function prepareLaunch(policy: SandboxPolicy | undefined, spec: Lau
 export function sandboxEnvironment(
   policy: SandboxPolicy,
   stateDir = policy.stateDir,
+  env: Readonly<Record<string, string | undefined>> = {},
 ): Record<string, string> {
   const proxyUrl = `http://127.0.0.1:${FORWARDER_PORT}`;
+  // Package runners keep their cache in the process's own state folder (kept between runs, never shared: a
+  // cache one sandboxed process may write must not be what the user's own npx runs next).
+  const caches: Record<string, string> = {};
+  for (const [name, folder] of PACKAGE_CACHES)
+    if (env[name] === undefined) caches[name] = join(stateDir, folder);
   return {
+    ...caches,
     TMPDIR: '/tmp',
     TACK_SANDBOX: policy.profile,
     TACK_STATE_DIR: stateDir,
@@ -207,33 +329,61 @@ export function sandboxEnvironment(
   };
 }
 
+/** The cache variables of package runners, and the folder of the state folder each gets. */
+const PACKAGE_CACHES: ReadonlyArray<[string, string]> = [
+  ['npm_config_cache', 'npm-cache'],
+  ['UV_CACHE_DIR', 'uv-cache'],
+  ['PIP_CACHE_DIR', 'pip-cache'],
+];
+
 /**
  * What `policy` would guarantee on this machine, for labels decided before anything runs (skill scripts): none
  * when there is no policy or no sandbox to enforce it.
  */
 export async function expectedGuarantees(
   policy: SandboxPolicy | undefined,
+  readPaths: PlanSpec['readPaths'] = [],
 ): Promise<SandboxGuarantees | undefined> {
   if (!policy || !(await sandboxSupport()).available) return undefined;
-  return guaranteesOf(planMounts(policy, { cwd: policy.workspace, stateDir: policy.stateDir }));
+  const plan = planMounts(policy, { cwd: policy.workspace, stateDir: policy.stateDir, readPaths });
+  return guaranteesOf(plan, bwrapArgs(plan));
 }
 
 /**
- * The files of the command line that are the program itself: `node /path/server.js`, `python /path/server.py`.
- * A server installed under a folder the sandbox hides (/tmp, a home folder) must still be able to read its own code
- * and its dependencies: planMounts binds each one's package (see PlanSpec.programs). Arguments that are not
- * existing files (flags, names, URLs) are left alone.
+ * The program of a command line, and its other file arguments. The program is the script an interpreter runs:
+ * the first argument that is not an option and is an existing file, after `node`, `python`, `bun`, `deno`, `tsx`
+ * and their kin. The command itself is bound as the executable;
+ * every other existing file argument (`--db ~/notes.db`) is data, bound only by a rule (planMounts notes it).
  */
-function programFiles(args: readonly string[], cwd: string): string[] {
-  const out: string[] = [];
-  for (const arg of args) {
-    if (arg.startsWith('-') || arg.includes('://') || arg.length > 4096) continue;
+export function programOf(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+): { programs: string[]; fileArgs: string[] } {
+  const isFile = (arg: string) => {
+    if (arg.includes('://') || arg.length > 4096 || arg.includes('\0')) return undefined;
     const path = resolve(cwd, arg);
     try {
-      if (statSync(path).isFile()) out.push(path);
+      return statSync(path).isFile() ? path : undefined;
     } catch {
-      // not a file: an argument of another kind
+      return undefined;
     }
-  }
-  return out;
+  };
+  // The first non-option argument that is a file: after `run` (`deno run x.ts`), or past an option's value that
+  // is not one (`node --import tsx server.ts`). A preloaded file (`-r x.js server.js`) counts as the program too.
+  const programIndex = INTERPRETER.test(basename(command))
+    ? args.findIndex((arg) => !arg.startsWith('-') && isFile(arg) !== undefined)
+    : -1;
+  const programs: string[] = [];
+  const fileArgs: string[] = [];
+  args.forEach((arg, i) => {
+    if (arg.startsWith('-')) return;
+    const file = isFile(arg);
+    if (file) (i === programIndex ? programs : fileArgs).push(file);
+  });
+  return { programs, fileArgs };
 }
+
+/** Commands that run a script named in their arguments. */
+const INTERPRETER =
+  /^(node|nodejs|bun|deno|tsx|ts-node|python[0-9.]*|pypy[0-9.]*|uv|ruby|perl|php|bash|sh|dash|zsh|Rscript|lua[0-9.]*)$/;

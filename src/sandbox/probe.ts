@@ -1,12 +1,13 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
 import { runCapped } from '../util/run-capped.js';
 import { compareText } from '../util/text-order.js';
 import { explainPath } from './explain.js';
-import { prepareLaunch, type SandboxStatus } from './launch.js';
-import { accessOf, type MountPlan } from './mounts.js';
+import { type EnforcedArgs, parseBwrapArgs } from './guarantees.js';
+import { prepareLaunch, programOf, type SandboxStatus } from './launch.js';
+import { accessOf, type MountPlan, type PlanSpec } from './mounts.js';
 
 /**
  * `tack sandbox check`: runs a small Node probe inside a policy, exactly as the server (or script) would run, and
@@ -16,10 +17,21 @@ import { accessOf, type MountPlan } from './mounts.js';
  * and the proxy checks read the proxy's own decisions.
  */
 
-export type Outcome = 'visible' | 'hidden' | 'writable' | 'throwaway' | 'refused' | 'reachable' | 'allowed';
+export type Outcome =
+  | 'visible'
+  | 'hidden'
+  | 'writable'
+  | 'throwaway'
+  | 'refused'
+  | 'reachable'
+  | 'allowed'
+  /** A bind in the sandbox's own mount table: `as planned`, or what it shows instead. */
+  | 'as planned'
+  | 'missing'
+  | 'other source';
 
 export interface CheckRow {
-  check: 'read' | 'write' | 'network' | 'proxy';
+  check: 'read' | 'write' | 'network' | 'proxy' | 'mount';
   target: string;
   /** What the target is: `home folder`, `workspace`, `read[0]`. */
   label: string;
@@ -43,6 +55,15 @@ export interface CheckSpec {
   subject: string;
   cwd: string;
   env: Record<string, string>;
+  /**
+   * The process's own command line: its sandbox is planned from it exactly as at its start (its program and
+   * executable bound the same way), and the probe runs in that sandbox instead of it. Absent: a bare policy.
+   */
+  command?: string;
+  args?: readonly string[];
+  readPaths?: PlanSpec['readPaths'];
+  /** Its own state folder, when not the policy's (a skill script's is a folder of the policy's per skill). */
+  stateDir?: string;
   note?: (message: string) => void;
 }
 
@@ -51,7 +72,8 @@ const fs = require('node:fs');
 const net = require('node:net');
 const http = require('node:http');
 const input = JSON.parse(process.argv[1]);
-const out = { reads: {}, writes: {}, network: undefined, proxies: {} };
+const out = { reads: {}, writes: {}, network: undefined, proxies: {}, mounts: '' };
+try { out.mounts = fs.readFileSync('/proc/self/mountinfo', 'utf8'); } catch (e) { out.mounts = ''; }
 for (const path of input.reads) {
   try { fs.statSync(path); out.reads[path] = 'ok'; } catch (e) { out.reads[path] = e.code || String(e); }
 }
@@ -83,29 +105,54 @@ const viaProxy = (target) => new Promise((resolve) => {
 })();
 `;
 
-/** Runs the probe inside `policy` and reports every check against what the policy says. */
+/**
+ * Runs the probe inside `policy`, in the sandbox the process of `spec.command` would get (the same mounts, the
+ * same identity check), and reports every check against what the plan says: reads and writes the probe really
+ * made, and the probe's own mount table against the binds given to bubblewrap.
+ */
 export async function checkSandbox(policy: SandboxPolicy, spec: CheckSpec): Promise<CheckReport> {
   const listener = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   const port = (listener.address() as { port: number }).port;
   const marker = `.tack-sandbox-check-${process.pid}-${Date.now()}`;
   let launch: Awaited<ReturnType<typeof prepareLaunch>> | undefined;
-  const planned = plannedChecks(policy, marker);
+  const command = spec.command ?? process.execPath;
+  const args = spec.args ?? [];
+  let planned: ReturnType<typeof plannedChecks> | undefined;
   try {
     launch = await prepareLaunch(policy, {
-      command: process.execPath,
-      args: ['-e', PROBE, '--', JSON.stringify({ ...planned.input, port })],
+      command,
+      args,
       env: spec.env,
       cwd: spec.cwd,
       subject: spec.subject,
       note: spec.note ?? (() => {}),
+      // The probe is a Node script: the Node running tack must be there too (bound alone when hidden).
+      executables: [process.execPath],
+      ...(spec.readPaths ? { readPaths: spec.readPaths } : {}),
+      ...(spec.stateDir ? { stateDir: spec.stateDir } : {}),
     });
-    if (!launch.plan) return { status: launch.status, rows: [], mismatches: 0 };
-    const run = await runCapped([launch.command, ...launch.args], {
+    const plan = launch.plan;
+    if (!plan || launch.status.state !== 'enforced')
+      return { status: launch.status, rows: [], mismatches: 0 };
+    const commandLine = programOf(command, args, spec.cwd);
+    planned = plannedChecks(policy, plan, marker, {
+      files: [...commandLine.programs, ...commandLine.fileArgs],
+      exposed: launch.status.guarantees.exposed.map((e) => e.path),
+      stateDir: spec.stateDir ?? policy.stateDir,
+    });
+    const probeArgs = launch.wrap([
+      process.execPath,
+      '-e',
+      PROBE,
+      '--',
+      JSON.stringify({ ...planned.input, port }),
+    ]);
+    const run = await runCapped([launch.command, ...probeArgs], {
       cwd: launch.cwd,
       env: launch.env,
       timeoutMs: 30_000,
-      maxOutputBytes: 1024 * 1024,
+      maxOutputBytes: 4 * 1024 * 1024,
     });
     let seen: ProbeOutput;
     try {
@@ -115,13 +162,90 @@ export async function checkSandbox(policy: SandboxPolicy, spec: CheckSpec): Prom
         `the probe did not report (exit ${run.exitCode ?? run.signal}): ${run.stderr.trim().split('\n').slice(-3).join(' ')}`,
       );
     }
-    const rows = planned.rows(launch.plan, seen, launch.decisions());
+    const enforced = parseBwrapArgs(probeArgs.slice(0, probeArgs.indexOf('--') + 1));
+    const rows = [...planned.rows(plan, seen, launch.decisions()), ...mountRows(plan, enforced, seen.mounts)];
     return { status: launch.status, rows, mismatches: rows.filter((r) => r.expected !== r.observed).length };
   } finally {
     // What the probe wrote where it could (the host's side of the workspace, its state folder) goes.
-    for (const file of planned.input.writes) rmSync(file, { force: true });
+    for (const file of planned?.input.writes ?? []) rmSync(file, { force: true });
     await launch?.close();
     listener.close();
+  }
+}
+
+/**
+ * Each bind given to bubblewrap, looked up in the probe's own /proc/self/mountinfo at its place and traced back to
+ * the host path it shows (device and root, against the host's mount table): the table the process really has.
+ */
+function mountRows(plan: MountPlan, enforced: EnforcedArgs, mountinfo: string): CheckRow[] {
+  const inside = parseMountinfo(mountinfo);
+  const host = parseMountinfo(readText('/proc/self/mountinfo'));
+  const rows: CheckRow[] = [];
+  for (const mount of enforced.mounts) {
+    if ((mount.flag !== '--ro-bind' && mount.flag !== '--bind') || mount.dest === '/') continue;
+    const entry = inside.filter((m) => m.mountPoint === mount.dest).at(-1);
+    const planned = plan.mounts.find((m) => m.dest === mount.dest && m.source === mount.source);
+    const source = realOr(mount.source!);
+    const seenAt = entry ? hostPathsOf(entry, host) : [];
+    const agrees = seenAt.includes(source);
+    rows.push({
+      check: 'mount',
+      target: mount.dest,
+      label: mount.flag === '--bind' ? 'writable bind' : 'read-only bind',
+      expected: 'as planned',
+      observed: !entry ? 'missing' : agrees ? 'as planned' : 'other source',
+      rule: planned?.rule ?? `${mount.flag} ${mount.source}`,
+      ...(entry && !agrees ? { detail: `shows ${seenAt[0] ?? `${entry.device} ${entry.root}`}` } : {}),
+    });
+  }
+  return rows;
+}
+
+interface MountinfoEntry {
+  device: string;
+  root: string;
+  mountPoint: string;
+}
+
+function parseMountinfo(text: string): MountinfoEntry[] {
+  const decode = (field: string) =>
+    field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' '))
+    .filter((fields) => fields.length > 5)
+    .map((fields) => ({ device: fields[2]!, root: decode(fields[3]!), mountPoint: decode(fields[4]!) }));
+}
+
+/**
+ * The host paths a mount may show: each host mount of the same device whose root holds the mount's root (a device
+ * mounted in several places on the host, as containers do, gives several names for one folder).
+ */
+function hostPathsOf(entry: MountinfoEntry, host: readonly MountinfoEntry[]): string[] {
+  const out: string[] = [];
+  for (const candidate of host) {
+    if (candidate.device !== entry.device) continue;
+    const rest = relative(candidate.root, entry.root);
+    if (rest === '..' || rest.startsWith('../')) continue;
+    out.push(join(candidate.mountPoint, rest));
+  }
+  return out;
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function realOr(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
   }
 }
 
@@ -130,14 +254,22 @@ interface ProbeOutput {
   writes: Record<string, string>;
   network: string;
   proxies: Record<string, string>;
+  mounts: string;
 }
 
 /** What to probe for this policy, and how to turn the probe's output into rows. */
-function plannedChecks(policy: SandboxPolicy, marker: string) {
+function plannedChecks(
+  policy: SandboxPolicy,
+  plan: MountPlan,
+  marker: string,
+  extra: { files: readonly string[]; exposed: readonly string[]; stateDir: string },
+) {
   const reads: Array<{ path: string; label: string }> = [];
   const writes: Array<{ dir: string; label: string }> = [];
-  for (const home of policy.homes) {
-    const file = sample(home, 1);
+  // A sample the plan does not bind on purpose: a file the guarantees list as reachable proves nothing hidden.
+  const bound = (path: string) => extra.exposed.some((e) => path === e || path.startsWith(`${e}/`));
+  for (const home of plan.homes) {
+    const file = sample(home, 1, bound);
     if (file) reads.push({ path: file, label: 'home folder' });
     const ssh = join(home, '.ssh');
     if (existsSync(ssh)) reads.push({ path: sample(ssh) ?? ssh, label: 'SSH keys' });
@@ -147,8 +279,11 @@ function plannedChecks(policy: SandboxPolicy, marker: string) {
   writes.push({ dir: policy.workspace, label: 'workspace' });
   writes.push({ dir: dirname(policy.workspace), label: 'outside the workspace' });
   for (const [i, rule] of policy.read.entries()) reads.push({ path: rule.path, label: `read[${i}]` });
+  for (const file of extra.files) reads.push({ path: file, label: 'on the command line' });
+  for (const path of extra.exposed)
+    reads.push({ path: sample(path) ?? path, label: 'reachable, as its guarantees say' });
   for (const [i, rule] of policy.write.entries()) writes.push({ dir: rule.path, label: `write[${i}]` });
-  writes.push({ dir: policy.stateDir, label: 'its state folder' });
+  writes.push({ dir: extra.stateDir, label: 'its state folder' });
   writes.push({ dir: '/tmp', label: 'temp folder' });
   for (const dir of policy.hidden)
     if (existsSync(dir) && !policy.hidden.some((other) => other !== dir && dir.startsWith(`${other}/`)))
@@ -173,7 +308,8 @@ function plannedChecks(policy: SandboxPolicy, marker: string) {
     ): CheckRow[] {
       const rows: CheckRow[] = [];
       for (const read of uniqueReads) {
-        const access = accessOf(plan, read.path);
+        // Where the path really leads: the sandbox's root has the host's links (/home -> /var/home).
+        const access = accessOf(plan, realOr(read.path));
         const result = seen.reads[read.path] ?? 'not run';
         rows.push({
           check: 'read',
@@ -188,7 +324,7 @@ function plannedChecks(policy: SandboxPolicy, marker: string) {
       uniqueWrites.forEach((write, i) => {
         const file = files[i]!;
         // The folder decides: one that is not visible does not exist inside; a hidden one is a throwaway tmpfs.
-        const access = accessOf(plan, write.dir);
+        const access = accessOf(plan, realOr(write.dir));
         const result = seen.writes[file] ?? 'not run';
         const expected: Outcome =
           access.read && access.write ? (access.throwaway ? 'throwaway' : 'writable') : 'refused';
@@ -244,14 +380,14 @@ function plannedChecks(policy: SandboxPolicy, marker: string) {
  * A file inside `dir` (or two levels down) to stat: a folder alone proves nothing, since a hidden folder can be
  * an empty stand-in or a mount point.
  */
-function sample(dir: string, depth = 2): string | undefined {
+function sample(dir: string, depth = 2, skip: (path: string) => boolean = () => false): string | undefined {
   try {
     const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareText(a.name, b.name));
-    const file = entries.find((entry) => entry.isFile());
+    const file = entries.find((entry) => entry.isFile() && !skip(join(dir, entry.name)));
     if (file) return join(dir, file.name);
     if (depth > 1)
       for (const entry of entries.filter((e) => e.isDirectory())) {
-        const found = sample(join(dir, entry.name), depth - 1);
+        const found = sample(join(dir, entry.name), depth - 1, skip);
         if (found) return found;
       }
     return undefined;

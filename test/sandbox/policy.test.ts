@@ -100,7 +100,7 @@ describe('sandbox policies in tack.json', () => {
       profile: 'workspace-write',
       required: false,
       origin: "tack's default for skill scripts",
-      stateDir: join(p.home, 'state', 'sandbox', 'skill-scripts'),
+      stateDir: join(p.home, 'state', 'sandbox', '.skill-scripts'),
     });
   });
 
@@ -135,7 +135,7 @@ describe('sandbox policies in tack.json', () => {
       },
     });
     expect(found).toContain(
-      'tack.json: mcpServers.typo.sandbox: unknown sandbox profile "workspace-wirte" (known: "none", "read-only", "workspace-write", "a", "b", "off")',
+      'tack.json: mcpServers.typo.sandbox: unknown sandbox profile "workspace-wirte" (known: "none", "read-only", "workspace-write", "package-runner", "a", "b", "off")',
     );
     expect(found).toContain(
       'tack.json: sandbox.profiles.b.profile: profile "a" extends itself (a -> b -> a)',
@@ -227,20 +227,30 @@ describe('the mount plan', () => {
     );
   });
 
-  it('binds a symlinked path where it leads, and judges it by where it leads', () => {
+  it('refuses a rule that resolves through a link a sandboxed process could have planted', () => {
+    // Defect 2 of issue 27: a skill script (workspace-write by default) runs `rmdir out && ln -s "$HOME" out`;
+    // the next start of a server with write: ${workspace}/out would have bound the home folder writable.
     const { p, home, policy } = policyFor({ profile: 'read-only', write: ['${workspace}/out'] });
-    symlinkSync(join(home, '.ssh'), join(p.dir, 'out'));
+    symlinkSync(home, join(p.dir, 'out'));
     const plan = planMounts(policy, { cwd: p.dir, stateDir: policy.stateDir });
-    expect(plan.mounts).toContainEqual(
+    expect(plan.refused).toEqual([
       expect.objectContaining({
-        kind: 'rw',
-        dest: join(home, '.ssh'),
-        source: join(home, '.ssh'),
-        policy: true,
+        path: join(p.dir, 'out'),
+        link: join(p.dir, 'out'),
+        target: home,
+        why: expect.stringContaining('which a sandboxed process may write'),
       }),
-    );
-    // The workspace looked harmless; the link made it expose the SSH keys.
-    expect(guaranteesOf(plan).noPrivateFiles).toBe(false);
+    ]);
+    expect(bwrapArgs(plan).join(' ')).not.toContain(`--bind ${home} `);
+    // Outside every folder a sandbox writes, a link that leads into the home folder is refused all the same.
+    const elsewhere = mkdtempSync(join(tmpdir(), 'tack-link-elsewhere-'));
+    scope.defer(() => rmSync(elsewhere, { recursive: true, force: true }));
+    const reader = policyFor({ read: [join(elsewhere, 'keys')] });
+    symlinkSync(join(reader.home, '.ssh'), join(elsewhere, 'keys'));
+    const { refused } = planMounts(reader.policy, { cwd: reader.p.dir, stateDir: reader.policy.stateDir });
+    expect(refused.map((r) => r.why)).toEqual([
+      expect.stringContaining(`inside ${reader.home}, which the sandbox hides`),
+    ]);
   });
 
   it('skips what does not exist and what lies inside tack’s own folders, and stands in for a hidden cwd', () => {
@@ -282,16 +292,18 @@ describe('the mount plan', () => {
 });
 
 describe.runIf(LINUX)('a symlinked rule in a real sandbox', () => {
-  it('writes where the link leads, under both names', async () => {
+  it('writes where a link no sandbox could have planted leads, under both names', async () => {
     const p = scope.project('tack-sandbox-link-');
     const real = mkdtempSync(join(tmpdir(), 'tack-link-target-'));
+    const links = mkdtempSync(join(tmpdir(), 'tack-link-folder-'));
     scope.defer(() => rmSync(real, { recursive: true, force: true }));
-    symlinkSync(real, join(p.dir, 'out'));
-    p.write('tack.json', { mcpServers: { s: { ...server, sandbox: { write: ['${workspace}/out'] } } } });
+    scope.defer(() => rmSync(links, { recursive: true, force: true }));
+    symlinkSync(real, join(links, 'out'));
+    p.write('tack.json', { mcpServers: { s: { ...server, sandbox: { write: [join(links, 'out')] } } } });
     const policy = stdio(p.load(), 's').sandbox!;
     const launch = await prepareLaunch(policy, {
       command: 'sh',
-      args: ['-c', `echo via-link > ${join(p.dir, 'out', 'a')} && echo direct > ${join(real, 'b')}`],
+      args: ['-c', `echo via-link > ${join(links, 'out', 'a')} && echo direct > ${join(real, 'b')}`],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       cwd: p.dir,
       subject: 'test',

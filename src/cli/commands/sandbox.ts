@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import type { StdioServerConfig } from '../../config/load.js';
 import type { SandboxPolicy } from '../../config/sandbox.js';
 import { unknownServer } from '../../mcp/host.js';
 import { stdioEnvironment } from '../../mcp/transport.js';
@@ -11,6 +13,9 @@ interface Target {
   policy: SandboxPolicy;
   cwd: string;
   env: Record<string, string>;
+  command?: string;
+  args?: readonly string[];
+  stateDir?: string;
 }
 
 /**
@@ -25,6 +30,7 @@ export async function sandboxCheckCommand(
   const config = await loadCliConfig(options);
   const targets: Target[] = [];
   const unsandboxed: string[] = [];
+  const notes: string[] = [];
   if (server !== undefined) {
     const entry = config.servers.find((s) => s.name === server);
     if (!entry)
@@ -32,23 +38,16 @@ export async function sandboxCheckCommand(
         server,
         config.servers.map((s) => s.name),
       );
-    if (entry.transport === 'stdio' && entry.sandbox)
-      targets.push({
-        subject: `server "${entry.name}"`,
-        policy: entry.sandbox,
-        cwd: entry.cwd,
-        env: stdioEnvironment(entry).env,
-      });
+    if (entry.transport === 'stdio' && entry.sandbox) targets.push(serverTarget(entry, entry.sandbox));
     else unsandboxed.push(`server "${entry.name}"`);
   } else if (!options.skillScripts) {
     for (const entry of config.servers)
       if (entry.transport === 'stdio' && entry.enabled && entry.sandbox)
-        targets.push({
-          subject: `server "${entry.name}"`,
-          policy: entry.sandbox,
-          cwd: entry.cwd,
-          env: stdioEnvironment(entry).env,
-        });
+        targets.push(serverTarget(entry, entry.sandbox));
+    if (targets.length === 0)
+      notes.push(
+        'No server has a sandbox (give one a "sandbox" in tack.json, or set sandbox.defaultForServers): only the skill scripts\' sandbox is checked.',
+      );
   }
   if (server === undefined) {
     const scripts = config.sandbox.skillScripts;
@@ -58,6 +57,8 @@ export async function sandboxCheckCommand(
         policy: scripts,
         cwd: scripts.workspace,
         env: getDefaultEnvironment(),
+        // A script runs with a state folder of its skill's inside the policy's, never the policy's own.
+        stateDir: join(scripts.stateDir, 'tack-sandbox-check'),
       });
     else unsandboxed.push('skill scripts');
   }
@@ -71,6 +72,8 @@ export async function sandboxCheckCommand(
           subject: target.subject,
           cwd: target.cwd,
           env: target.env,
+          ...(target.command !== undefined ? { command: target.command, args: target.args ?? [] } : {}),
+          ...(target.stateDir ? { stateDir: target.stateDir } : {}),
           note: (message) => {
             if (!message.startsWith('sandbox proxy:')) warn(`${target.subject}: ${message}`);
           },
@@ -86,9 +89,10 @@ export async function sandboxCheckCommand(
   }
   const failed = reports.some((r) => r.error !== undefined || (r.report?.mismatches ?? 0) > 0);
   if (options.json) {
-    printJson({ checked: reports, unsandboxed });
+    printJson({ checked: reports, unsandboxed, notes });
     return failed ? 1 : 0;
   }
+  for (const note of notes) print(`${note}\n`);
   for (const name of unsandboxed) print(`${name}: no sandbox\n`);
   for (const { subject, origin, report, error } of reports) {
     if (error !== undefined || !report) {
@@ -103,6 +107,7 @@ export async function sandboxCheckCommand(
       continue;
     }
     print(`${subject}: ${status.guarantees.summary}, enforced by ${status.tool} (${origin})`);
+    print(`files: ${status.guarantees.files}`);
     print(
       table(
         ['CHECK', 'TARGET', 'POLICY', 'PROBE', 'RULE'],
@@ -118,8 +123,19 @@ export async function sandboxCheckCommand(
     print(
       report.mismatches === 0
         ? 'Every check agrees with the policy.\n'
-        : `${report.mismatches} check${report.mismatches === 1 ? '' : 's'} disagree with the policy.\n`,
+        : `${report.mismatches} ${report.mismatches === 1 ? 'check disagrees' : 'checks disagree'} with the policy.\n`,
     );
   }
   return failed ? 1 : 0;
+}
+
+function serverTarget(entry: StdioServerConfig, policy: SandboxPolicy): Target {
+  return {
+    subject: `server "${entry.name}"`,
+    policy,
+    cwd: entry.cwd,
+    env: stdioEnvironment(entry).env,
+    command: entry.command,
+    args: entry.args,
+  };
 }
