@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { homedir, userInfo } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { expandVars } from './expand.js';
@@ -154,7 +155,9 @@ export class SandboxResolver {
       required,
       workspace: context.workspace,
       homes: homes.map((home) => resolve(home)),
-      stateDir: join(context.paths.stateDir, 'sandbox', stateName),
+      // Per project too: a state folder (an npm cache) one project's server may write must not be what the same
+      // name runs from in another project. `@` cannot be part of a server name, so no two folders meet.
+      stateDir: join(context.paths.stateDir, 'sandbox', `${stateName}@${projectKey(context.workspace)}`),
       hidden: [context.paths.configDir, context.paths.stateDir],
     };
     // Base profile first: lists add up along the chain, a scalar set nearer the entry wins.
@@ -292,4 +295,9 @@ function accountHome(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A short, stable name for a project folder, for per-project state folders. */
+function projectKey(workspace: string): string {
+  return createHash('sha256').update(resolve(workspace)).digest('hex').slice(0, 12);
 }

@@ -42,7 +42,7 @@ export interface ExposedPath {
 
 /** One mount as bubblewrap's argument list states it. */
 export interface EnforcedMount {
-  flag: '--ro-bind' | '--bind' | '--tmpfs' | '--dir' | '--dev' | '--proc';
+  flag: '--ro-bind' | '--bind' | '--tmpfs' | '--dir' | '--symlink' | '--dev' | '--proc';
   source?: string;
   dest: string;
 }
@@ -69,6 +69,7 @@ const ARITY: Record<string, number> = {
   '--proc': 1,
   '--ro-bind': 2,
   '--bind': 2,
+  '--symlink': 2,
 };
 
 /** bubblewrap's arguments (up to `--`) read back into mounts; a flag tack does not know is an error, not a guess. */
@@ -83,7 +84,7 @@ export function parseBwrapArgs(args: readonly string[]): EnforcedArgs {
     i += 1 + arity;
     if (flag === '--unshare-net') out.unshareNet = true;
     else if (flag === '--chdir') out.chdir = params[0];
-    else if (flag === '--ro-bind' || flag === '--bind')
+    else if (flag === '--ro-bind' || flag === '--bind' || flag === '--symlink')
       out.mounts.push({ flag, source: params[0]!, dest: params[1]! });
     else if (flag === '--tmpfs' || flag === '--dir' || flag === '--dev' || flag === '--proc')
       out.mounts.push({ flag, dest: params[0]! });
@@ -113,10 +114,10 @@ export function reachableUnder(
         path = root;
         at = join(mount.dest, relative(source, root));
       } else continue;
-      // --dir makes a folder, it mounts nothing: only a mount covers what lies below it.
+      // --dir and --symlink make a folder or a link, they mount nothing: only a mount covers what lies below it.
       const covered = enforced.mounts
         .slice(index + 1)
-        .some((later) => later.flag !== '--dir' && inside(at, later.dest));
+        .some((later) => later.flag !== '--dir' && later.flag !== '--symlink' && inside(at, later.dest));
       if (!covered) found.push({ path, at, write: mount.flag === '--bind', index });
     }
   });
@@ -137,19 +138,27 @@ export function guaranteesOf(plan: MountPlan, args: readonly string[] = bwrapArg
   const proxied = enforced.mounts.some((mount) => mount.dest === PROXY_DIR);
   // The host's /tmp and /run hold other processes' sockets (ssh-agent, X11, D-Bus, Docker): a bind that shows one
   // of them is a way out even without a network.
+  const workspace = realOrSame(policy.workspace);
+  const stateDir = realOrSame(policy.stateDir);
+  // Anything of the host's /tmp or /run (or TMPDIR) but the workspace (the user's) and the process's own state: an
+  // ssh-agent folder, /tmp/.X11-unix, /run/user/<uid> hold sockets another process answers.
   const socketRoots = [...new Set(['/tmp', '/run', realOrSame(tmpdir())])];
-  const sockets = reachableUnder(enforced, socketRoots).filter((found) => socketRoots.includes(found.path));
+  const workspaceIsSockets = socketRoots.some((root) => inside(root, workspace));
+  const sockets = reachableUnder(enforced, socketRoots).filter(
+    (found) =>
+      enforced.mounts[found.index]!.dest !== PROXY_DIR &&
+      !(inside(found.path, workspace) && !workspaceIsSockets) &&
+      !inside(found.path, stateDir),
+  );
   const noNetwork = enforced.unshareNet && !proxied && sockets.length === 0;
   const networkRule = policy.networkOrigin || `profile ${policy.profile}`;
   const network = noNetwork
     ? `no network (network: false, ${networkRule})`
     : enforced.unshareNet && !proxied
-      ? `no network, but the host's ${sockets.map((found) => found.path).join(', ')} is reachable (${ruleOf(sockets[0]!.index)}): its sockets lead out`
+      ? `no network, but the host's ${sockets.map((found) => found.path).join(', ')} is reachable (${ruleOf(sockets[0]!.index)}): sockets there lead out`
       : !enforced.unshareNet
         ? `host network (network: true, ${networkRule})`
         : `network only to ${Array.isArray(policy.network) ? policy.network.map((r) => r.written).join(', ') : 'nothing'} through tack's proxy (${networkRule})`;
-  const workspace = realOrSame(policy.workspace);
-  const stateDir = realOrSame(policy.stateDir);
   const privateRoots = [...plan.homes, ...plan.tackDirs];
   // The workspace is the user's to give, unless it holds a private folder (a project at ~ or /).
   const workspaceIsPrivate = privateRoots.some((root) => inside(root, workspace));
@@ -165,7 +174,10 @@ export function guaranteesOf(plan: MountPlan, args: readonly string[] = bwrapArg
       private: !((!workspaceIsPrivate && inside(found.path, workspace)) || inside(found.path, stateDir)),
     }));
   const counted = exposed.filter((e) => e.private);
-  const noPrivateFiles = counted.length === 0;
+  // bubblewrap keeps the uid: under root the process is uid 0 without capabilities, and root-only files of the
+  // system (/etc/shadow) stay readable through the read-only root.
+  const asRoot = process.geteuid?.() === 0;
+  const noPrivateFiles = counted.length === 0 && !asRoot;
   const hidden = `hidden${policy.homeOrigin ? `: home: false, ${policy.homeOrigin}` : ''}`;
   return {
     noNetwork,
@@ -173,7 +185,14 @@ export function guaranteesOf(plan: MountPlan, args: readonly string[] = bwrapArg
     network,
     files: noPrivateFiles
       ? `no private files (the home folder is ${hidden}, and nothing in it is bound besides the workspace)`
-      : counted.map((e) => `${e.path} is ${e.write ? 'writable' : 'readable'} (${e.rule})`).join('; '),
+      : [
+          ...(asRoot
+            ? [
+                "tack runs as root: the process is uid 0 without capabilities, and the system's root-only files (/etc/shadow) are readable",
+              ]
+            : []),
+          ...counted.map((e) => `${e.path} is ${e.write ? 'writable' : 'readable'} (${e.rule})`),
+        ].join('; '),
     summary: `${policy.profile}, ${describeNetwork(policy.network)}`,
     exposed,
   };

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
@@ -167,6 +167,8 @@ export async function prepareLaunch(policy: SandboxPolicy | undefined, spec: Lau
     ? resolve(spec.cwd, spec.command)
     : findExecutable(spec.command, path);
   const { programs, fileArgs } = programOf(spec.command, spec.args, spec.cwd);
+  // A command that is itself a script (`#!/usr/bin/env node`, an npm bin link) is a program too: its package goes with it.
+  if (executable && isScript(executable)) programs.push(executable);
   const plan = planMounts(policy, {
     executables: [executable, ...(proxy ? [process.execPath] : []), ...(spec.executables ?? [])],
     programs,
@@ -382,6 +384,20 @@ export function programOf(
     if (file) (i === programIndex ? programs : fileArgs).push(file);
   });
   return { programs, fileArgs };
+}
+
+/** Whether a file starts with `#!`: a script the kernel hands to an interpreter. */
+function isScript(file: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const head = Buffer.alloc(2);
+    return readSync(fd, head, 0, 2, 0) === 2 && head.toString('latin1') === '#!';
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** Commands that run a script named in their arguments. */

@@ -10,7 +10,8 @@ import { NAMESPACE_FLAGS } from './support.js';
  * path, and which rule put it there), so the explanation cannot drift from what was enforced.
  */
 
-export type MountKind = 'root' | 'dev' | 'proc' | 'hide' | 'dir' | 'ro' | 'rw';
+/** `link`: a symlink made inside (where a hidden folder held a link on the host), pointing at `source`. */
+export type MountKind = 'root' | 'dev' | 'proc' | 'hide' | 'dir' | 'link' | 'ro' | 'rw';
 
 /**
  * Why a mount is there: the base layout, a `read`/`write` rule of the policy, a path the caller adds (a skill's
@@ -115,6 +116,16 @@ const THROWAWAY_ROOTS = ['/tmp', '/run'];
 /** Host folders no link may lead a bind into: the sandbox has its own, and the host's hold other processes' state. */
 const SYSTEM_ROOTS = ['/tmp', '/run', '/proc', '/dev'];
 
+/** Folders of the root that hold services' Unix sockets, known to tack. */
+const SOCKET_FOLDERS = [
+  '/var/spool/postfix',
+  '/var/lib/lxd',
+  '/var/snap/lxd',
+  '/var/lib/mysql',
+  '/var/lib/docker',
+  '/var/lib/libvirt',
+];
+
 /** Folders no rule makes writable: the root and the system's own (a workspace at / would otherwise be all of it). */
 const SYSTEM_FOLDERS = [
   '/',
@@ -129,6 +140,15 @@ const SYSTEM_FOLDERS = [
   '/var',
   '/opt',
 ];
+
+/** Folders whose insides no link may turn a writable rule into (/usr/local/bin, /etc/cron.d). */
+const SYSTEM_TREES = ['/usr', '/etc', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/boot'];
+
+/** A writable path that a link leads into the system's own folders, which the path as written is not in. */
+function intoSystem(path: string, real: string): boolean {
+  const written = resolve(path);
+  return SYSTEM_TREES.some((tree) => inside(real, tree) && !inside(written, tree));
+}
 
 /** How many links one path may pass through, as the kernel allows (ELOOP past it). */
 const MAX_LINKS = 40;
@@ -165,6 +185,14 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
     'base',
   );
 
+  // Unix sockets on the read-only root outside /tmp and /run: a mail system's spool (postfix sends what reaches it),
+  // LXD's and databases' sockets. Hidden where they exist; the ones tack does not know stay (docs/security.md).
+  for (const folder of SOCKET_FOLDERS)
+    if (existsSync(folder) && !lstatSync(folder).isSymbolicLink())
+      add(
+        { kind: 'hide', dest: folder, rule: "a system service's sockets are not reachable", purpose: 'base' },
+        'base',
+      );
   const homes = unique(policy.homes.flatMap(withRealPath));
   const tackDirs = unique(policy.hidden.flatMap(withRealPath));
   const privateRoots = [...homes, ...tackDirs];
@@ -203,8 +231,9 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
         },
         'base',
       );
-  // A symlinked path is bound where it points; also where it was named when the link itself is gone there (its
-  // folder hidden), decided once the plan stands (bubblewrap cannot mount onto a link it can see).
+  // A symlinked path is bound where it points; where the link itself is gone (its folder hidden), a link to it is
+  // made again inside, decided once the plan stands (a link, not a second bind: a program finds its package from
+  // where its file really is, as Node does from a bin link).
   const aliases: Array<Mount & { priority: number }> = [];
   const bind = (
     kind: 'ro' | 'rw',
@@ -234,7 +263,7 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
       skipped.push({ path, rule, why: "it is inside tack's own folders, which stay hidden" });
       return;
     }
-    if (kind === 'rw' && SYSTEM_FOLDERS.includes(real)) {
+    if (kind === 'rw' && (SYSTEM_FOLDERS.includes(real) || intoSystem(path, real))) {
       // A workspace at / (tack started there) would make every program on the machine writable, tack's own too.
       refused.push({
         path,
@@ -250,7 +279,7 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
     add({ kind, dest: real, source: real, rule, purpose }, priority);
     const alias = linkName(path);
     if (alias !== real)
-      aliases.push({ kind, dest: alias, source: real, rule, purpose, priority: PRIORITY[priority]! });
+      aliases.push({ kind: 'link', dest: alias, source: real, rule, purpose, priority: PRIORITY[priority]! });
   };
   for (const rule of policy.read)
     bind('ro', rule.path, `read: ${rule.written} (${rule.origin})`, 'rule', 'rule');
@@ -325,14 +354,8 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
     const alias = linkName(path);
     const covered = extra.some((mount) => mount.kind !== 'dir' && inside(alias, mount.dest));
     if (alias !== real && !covered && accessOf(plan, dirname(alias)).throwaway)
-      own({ dest: alias, rule, purpose }, real);
+      extra.push({ kind: 'link', dest: alias, source: real, rule, purpose, priority: PRIORITY.own! });
   };
-  // The executable and the working folder must exist inside for the process to start at all.
-  for (const command of spec.executables ?? []) {
-    if (!command || !isAbsolute(command) || visible(command)) continue;
-    const real = startFile(command, 'the executable');
-    if (real) bindFile(command, real, 'the executable itself, read-only', 'executable');
-  }
   for (const file of spec.programs ?? []) {
     if (visible(file)) continue;
     // A program may be reached through a link in the workspace (node_modules/.bin): that is fine while it leads
@@ -366,16 +389,30 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
       );
     }
   }
+  // The executable and the working folder must exist inside for the process to start at all (after the program:
+  // a command that is a script was bound with its package there).
+  for (const command of spec.executables ?? []) {
+    if (!command || !isAbsolute(command) || visible(command)) continue;
+    const real = startFile(command, 'the executable');
+    if (!real) continue;
+    bindFile(command, real, 'the executable itself, read-only', 'executable');
+    if (privateRoots.some((root) => inside(real, root)))
+      notes.push(
+        `sandbox: the command ${command} lies in a folder the sandbox hides: it is bound alone (a script with its package), not the installation around it (nvm, volta, a venv's interpreter); name that folder in the sandbox's read list if it needs it`,
+      );
+  }
   for (const file of spec.fileArgs ?? []) {
     if (visible(file)) continue;
     notes.push(
       `sandbox: the argument ${file} is not visible inside (${accessOf(plan, file).mount.rule}); only the program is bound for the command line, so name it in the sandbox's read or write list if the server needs it`,
     );
   }
-  if (!accessOf(plan, spec.cwd).read && !extra.some((mount) => inside(spec.cwd, mount.dest))) {
+  // Made where the folder really is: bubblewrap cannot make a folder through a link.
+  const cwd = realPath(spec.cwd) ?? spec.cwd;
+  if (!visibleAt(cwd)) {
     extra.push({
       kind: 'dir',
-      dest: spec.cwd,
+      dest: cwd,
       rule: 'an empty stand-in for the working folder, which the policy hides',
       purpose: 'base',
       priority: PRIORITY.own!,
@@ -408,26 +445,30 @@ function linkRefusal(
 ): BindRefusal | undefined {
   if (resolved.links.length === 0) return undefined;
   const written = resolve(path);
-  for (const link of resolved.links) {
-    // Below the folder, not the folder itself: replacing a folder takes write access to the one holding it.
-    const folder = facts.contested.find((dir) => link.at !== dir && inside(link.at, dir));
-    if (folder !== undefined && (facts.write || !facts.shown(resolved.real)))
-      return {
-        path,
-        rule,
-        link: link.at,
-        target: link.to,
-        why: `the link lies in ${folder}, which a sandboxed process may write, so it may have planted it`,
-      };
-  }
-  // The workspace is the user's, wherever its path leads (a project folder linked into the home is still theirs).
-  if (facts.workspace.some((dir) => inside(resolved.real, dir))) return undefined;
-  const root = facts.hiddenRoots.find(
-    (names) =>
-      names.some((dir) => inside(resolved.real, dir) || inside(dir, resolved.real)) &&
-      !names.some((dir) => inside(written, dir) || inside(dir, written)),
-  );
-  if (root !== undefined) {
+  const planted = (): BindRefusal | undefined => {
+    for (const link of resolved.links) {
+      // Below the folder, not the folder itself: replacing a folder takes write access to the one holding it.
+      const folder = facts.contested.find((dir) => link.at !== dir && inside(link.at, dir));
+      if (folder !== undefined && (facts.write || !facts.shown(resolved.real)))
+        return {
+          path,
+          rule,
+          link: link.at,
+          target: link.to,
+          why: `the link lies in ${folder}, which a sandboxed process may write, so it may have planted it`,
+        };
+    }
+    return undefined;
+  };
+  const intoHidden = (): BindRefusal | undefined => {
+    // The workspace is the user's, wherever its path leads (a project folder linked into the home is still theirs).
+    if (facts.workspace.some((dir) => inside(resolved.real, dir))) return undefined;
+    const root = facts.hiddenRoots.find(
+      (names) =>
+        names.some((dir) => inside(resolved.real, dir) || inside(dir, resolved.real)) &&
+        !names.some((dir) => inside(written, dir) || inside(dir, written)),
+    );
+    if (root === undefined) return undefined;
     const link = resolved.links[resolved.links.length - 1]!;
     const name = root.find((dir) => inside(resolved.real, dir) || inside(dir, resolved.real))!;
     return {
@@ -437,8 +478,10 @@ function linkRefusal(
       target: link.to,
       why: `it leads to ${resolved.real}, ${inside(name, resolved.real) ? 'which holds' : 'inside'} ${name}, which the sandbox hides`,
     };
-  }
-  return undefined;
+  };
+  // Both refuse; the first named is the one to act on: for a write, who could have planted the link; for a read,
+  // the hidden folder it leads to (a venv's interpreter in ~/.pyenv wants a read rule, not a removed link).
+  return facts.write ? (planted() ?? intoHidden()) : (intoHidden() ?? planted());
 }
 
 /** Whether the sandbox path `path` shows the host path of the same name: the root bind, or a bind of the same place. */
@@ -460,13 +503,10 @@ function identitiesOf(mounts: readonly Mount[]): BoundIdentity[] {
   const out: BoundIdentity[] = [];
   for (const mount of mounts) {
     if ((mount.kind !== 'ro' && mount.kind !== 'rw') || !mount.source) continue;
+    // The mount serving a path is the last one made at or above it: a later mount over a parent covers a deeper
+    // one made before it, and a deeper one made later sits on top (mountinfo lists mounts in the order made).
     let serving: HostMount | undefined;
-    for (const entry of table)
-      if (
-        inside(mount.source, entry.mountPoint) &&
-        (!serving || depthOf(entry.mountPoint) >= depthOf(serving.mountPoint))
-      )
-        serving = entry;
+    for (const entry of table) if (inside(mount.source, entry.mountPoint)) serving = entry;
     out.push({
       dest: mount.dest,
       device: serving?.device ?? 'unknown',
@@ -579,6 +619,7 @@ export function bwrapArgs(plan: MountPlan): string[] {
     else if (mount.kind === 'proc') args.push('--proc', mount.dest);
     else if (mount.kind === 'hide') args.push('--tmpfs', mount.dest);
     else if (mount.kind === 'dir') args.push('--dir', mount.dest);
+    else if (mount.kind === 'link') args.push('--symlink', mount.source!, mount.dest);
     else args.push(mount.kind === 'ro' ? '--ro-bind' : '--bind', mount.source!, mount.dest);
   }
   args.push('--chdir', plan.cwd, '--');
@@ -609,6 +650,8 @@ export function accessOf(plan: Pick<MountPlan, 'mounts'>, path: string): Access 
     }
   });
   const kind = decisive.kind;
+  // A link made inside leads where the host's did: what lies there decides.
+  if (kind === 'link') return accessOf(plan, join(decisive.source!, relative(decisive.dest, path)));
   const hidden = kind === 'hide' || kind === 'dir';
   const onTheWay =
     hidden && plan.mounts.slice(at + 1).some((mount) => mount.dest !== path && inside(mount.dest, path));

@@ -7,6 +7,12 @@ import type { TestScope } from './scope.js';
 /** The sandbox needs bubblewrap, which is Linux's; elsewhere these tests have nothing to run on. */
 export const LINUX = process.platform === 'linux';
 
+/**
+ * bubblewrap keeps tack's uid: under root the sandboxed process is uid 0 without capabilities and can read the
+ * system's root-only files, so no sandbox then guarantees "no private files" (CI runs as root).
+ */
+export const RUNS_AS_ROOT = process.geteuid?.() === 0;
+
 export const FAKE_KEY =
   '-----BEGIN OPENSSH PRIVATE KEY-----\nfake key of the sandbox tests\n-----END OPENSSH PRIVATE KEY-----\n';
 

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -19,7 +20,7 @@ import { prepareLaunch } from '../../src/sandbox/launch.js';
 import { bwrapArgs, IDENTITY_MISMATCH, inside, planMounts } from '../../src/sandbox/mounts.js';
 import { tack } from '../helpers/cli.js';
 import { fixture } from '../helpers/project.js';
-import { FAKE_KEY, fakeHome, LINUX, readOnlyRootDir } from '../helpers/sandbox.js';
+import { FAKE_KEY, fakeHome, LINUX, RUNS_AS_ROOT, readOnlyRootDir } from '../helpers/sandbox.js';
 import { testScope } from '../helpers/scope.js';
 
 const scope = testScope();
@@ -71,7 +72,12 @@ describe.runIf(LINUX)('the sandbox against what it contains (issue 27)', () => {
     const servers = JSON.parse((await tack(['servers', '--json'], { cwd: p.dir, env: p.env })).stdout);
     const guarantees = servers.find((s: { name: string }) => s.name === 'mini').sandbox.guarantees;
     expect(guarantees.noPrivateFiles).toBe(false);
-    expect(guarantees.files).toBe(`${program} is readable (the program file itself (${program}), read-only)`);
+    // Under root the process is uid 0: the guarantees say so instead of "no private files".
+    expect(guarantees.files.includes('tack runs as root')).toBe(RUNS_AS_ROOT);
+    expect(guarantees.files).toContain(
+      `${program} is readable (the program file itself (${program}), read-only)`,
+    );
+    expect(guarantees.files).not.toContain(`${home} is readable`);
     expect(guarantees.exposed.map((e: { path: string }) => e.path)).not.toContain(home);
 
     const check = await tack(['sandbox', 'check', 'mini'], { cwd: p.dir, env: p.env });
@@ -273,12 +279,21 @@ describe.runIf(LINUX)('the red team’s findings on issue 27’s sandbox, each h
     const home = join(base, 'home');
     mkdirSync(home);
     const policy = policyOf({ workspace: '/', homes: [home], stateDir: join(base, 'state', 's') });
-    for (const write of ['/', join(home, '..', '..', '..', '..', '..', '..'), '/usr', '/etc']) {
+    // A link no sandbox of this configuration could have planted still never leads a writable rule into /usr.
+    symlinkSync('/usr/local/bin', join(base, 'bin-link'));
+    for (const write of [
+      '/',
+      join(home, '..', '..', '..', '..', '..', '..'),
+      '/usr',
+      '/etc',
+      join(base, 'bin-link'),
+    ]) {
       const plan = planMounts(
         { ...policy, write: [policy.rule(write)] },
         { cwd: base, stateDir: policy.stateDir },
       );
-      expect(plan.refused.map((r) => r.why)).toEqual([expect.stringContaining('would become writable')]);
+      // Refused either as too wide or, for the link, as planted below the workspace (/ here): never bound.
+      expect(plan.refused, write).toHaveLength(1);
       expect(bwrapArgs(plan).join(' ')).not.toMatch(/--bind \/ \//);
     }
   });
@@ -317,6 +332,19 @@ describe.runIf(LINUX)('the red team’s findings on issue 27’s sandbox, each h
     const guarantees = guaranteesOf(open, bwrapArgs(open));
     expect(guarantees.noNetwork).toBe(false);
     expect(guarantees.network).toContain("the host's /tmp is reachable");
+    // A folder below /tmp (an ssh-agent's) counts too; the workspace under /tmp does not.
+    const agent = mkdtempSync(join(tmpdir(), 'tack-agent-'));
+    scope.defer(() => rmSync(agent, { recursive: true, force: true }));
+    const below = planMounts(
+      { ...policyOf({ workspace: base, homes: [join(base, 'home')], stateDir }), read: [policy.rule(agent)] },
+      { cwd: base, stateDir },
+    );
+    expect(guaranteesOf(below, bwrapArgs(below)).network).toContain(`the host's ${agent} is reachable`);
+    const project = mkdtempSync(join(tmpdir(), 'tack-tmp-project-'));
+    scope.defer(() => rmSync(project, { recursive: true, force: true }));
+    const inTmp = policyOf({ workspace: project, homes: [join(base, 'home')], stateDir });
+    const plain = planMounts({ ...inTmp, write: [inTmp.rule(project)] }, { cwd: project, stateDir });
+    expect(guaranteesOf(plain, bwrapArgs(plain)).noNetwork).toBe(true);
   });
 
   it('starts with a HOME that is a link (/home -> /var/home), and a program reached through a link binds its name', async () => {
@@ -364,6 +392,24 @@ describe.runIf(LINUX)('the red team’s findings on issue 27’s sandbox, each h
     expect(stdout).toBe('ran from the package');
     if (launch.status.state !== 'enforced') throw new Error('not enforced');
     expect(launch.status.guarantees.files).toContain(`${join(real, 'tools', 'pkg')} is readable`);
+    // The same link as the command itself (an npm bin link: a script with #!), its package bound with it.
+    writeFileSync(join(real, 'tools', 'pkg', 'lib.js'), "module.exports = 'and its package';\n");
+    writeFileSync(
+      join(real, 'tools', 'pkg', 'bin', 'x.js'),
+      "#!/usr/bin/env node\nprocess.stdout.write(`ran ${require('../lib.js')}`);\n",
+    );
+    chmodSync(join(real, 'tools', 'pkg', 'bin', 'x.js'), 0o755);
+    const direct = await prepareLaunch(policy, {
+      command: join(home, '.local', 'bin', 'x'),
+      args: [],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
+      cwd: workspace,
+      subject: 'test',
+      note: () => {},
+    });
+    const ran = await run(direct);
+    await direct.close();
+    expect(ran).toMatchObject({ code: 0, stderr: '' });
   });
 
   it('refuses a link into the home folder when the workspace holds the home folder', () => {
