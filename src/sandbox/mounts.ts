@@ -499,13 +499,13 @@ function shownAsItself(mounts: readonly Mount[], path: string): boolean {
  * with it, so whatever a link swapped in between planning and mounting shows up as another root.
  */
 function identitiesOf(mounts: readonly Mount[]): BoundIdentity[] {
-  const table = hostMounts();
+  const table = mountTable();
   const out: BoundIdentity[] = [];
   for (const mount of mounts) {
     if ((mount.kind !== 'ro' && mount.kind !== 'rw') || !mount.source) continue;
     // The mount serving a path is the last one made at or above it: a later mount over a parent covers a deeper
     // one made before it, and a deeper one made later sits on top (mountinfo lists mounts in the order made).
-    let serving: HostMount | undefined;
+    let serving: MountTableEntry | undefined;
     for (const entry of table) if (inside(mount.source, entry.mountPoint)) serving = entry;
     out.push({
       dest: mount.dest,
@@ -516,14 +516,15 @@ function identitiesOf(mounts: readonly Mount[]): BoundIdentity[] {
   return out;
 }
 
-interface HostMount {
+/** One line of a mount table: the file system's device, the path inside it that is mounted, and where. */
+export interface MountTableEntry {
   device: string;
   root: string;
   mountPoint: string;
 }
 
-/** tack's own mount table (/proc/self/mountinfo), fields decoded. */
-export function hostMounts(text = readMountinfo()): HostMount[] {
+/** A mount table (/proc/self/mountinfo; tack's own unless given), fields decoded, in the order mounts were made. */
+export function mountTable(text = readMountinfo()): MountTableEntry[] {
   return text
     .split('\n')
     .map((line) => line.split(' '))
@@ -544,7 +545,7 @@ function readMountinfo(): string {
 }
 
 /** mountinfo writes space, tab, newline and backslash as octal escapes. */
-export function decodeMountField(field: string): string {
+function decodeMountField(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
@@ -7,7 +7,7 @@ import { compareText } from '../util/text-order.js';
 import { explainPath } from './explain.js';
 import { type EnforcedArgs, parseBwrapArgs } from './guarantees.js';
 import { prepareLaunch, programOf, type SandboxStatus } from './launch.js';
-import { accessOf, type MountPlan, type PlanSpec } from './mounts.js';
+import { accessOf, type MountPlan, type MountTableEntry, mountTable, type PlanSpec } from './mounts.js';
 
 /**
  * `tack sandbox check`: runs a small Node probe inside a policy, exactly as the server (or script) would run, and
@@ -178,8 +178,8 @@ export async function checkSandbox(policy: SandboxPolicy, spec: CheckSpec): Prom
  * the host path it shows (device and root, against the host's mount table): the table the process really has.
  */
 function mountRows(plan: MountPlan, enforced: EnforcedArgs, mountinfo: string): CheckRow[] {
-  const inside = parseMountinfo(mountinfo);
-  const host = parseMountinfo(readText('/proc/self/mountinfo'));
+  const inside = mountTable(mountinfo);
+  const host = mountTable();
   const rows: CheckRow[] = [];
   for (const mount of enforced.mounts) {
     if ((mount.flag !== '--ro-bind' && mount.flag !== '--bind') || mount.dest === '/') continue;
@@ -201,28 +201,11 @@ function mountRows(plan: MountPlan, enforced: EnforcedArgs, mountinfo: string): 
   return rows;
 }
 
-interface MountinfoEntry {
-  device: string;
-  root: string;
-  mountPoint: string;
-}
-
-function parseMountinfo(text: string): MountinfoEntry[] {
-  const decode = (field: string) =>
-    field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.split(' '))
-    .filter((fields) => fields.length > 5)
-    .map((fields) => ({ device: fields[2]!, root: decode(fields[3]!), mountPoint: decode(fields[4]!) }));
-}
-
 /**
  * The host paths a mount may show: each host mount of the same device whose root holds the mount's root (a device
  * mounted in several places on the host, as containers do, gives several names for one folder).
  */
-function hostPathsOf(entry: MountinfoEntry, host: readonly MountinfoEntry[]): string[] {
+function hostPathsOf(entry: MountTableEntry, host: readonly MountTableEntry[]): string[] {
   const out: string[] = [];
   for (const candidate of host) {
     if (candidate.device !== entry.device) continue;
@@ -231,14 +214,6 @@ function hostPathsOf(entry: MountinfoEntry, host: readonly MountinfoEntry[]): st
     out.push(join(candidate.mountPoint, rest));
   }
   return out;
-}
-
-function readText(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 function realOr(path: string): string {
