@@ -266,10 +266,17 @@ describe.runIf(LINUX)('the red team’s findings on issue 27’s sandbox, each h
     const { p } = project();
     p.write('tack.json', { mcpServers: { s: { command: 'sh', args: [], sandbox: 'read-only' } } });
     const account = userInfo().homedir;
-    for (const HOME of [p.env.HOME!, '/']) {
-      p.env.HOME = HOME;
-      const policy = (p.load().servers.find((s) => s.name === 's') as StdioServerConfig).sandbox!;
-      expect(policy.homes).toContain(account);
+    // tack's own HOME pointed elsewhere too (os.homedir() is only $HOME), as under sudo -E or in CI.
+    const own = process.env.HOME;
+    process.env.HOME = p.env.HOME;
+    try {
+      for (const HOME of [p.env.HOME!, '/']) {
+        p.env.HOME = HOME;
+        const policy = (p.load().servers.find((s) => s.name === 's') as StdioServerConfig).sandbox!;
+        expect(policy.homes).toContain(account);
+      }
+    } finally {
+      process.env.HOME = own;
     }
   });
 
