@@ -16,7 +16,8 @@ export interface SandboxGuarantees {
   noNetwork: boolean;
   /**
    * No private file is readable: nothing of the home folders or of tack's own folders is bound, besides the
-   * workspace (the user pointed tack at it) and the process's own state folder (it starts empty).
+   * workspace (the user pointed tack at it) and the process's own state folder (its own, per project: what is there
+   * it wrote itself). Never true when tack runs as root (the process is uid 0: root-only files stay readable).
    */
   noPrivateFiles: boolean;
   /** Why, in words, with the rule: `no network (network: false, profile read-only)`. */
