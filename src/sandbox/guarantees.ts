@@ -133,7 +133,8 @@ export function guaranteesOf(plan: MountPlan, args: readonly string[] = bwrapArg
     const mount = enforced.mounts[index]!;
     if (mount.dest === '/' && policy.home)
       return `the home folder is visible (home: true, ${policy.homeOrigin})`;
-    const planned = plan.mounts.find((m) => m.dest === mount.dest && (m.source ?? '/') === mount.source);
+    // The last of equal mounts is the one on top (a write rule over a read rule of the same folder).
+    const planned = plan.mounts.findLast((m) => m.dest === mount.dest && (m.source ?? '/') === mount.source);
     return planned?.rule ?? `${mount.flag} ${mount.source} ${mount.dest}`;
   };
   const proxied = enforced.mounts.some((mount) => mount.dest === PROXY_DIR);

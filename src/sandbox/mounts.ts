@@ -418,7 +418,13 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
       priority: PRIORITY.own!,
     });
   }
-  if (extra.length > 0) plan.mounts = order([...staged, ...extra]);
+  // A link remade inside is needed only where no bind already shows the folder holding the host's own link (a
+  // package's node_modules bound after the alias was planned holds `.bin/x` itself: bubblewrap would refuse).
+  const binds = [...staged, ...extra].filter((mount) => mount.kind === 'ro' || mount.kind === 'rw');
+  const kept = extra.filter(
+    (mount) => mount.kind !== 'link' || !binds.some((bind) => inside(mount.dest, bind.dest)),
+  );
+  if (kept.length > 0) plan.mounts = order([...staged, ...kept]);
   plan.identities = identitiesOf(plan.mounts);
   return plan;
 }

@@ -184,7 +184,7 @@ function mountRows(plan: MountPlan, enforced: EnforcedArgs, mountinfo: string): 
   for (const mount of enforced.mounts) {
     if ((mount.flag !== '--ro-bind' && mount.flag !== '--bind') || mount.dest === '/') continue;
     const entry = inside.filter((m) => m.mountPoint === mount.dest).at(-1);
-    const planned = plan.mounts.find((m) => m.dest === mount.dest && m.source === mount.source);
+    const planned = plan.mounts.findLast((m) => m.dest === mount.dest && m.source === mount.source);
     const source = realOr(mount.source!);
     const seenAt = entry ? hostPathsOf(entry, host) : [];
     const agrees = seenAt.includes(source);

@@ -461,4 +461,33 @@ describe.runIf(LINUX)('the red team’s findings on issue 27’s sandbox, each h
     expect(result.code).toBe(125);
     expect(existsSync(join(victim, 'b', 'ran'))).toBe(false);
   });
+
+  it('starts a server through node_modules/.bin in a folder of the home, whose node_modules is bound with the link in it', async () => {
+    const { p, home } = project();
+    const pkg = join(home, 'mcp', 'node_modules', 'srv');
+    mkdirSync(join(pkg, 'dist'), { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), '{}');
+    writeFileSync(join(pkg, 'dist', 'index.js'), "#!/usr/bin/env node\nprocess.stdout.write('started');\n");
+    chmodSync(join(pkg, 'dist', 'index.js'), 0o755);
+    mkdirSync(join(home, 'mcp', 'node_modules', '.bin'));
+    const bin = join(home, 'mcp', 'node_modules', '.bin', 'srv');
+    symlinkSync('../srv/dist/index.js', bin);
+    p.write('tack.json', { mcpServers: { s: { command: 'sh', args: [], sandbox: 'read-only' } } });
+    const policy = (p.load().servers.find((s) => s.name === 's') as StdioServerConfig).sandbox!;
+    for (const line of [
+      { command: bin, args: [] },
+      { command: 'node', args: [bin] },
+    ]) {
+      const launch = await prepareLaunch(policy, {
+        ...line,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
+        cwd: p.dir,
+        subject: 'test',
+        note: () => {},
+      });
+      const result = await run(launch);
+      await launch.close();
+      expect(result, JSON.stringify(line)).toMatchObject({ code: 0, stderr: '' });
+    }
+  });
 });
