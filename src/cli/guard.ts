@@ -25,7 +25,9 @@ export async function guardDefinition(
   }
   const guard = new DefinitionGuard(host.store.pins, guardOptions(config, host.store));
   const review = await guard.reviewAll(
-    hostDefinitions(host, host.catalog, { resources: target.kind === 'resource' }),
+    hostDefinitions(host, host.catalog, {
+      resources: target.kind === 'resource' || target.kind === 'resource-template',
+    }),
   );
   const held = review.held.find(
     (h) => h.server === target.server && h.kind === target.kind && h.name === target.name,
@@ -39,7 +41,7 @@ export async function guardDefinition(
 }
 
 function heldError(held: HeldDefinition): TackError {
-  const what = held.kind === 'resource' ? `resource ${held.name}` : `${held.kind} ${held.name}`;
+  const what = `${held.kind === 'resource-template' ? 'resource template' : held.kind} ${held.name}`;
   // The same words as the harness and the gateway (security/held.ts), with the digests a person compares.
   const why =
     held.why === 'changed'

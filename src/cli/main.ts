@@ -671,7 +671,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('accept what is held back: it becomes the pin and is offered again')
     .argument('<server>', 'the server')
     .argument('[name]', 'only this tool or prompt')
-    .option('--kind <kind>', 'only this kind: tool, instructions, prompt')
+    .option('--kind <kind>', 'only this kind: tool, instructions, prompt, resource, resource-template')
     .option('--sha <prefix>', 'only the version with this sha256 (as `tack pins diff` showed it)')
     .action(
       async (server: string, name: string | undefined, opts: { kind?: string; sha?: string }, cmd: Command) =>

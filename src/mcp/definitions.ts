@@ -32,9 +32,13 @@ export interface HostServerDefinitions {
   tools: readonly Tool[];
   instructions: string | undefined;
   prompts: readonly Prompt[];
-  /** Resources and templates under their URI (template), when asked for: only `tack read` checks them. */
+  /**
+   * Resources and templates under their URI (template), when asked for: only `tack read` checks them. A template
+   * is marked: a server may list one URI as both, and the two are two definitions.
+   */
   resources?: ReadonlyArray<{
     uri: string;
+    template?: boolean;
     name: string;
     title?: string | undefined;
     description?: string | undefined;
@@ -68,12 +72,16 @@ function resourcesOf(
   resources: readonly Resource[],
   templates: readonly ResourceTemplate[],
 ): NonNullable<HostServerDefinitions['resources']> {
-  const shape = (r: Resource | ResourceTemplate, uri: string) => ({
+  const shape = (r: Resource | ResourceTemplate, uri: string, template: boolean) => ({
     uri,
+    ...(template ? { template } : {}),
     name: r.name,
     ...(r.title ? { title: r.title } : {}),
     ...(r.description ? { description: r.description } : {}),
     ...(r.mimeType ? { mimeType: r.mimeType } : {}),
   });
-  return [...resources.map((r) => shape(r, r.uri)), ...templates.map((t) => shape(t, t.uriTemplate))];
+  return [
+    ...resources.map((r) => shape(r, r.uri, false)),
+    ...templates.map((t) => shape(t, t.uriTemplate, true)),
+  ];
 }

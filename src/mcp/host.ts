@@ -322,7 +322,10 @@ export class McpHost {
    * template it matches, as the URI (template) the definition guard pins it under. Undefined when no listing
    * covers it (a server may serve URIs it never listed).
    */
-  resourceListingFor(uri: string, server?: string): { server: string; key: string } | undefined {
+  resourceListingFor(
+    uri: string,
+    server?: string,
+  ): { server: string; key: string; template: boolean } | undefined {
     const catalog = this.catalog;
     let owner = server;
     if (owner === undefined)
@@ -333,11 +336,11 @@ export class McpHost {
       }
     const listing = catalog.listingsOf(owner);
     if (!listing) return undefined;
-    if (listing.resources.some((r) => r.uri === uri)) return { server: owner, key: uri };
+    if (listing.resources.some((r) => r.uri === uri)) return { server: owner, key: uri, template: false };
     const template = listing.resourceTemplates.find(
       (t) => this.#uriTemplate(catalog, t.uriTemplate).match(uri) !== null,
     );
-    return template ? { server: owner, key: template.uriTemplate } : undefined;
+    return template ? { server: owner, key: template.uriTemplate, template: true } : undefined;
   }
 
   /** The one connected server that lists `uri` or a template matching it; throws UNKNOWN_RESOURCE otherwise. */

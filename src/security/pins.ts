@@ -19,7 +19,8 @@ import {
  * held back until the user reviews the diff and accepts it (`tack pins diff | accept`). A definition whose scan
  * has a high finding is held back the same way, even at first sight: nothing approved it yet.
  */
-export type PinKind = 'tool' | 'instructions' | 'prompt' | 'skill' | 'resource';
+/** `resource-template` apart from `resource`: one URI listed as both is two definitions, pinned apart. */
+export type PinKind = 'tool' | 'instructions' | 'prompt' | 'skill' | 'resource' | 'resource-template';
 
 /** The parts of a tool definition that reach the model or change what a call does. */
 export interface PinnableTool {
@@ -41,6 +42,8 @@ export interface PinnablePrompt {
 /** A resource or resource template as listed: pinned under its URI (or URI template). */
 export interface PinnableResource {
   uri: string;
+  /** Listed as a resource template (its `uri` is the URI template). */
+  template?: boolean | undefined;
   name: string;
   title?: string | undefined;
   description?: string | undefined;
@@ -328,7 +331,7 @@ export class DefinitionGuard {
     }
     for (const resource of definitions.resources ?? []) {
       add(
-        'resource',
+        resource.template ? 'resource-template' : 'resource',
         resource.uri,
         resourcePinDefinition(resource),
         () =>
@@ -514,7 +517,10 @@ async function decide(
     // First sight (or the first clean version of something never approved): trust on first use.
     return { write: { ...key, op: 'first', sha256: digest, definition: text }, pinned: true };
   const why = record?.sha256 ? 'changed' : 'flagged';
-  const subject = kind === 'instructions' ? `the instructions of ${definitions.server}` : `${kind} ${name}`;
+  const subject =
+    kind === 'instructions'
+      ? `the instructions of ${definitions.server}`
+      : `${kind === 'resource-template' ? 'resource template' : kind} ${name}`;
   const reason =
     why === 'changed'
       ? `${subject} changed since it was approved (sha256 ${record!.sha256.slice(0, 12)} -> ${digest.slice(0, 12)})${high.length ? `; the new text has ${describe(high)}` : ''}`

@@ -103,4 +103,21 @@ describe('the definition guard on tack call, prompt and read', () => {
     expect(allowed.code).toBe(0);
     expect(allowed.stdout).toContain('the readme');
   }, 60_000); // six CLI runs starting a server: 6 s on CI
+
+  it('pins a URI listed as a resource and as a resource template as two definitions (issue 28)', async () => {
+    const { p, run } = project();
+    p.write('definitions.json', { ...HONEST, template: 'The readme, addressed as a template.' });
+    // Keyed alike, the two texts were one pin that never matched: refused as changed with a fresh state folder.
+    const first = await run('read', 'note://readme');
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('the readme');
+    const again = await run('read', 'note://readme');
+    expect(again.code, again.stderr).toBe(0);
+    const pins = await run('pins', 'list', 'v', '--json');
+    const kinds = (JSON.parse(pins.stdout) as Array<{ kind: string; name: string }>)
+      .filter((r) => r.name === 'note://readme')
+      .map((r) => r.kind)
+      .sort();
+    expect(kinds).toEqual(['resource', 'resource-template']);
+  }, 60_000);
 });

@@ -13,7 +13,11 @@ export async function readCommand(
       await guardDefinition(
         host,
         config,
-        { server: listing.server, kind: 'resource', name: listing.key },
+        {
+          server: listing.server,
+          kind: listing.template ? 'resource-template' : 'resource',
+          name: listing.key,
+        },
         options.allowChanged === true,
       );
     const result = await host.readResource(uri, {
