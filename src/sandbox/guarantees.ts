@@ -1,8 +1,7 @@
-import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describeNetwork } from '../config/sandbox.js';
-import { bwrapArgs, inside, type MountPlan, PROXY_DIR } from './mounts.js';
+import { bwrapArgs, inside, type MountPlan, PROXY_DIR, realOrSelf } from './mounts.js';
 
 /**
  * What an enforced sandbox guarantees about a process, for the lethal-trifecta guard, `tack tools --security`,
@@ -140,11 +139,11 @@ export function guaranteesOf(plan: MountPlan, args: readonly string[] = bwrapArg
   const proxied = enforced.mounts.some((mount) => mount.dest === PROXY_DIR);
   // The host's /tmp and /run hold other processes' sockets (ssh-agent, X11, D-Bus, Docker): a bind that shows one
   // of them is a way out even without a network.
-  const workspace = realOrSame(policy.workspace);
-  const stateDir = realOrSame(policy.stateDir);
+  const workspace = realOrSelf(policy.workspace);
+  const stateDir = realOrSelf(policy.stateDir);
   // Anything of the host's /tmp or /run (or TMPDIR) but the workspace (the user's) and the process's own state: an
   // ssh-agent folder, /tmp/.X11-unix, /run/user/<uid> hold sockets another process answers.
-  const socketRoots = [...new Set(['/tmp', '/run', realOrSame(tmpdir())])];
+  const socketRoots = [...new Set(['/tmp', '/run', realOrSelf(tmpdir())])];
   const workspaceIsSockets = socketRoots.some((root) => inside(root, workspace));
   const sockets = reachableUnder(enforced, socketRoots).filter(
     (found) =>
@@ -198,12 +197,4 @@ export function guaranteesOf(plan: MountPlan, args: readonly string[] = bwrapArg
     summary: `${policy.profile}, ${describeNetwork(policy.network)}`,
     exposed,
   };
-}
-
-function realOrSame(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return path;
-  }
 }

@@ -3,11 +3,13 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
 import { errorMessage, TackError } from '../errors.js';
+import { printable } from '../util/printable.js';
 import { explainLine, type Refusal } from './explain.js';
 import { FORWARDER, FORWARDER_PORT } from './forwarder.js';
 import { guaranteesOf, type SandboxGuarantees } from './guarantees.js';
 import {
   type BindRefusal,
+  boundIdentities,
   bwrapArgs,
   identityCheck,
   type MountPlan,
@@ -184,11 +186,14 @@ export async function prepareLaunch(policy: SandboxPolicy | undefined, spec: Lau
   };
   if (plan.refused.length > 0) {
     await closeProxy();
+    // Paths and link targets a sandboxed process may have written: made printable before they reach a terminal.
     const why = (r: BindRefusal) =>
-      `${r.path} (${r.rule}) ${r.link ? `resolves through the link ${r.link} -> ${r.target}: ` : 'is refused: '}${r.why}`;
+      printable(
+        `${r.path} (${r.rule}) ${r.link ? `resolves through the link ${r.link} -> ${r.target}: ` : 'is refused: '}${r.why}`,
+      );
     throw new TackError('SANDBOX_REFUSED', `${spec.subject} was not started: ${why(plan.refused[0]!)}`, {
       details: plan.refused.slice(1).map(why),
-      hint: 'Remove the link (or put the real folder in its place), or name the path it leads to in the rule itself; tack never follows a link a sandboxed process could have planted, and never makes / or a system folder writable.',
+      hint: "Remove the link (or put the real folder in its place), or name the path it leads to in the rule itself; for a program or interpreter that lives there (a venv made from pyenv), add its folder to the sandbox's read list. tack never follows a link a sandboxed process could have planted, and never makes / or a system folder writable.",
     });
   }
   for (const skipped of plan.skipped)
@@ -206,12 +211,8 @@ export async function prepareLaunch(policy: SandboxPolicy | undefined, spec: Lau
   const env: Record<string, string> = { ...spec.env, ...sandboxEnvironment(policy, stateDir, spec.env) };
   const bwrap = bwrapArgs(plan);
   const guarantees = guaranteesOf(plan, bwrap);
-  const wrap = (command: readonly string[]) => [
-    ...bwrap,
-    ...identityCheck(plan.identities),
-    ...own,
-    ...command,
-  ];
+  const check = identityCheck(boundIdentities(plan.mounts));
+  const wrap = (command: readonly string[]) => [...bwrap, ...check, ...own, ...command];
   const refusals = new Map<string, string>();
   return {
     command: support.path,
@@ -296,7 +297,8 @@ function diagnosis(facts: {
     );
   for (const refusal of facts.refusals.slice(0, 3))
     lines.push(refusal.replace(/^sandbox: /, 'The sandbox refused: '));
-  return lines.length > 0 ? lines.join(' ') : undefined;
+  // Paths from the server's stderr and hosts it asked the proxy for: the server's words, made printable.
+  return lines.length > 0 ? printable(lines.join(' ')) : undefined;
 }
 
 /**

@@ -73,8 +73,8 @@ export interface MountPlan {
   refused: BindRefusal[];
   /** What tack chose not to bind, said once in the log: a file argument in a hidden folder. */
   notes: string[];
-  /** The identity of every bind, checked inside the sandbox before the command runs (see bwrapCommand). */
-  identities: BoundIdentity[];
+  /** The files of the command line (its program, then its other file arguments), as planned from. */
+  commandFiles: string[];
   cwd: string;
   /** The home folders (hidden unless `home: true`), symlinks resolved: what counts as private. */
   homes: string[];
@@ -126,23 +126,11 @@ const SOCKET_FOLDERS = [
   '/var/lib/libvirt',
 ];
 
-/** Folders no rule makes writable: the root and the system's own (a workspace at / would otherwise be all of it). */
-const SYSTEM_FOLDERS = [
-  '/',
-  '/usr',
-  '/etc',
-  '/bin',
-  '/sbin',
-  '/lib',
-  '/lib32',
-  '/lib64',
-  '/boot',
-  '/var',
-  '/opt',
-];
-
 /** Folders whose insides no link may turn a writable rule into (/usr/local/bin, /etc/cron.d). */
 const SYSTEM_TREES = ['/usr', '/etc', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/boot'];
+
+/** Folders no rule makes writable: the root and the system's own (a workspace at / would otherwise be all of it). */
+const SYSTEM_FOLDERS = ['/', '/var', '/opt', ...SYSTEM_TREES];
 
 /** A writable path that a link leads into the system's own folders, which the path as written is not in. */
 function intoSystem(path: string, real: string): boolean {
@@ -318,7 +306,7 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
     skipped,
     refused,
     notes,
-    identities: [],
+    commandFiles: [...(spec.programs ?? []), ...(spec.fileArgs ?? [])],
     cwd: spec.cwd,
     homes,
     tackDirs,
@@ -425,7 +413,6 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
     (mount) => mount.kind !== 'link' || !binds.some((bind) => inside(mount.dest, bind.dest)),
   );
   if (kept.length > 0) plan.mounts = order([...staged, ...kept]);
-  plan.identities = identitiesOf(plan.mounts);
   return plan;
 }
 
@@ -500,11 +487,11 @@ function shownAsItself(mounts: readonly Mount[], path: string): boolean {
 }
 
 /**
- * Where each bind's host path lives, as the kernel's mount table says: the device and the path inside it (the host
- * mount serving the path: the deepest one, the last of equals). The check inside compares the sandbox's own table
- * with it, so whatever a link swapped in between planning and mounting shows up as another root.
+ * Where each bind's host path lives, as tack's own mount table says: the device and the path inside it. The check
+ * inside (identityCheck) compares the sandbox's own table with it, so whatever a link swapped in between planning
+ * and mounting shows up as another root. Read when a process is launched, not when a plan is only looked at.
  */
-function identitiesOf(mounts: readonly Mount[]): BoundIdentity[] {
+export function boundIdentities(mounts: readonly Mount[]): BoundIdentity[] {
   const table = mountTable();
   const out: BoundIdentity[] = [];
   for (const mount of mounts) {
@@ -679,6 +666,11 @@ export function inside(path: string, root: string): boolean {
 
 function depthOf(path: string): number {
   return path === '/' ? 0 : path.split('/').length - 1;
+}
+
+/** `path` with every link resolved, or itself when it does not exist. */
+export function realOrSelf(path: string): string {
+  return realPath(path) ?? path;
 }
 
 function realPath(path: string): string | undefined {

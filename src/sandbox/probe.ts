@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import type { SandboxPolicy } from '../config/sandbox.js';
@@ -6,8 +6,15 @@ import { runCapped } from '../util/run-capped.js';
 import { compareText } from '../util/text-order.js';
 import { explainPath } from './explain.js';
 import { type EnforcedArgs, parseBwrapArgs } from './guarantees.js';
-import { prepareLaunch, programOf, type SandboxStatus } from './launch.js';
-import { accessOf, type MountPlan, type MountTableEntry, mountTable, type PlanSpec } from './mounts.js';
+import { prepareLaunch, type SandboxStatus } from './launch.js';
+import {
+  accessOf,
+  type MountPlan,
+  type MountTableEntry,
+  mountTable,
+  type PlanSpec,
+  realOrSelf,
+} from './mounts.js';
 
 /**
  * `tack sandbox check`: runs a small Node probe inside a policy, exactly as the server (or script) would run, and
@@ -135,9 +142,8 @@ export async function checkSandbox(policy: SandboxPolicy, spec: CheckSpec): Prom
     const plan = launch.plan;
     if (!plan || launch.status.state !== 'enforced')
       return { status: launch.status, rows: [], mismatches: 0 };
-    const commandLine = programOf(command, args, spec.cwd);
     planned = plannedChecks(policy, plan, marker, {
-      files: [...commandLine.programs, ...commandLine.fileArgs],
+      files: plan.commandFiles,
       exposed: launch.status.guarantees.exposed.map((e) => e.path),
       stateDir: spec.stateDir ?? policy.stateDir,
     });
@@ -185,7 +191,7 @@ function mountRows(plan: MountPlan, enforced: EnforcedArgs, mountinfo: string): 
     if ((mount.flag !== '--ro-bind' && mount.flag !== '--bind') || mount.dest === '/') continue;
     const entry = inside.filter((m) => m.mountPoint === mount.dest).at(-1);
     const planned = plan.mounts.findLast((m) => m.dest === mount.dest && m.source === mount.source);
-    const source = realOr(mount.source!);
+    const source = realOrSelf(mount.source!);
     const seenAt = entry ? hostPathsOf(entry, host) : [];
     const agrees = seenAt.includes(source);
     rows.push({
@@ -214,14 +220,6 @@ function hostPathsOf(entry: MountTableEntry, host: readonly MountTableEntry[]): 
     out.push(join(candidate.mountPoint, rest));
   }
   return out;
-}
-
-function realOr(path: string): string {
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return path;
-  }
 }
 
 interface ProbeOutput {
@@ -284,7 +282,7 @@ function plannedChecks(
       const rows: CheckRow[] = [];
       for (const read of uniqueReads) {
         // Where the path really leads: the sandbox's root has the host's links (/home -> /var/home).
-        const access = accessOf(plan, realOr(read.path));
+        const access = accessOf(plan, realOrSelf(read.path));
         const result = seen.reads[read.path] ?? 'not run';
         rows.push({
           check: 'read',
@@ -299,7 +297,7 @@ function plannedChecks(
       uniqueWrites.forEach((write, i) => {
         const file = files[i]!;
         // The folder decides: one that is not visible does not exist inside; a hidden one is a throwaway tmpfs.
-        const access = accessOf(plan, realOr(write.dir));
+        const access = accessOf(plan, realOrSelf(write.dir));
         const result = seen.writes[file] ?? 'not run';
         const expected: Outcome =
           access.read && access.write ? (access.throwaway ? 'throwaway' : 'writable') : 'refused';

@@ -70,6 +70,14 @@ async function check(bwrap: string): Promise<SandboxSupport> {
       reason: `${path} cannot create a sandbox here: ${probe.stderr.trim() || probe.error}`,
       hint: 'bubblewrap needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 an AppArmor profile for bwrap, or kernel.apparmor_restrict_unprivileged_userns=0).',
     };
+  // The mount check that runs before every sandboxed command (mounts.ts identityCheck) is /bin/sh and awk.
+  if (!findExecutable('/bin/sh') || !findExecutable('awk', '/usr/bin:/bin'))
+    return {
+      available: false,
+      reason:
+        "there is no /bin/sh, or no awk in /usr/bin or /bin: tack checks each sandbox's mounts with them before the command runs",
+      hint: 'Install awk (Debian, Ubuntu: apt-get install mawk; Fedora: dnf install gawk).',
+    };
   return {
     available: true,
     tool: 'bubblewrap',
