@@ -142,13 +142,26 @@ function comment(text: string): string {
   return text.replace(/\*\//g, '*\\/');
 }
 
-/** A TypeScript type for a JSON Schema, or undefined when it is too deep or too long to be worth sending. */
+/**
+ * A TypeScript type for a JSON Schema, or undefined when it is too deep or too long to be worth sending. The walk
+ * is bounded by its visits, not only by its depth: a list of types (`"type": ["object", "object", ...]`) walks
+ * what is below it once per entry, so a 2 KB schema could ask for 40^5 walks (minutes, then a string too long
+ * for the engine). Every visit adds a character to the text or two (`{}`, `null`, a name and `: `), so a walk past
+ * twice TYPE_CHARS visits could only give a text past TYPE_CHARS: it stops there.
+ */
 function schemaType(schema: unknown, depth: number): string | undefined {
-  const text = typeOf(schema, depth);
-  return text.length > TYPE_CHARS ? undefined : text;
+  const budget: Budget = { visits: 2 * TYPE_CHARS };
+  const text = typeOf(schema, depth, budget);
+  return budget.visits < 0 || text.length > TYPE_CHARS ? undefined : text;
 }
 
-function typeOf(schema: unknown, depth: number): string {
+/** Visits left to a walk; below zero, it was cut short. */
+interface Budget {
+  visits: number;
+}
+
+function typeOf(schema: unknown, depth: number, budget: Budget): string {
+  if (--budget.visits < 0) return 'unknown';
   if (schema === true || schema === undefined) return 'unknown';
   if (schema === false) return 'never';
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return 'unknown';
@@ -160,13 +173,13 @@ function typeOf(schema: unknown, depth: number): string {
   for (const key of ['anyOf', 'oneOf'] as const) {
     const options = s[key];
     if (Array.isArray(options) && options.length > 0 && options.length <= 20)
-      return options.map((o) => paren(typeOf(o, depth + 1))).join(' | ');
+      return options.map((o) => paren(typeOf(o, depth + 1, budget))).join(' | ');
   }
   if (Array.isArray(s.allOf) && s.allOf.length > 0 && s.allOf.length <= 10)
-    return s.allOf.map((o) => paren(typeOf(o, depth + 1))).join(' & ');
+    return s.allOf.map((o) => paren(typeOf(o, depth + 1, budget))).join(' & ');
   const type = s.type;
   if (Array.isArray(type))
-    return type.map((t) => paren(typeOf({ ...s, type: t }, depth))).join(' | ') || 'unknown';
+    return type.map((t) => paren(typeOf({ ...s, type: t }, depth, budget))).join(' | ') || 'unknown';
   switch (type) {
     case 'string':
       return 'string';
@@ -178,19 +191,23 @@ function typeOf(schema: unknown, depth: number): string {
     case 'null':
       return 'null';
     case 'array':
-      return `Array<${typeOf(s.items, depth + 1)}>`;
+      return `Array<${typeOf(s.items, depth + 1, budget)}>`;
     case 'object':
-      return objectType(s, depth);
+      return objectType(s, depth, budget);
     default:
-      return s.properties ? objectType(s, depth) : 'unknown';
+      return s.properties ? objectType(s, depth, budget) : 'unknown';
   }
 }
 
-function objectType(s: Record<string, unknown>, depth: number): string {
+function objectType(s: Record<string, unknown>, depth: number, budget: Budget): string {
   const properties =
     s.properties && typeof s.properties === 'object' ? (s.properties as Record<string, unknown>) : {};
   const required = new Set(Array.isArray(s.required) ? s.required.filter((r) => typeof r === 'string') : []);
-  const fields = Object.entries(properties).map(([key, value]) => {
+  const fields: string[] = [];
+  for (const key in properties) {
+    if (!Object.hasOwn(properties, key)) continue;
+    if (budget.visits < 0) break; // the text is past TYPE_CHARS already: the rest would be thrown away
+    const value = properties[key];
     const name = /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? key : JSON.stringify(key);
     const description =
       value &&
@@ -198,13 +215,15 @@ function objectType(s: Record<string, unknown>, depth: number): string {
       typeof (value as { description?: unknown }).description === 'string'
         ? summary((value as { description: string }).description).slice(0, 120)
         : '';
-    return `${description ? `/** ${description} */ ` : ''}${name}${required.has(key) ? '' : '?'}: ${typeOf(value, depth + 1)}`;
-  });
+    fields.push(
+      `${description ? `/** ${description} */ ` : ''}${name}${required.has(key) ? '' : '?'}: ${typeOf(value, depth + 1, budget)}`,
+    );
+  }
   const extra = s.additionalProperties;
   if (fields.length === 0)
     return extra === false
       ? '{}'
-      : `Record<string, ${extra && typeof extra === 'object' ? typeOf(extra, depth + 1) : 'unknown'}>`;
+      : `Record<string, ${extra && typeof extra === 'object' ? typeOf(extra, depth + 1, budget) : 'unknown'}>`;
   if (extra && typeof extra === 'object') fields.push(`[key: string]: unknown`);
   return `{ ${fields.join('; ')} }`;
 }

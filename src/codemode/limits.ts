@@ -13,6 +13,8 @@ export interface ScriptLimits {
   maxCalls: number;
   /** console output plus the return value, in characters. */
   maxOutputChars: number;
+  /** The script's own text, in characters: longer is refused before any work on it (type stripping, parsing). */
+  maxCodeChars: number;
 }
 
 export const DEFAULT_SCRIPT_LIMITS: ScriptLimits = {
@@ -22,9 +24,12 @@ export const DEFAULT_SCRIPT_LIMITS: ScriptLimits = {
   stackBytes: 256 * 1024,
   maxCalls: 100,
   maxOutputChars: 20_000,
+  // A model writes a script in one tool call: 200,000 characters is some 50,000 tokens, more than a model's
+  // output limit, so only a client pasting data into the script reaches it.
+  maxCodeChars: 200_000,
 };
 
-export type LimitName = 'cpu' | 'wall' | 'memory' | 'stack' | 'calls' | 'output';
+export type LimitName = 'cpu' | 'wall' | 'memory' | 'stack' | 'calls' | 'output' | 'size';
 
 /** What the model is told when a limit stopped its script: the limit, and what to do instead. */
 export function limitText(l: ScriptLimits, limit: LimitName): string {
@@ -41,7 +46,23 @@ export function limitText(l: ScriptLimits, limit: LimitName): string {
       return `the script made more than ${l.maxCalls} tool calls; batch the work or split it into several scripts`;
     case 'output':
       return `the output passed ${l.maxOutputChars} characters`;
+    case 'size':
+      return `the script is longer than ${l.maxCodeChars} characters; pass less data in the script's text (let it fetch what it needs with tool calls)`;
   }
+}
+
+/** A script's text is refused for its length: how long it is, and the limit. */
+export function sizeText(l: ScriptLimits, length: number): string {
+  return `the script is ${length} characters long, over the limit of ${l.maxCodeChars}; pass less data in the script's text (let it fetch what it needs with tool calls)`;
+}
+
+/**
+ * Stripping a TypeScript script's types ran into its CPU or wall limit (sucrase's work can double with each level
+ * of some nestings: 21 levels of `<T>(` took 14 s): it runs on the engine's thread, under the script's limits.
+ */
+export function strippingText(l: ScriptLimits, limit: 'cpu' | 'wall'): string {
+  const ms = limit === 'cpu' ? l.cpuMs : l.wallMs;
+  return `TypeScript: stripping the types took longer than the script's time limit of ${ms} ms; write \`x as T\` instead of nested \`<T>(x)\` assertions, use fewer type annotations, or send the script as JavaScript`;
 }
 
 /**

@@ -2,7 +2,15 @@ import { AsyncResource } from 'node:async_hooks';
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../errors.js';
 import type { ApiBinding } from './engine.js';
-import { CpuClock, DEFAULT_SCRIPT_LIMITS, type LimitName, limitText, type ScriptLimits } from './limits.js';
+import {
+  CpuClock,
+  DEFAULT_SCRIPT_LIMITS,
+  type LimitName,
+  limitText,
+  type ScriptLimits,
+  sizeText,
+  strippingText,
+} from './limits.js';
 import type { EngineData, FromEngine, ToEngine } from './worker.js';
 
 export type { ApiBinding } from './engine.js';
@@ -16,7 +24,13 @@ export { DEFAULT_SCRIPT_LIMITS, type LimitName, type ScriptLimits } from './limi
  * late (a long built-in runs between two polls of the interpreter) or on the wall limit or an abort, this side
  * ends the thread at once and starts a fresh one for the next script. Each tool call a script makes crosses to
  * this thread as JSON text and runs through the caller's HostCall, so the caller's pipeline applies unchanged.
+ * All work on a script's text happens on the engine's thread under the script's limits: a TypeScript script is
+ * stripped of its types there (sucrase's work can double with each level of some nestings), and the length of
+ * the text is checked here before it is sent.
  */
+
+/** A script's text: JavaScript as it is, or TypeScript, which the engine's thread strips of its types first. */
+export type ScriptCode = string | { typescript: string };
 
 /** What a tool call gave the script: a value (the structured result, or the text), or an error it can catch. */
 export type HostCallResult = { ok: true; value: unknown } | { ok: false; error: string };
@@ -56,7 +70,7 @@ const RETIRE_BYTES = 64 * 1024 * 1024;
  * tool call through `call`. Never throws for anything the script does; the outcome says what happened.
  */
 export function runScript(
-  code: string,
+  code: ScriptCode,
   binding: ApiBinding,
   call: HostCall,
   limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS,
@@ -230,6 +244,8 @@ class ScriptRun {
   #wall: NodeJS.Timeout | undefined;
   #watchdog: NodeJS.Timeout | undefined;
   #ended = false;
+  /** A TypeScript script whose types are not stripped yet: a limit reached now is said as stripping's. */
+  #stripping = false;
   #resolve: (outcome: ScriptOutcome) => void = () => {};
   readonly #onAbort = () => this.#kill(undefined);
   /**
@@ -244,9 +260,16 @@ class ScriptRun {
     this.#outer = signal;
   }
 
-  execute(code: string, binding: ApiBinding): Promise<ScriptOutcome> {
+  execute(code: ScriptCode, binding: ApiBinding): Promise<ScriptOutcome> {
     if (this.#outer?.aborted)
       return Promise.resolve(this.#outcome('aborted', { error: 'interrupted before it started' }));
+    const typescript = typeof code !== 'string';
+    const text = typeof code === 'string' ? code : code.typescript;
+    if (text.length > this.#limits.maxCodeChars)
+      return Promise.resolve(
+        this.#outcome('limit', { limit: 'size', error: sizeText(this.#limits, text.length) }),
+      );
+    this.#stripping = typescript;
     const outcome = new Promise<ScriptOutcome>((resolve) => {
       this.#resolve = resolve;
     });
@@ -265,7 +288,7 @@ class ScriptRun {
       this.#thread = thread;
       thread.script = this;
       thread.clock.reset();
-      thread.post({ type: 'run', code, binding, limits: this.#limits });
+      thread.post({ type: 'run', code: text, typescript, binding, limits: this.#limits });
       this.#watch(thread.clock);
     });
     return outcome;
@@ -273,7 +296,8 @@ class ScriptRun {
 
   /** A message of the engine's thread about this script. */
   message(message: FromEngine): void {
-    if (message.type === 'call') {
+    if (message.type === 'stripped') this.#stripping = false;
+    else if (message.type === 'call') {
       this.#calls++;
       this.#forward(message.id, message.target, message.json);
     } else if (message.type === 'log') {
@@ -329,11 +353,13 @@ class ScriptRun {
   }
 
   /** Ends the script at once: a limit (`cpu`, `wall`) or, with none, an abort. */
-  #kill(limit: LimitName | undefined): void {
-    const outcome = limit
-      ? this.#outcome('limit', { limit, error: limitText(this.#limits, limit) })
-      : this.#outcome('aborted', { error: 'interrupted' });
-    this.#end(outcome, 'end');
+  #kill(limit: 'cpu' | 'wall' | undefined): void {
+    if (!limit) {
+      this.#end(this.#outcome('aborted', { error: 'interrupted' }), 'end');
+      return;
+    }
+    const error = this.#stripping ? strippingText(this.#limits, limit) : limitText(this.#limits, limit);
+    this.#end(this.#outcome('limit', { limit, error }), 'end');
   }
 
   /** `give`: the thread goes back to the pool; `end`: it is ended and replaced; `gone`: it failed by itself. */

@@ -1,5 +1,5 @@
 import type { ServerApi } from './declarations.js';
-import { stripTypes } from './strip.js';
+import type { ScriptCode } from './runtime.js';
 
 /**
  * What run_code and code_api are, wherever they are offered (the harness's native tools, the gateway's served
@@ -40,16 +40,16 @@ export function codeApiInputSchema(serversDescription: string) {
   };
 }
 
-/** The JavaScript a run_code call carries (TypeScript stripped), or why there is none to run. */
+/**
+ * The script a run_code call carries, or why there is none to run. TypeScript is not stripped here: that work
+ * can grow with the text's nesting, so the engine's thread does it under the script's limits (runtime.ts).
+ */
 export function scriptSource(
   input: Record<string, unknown> | undefined,
-): { code: string } | { error: string } {
+): { code: ScriptCode } | { error: string } {
   const source = typeof input?.code === 'string' ? input.code : '';
   if (!source.trim()) return { error: `${RUN_CODE}: "code" must be a non-empty string` };
-  if (input?.language === 'typescript') {
-    const stripped = stripTypes(source);
-    return 'error' in stripped ? { error: `${RUN_CODE}: ${stripped.error}` } : stripped;
-  }
+  if (input?.language === 'typescript') return { code: { typescript: source } };
   if (input?.language !== undefined && input.language !== 'javascript')
     return { error: `${RUN_CODE}: "language" must be "javascript" or "typescript"` };
   return { code: source };

@@ -6,17 +6,20 @@ import { CpuClock, type ScriptLimits } from './limits.js';
 /**
  * The code-mode engine's thread: one script at a time, started by runtime.ts on tack's main thread, which may
  * end the thread at any moment (a limit the engine's own checks would see too late, an abort). Tool calls and
- * console lines go to the main thread as messages; answers come back as JSON text.
+ * console lines go to the main thread as messages; answers come back as JSON text. A TypeScript script is
+ * stripped of its types here too, on the script's CPU clock, so its limits and an abort cover that work as well.
  */
 
 /** From the main thread. */
 export type ToEngine =
-  | { type: 'run'; code: string; binding: ApiBinding; limits: ScriptLimits }
+  | { type: 'run'; code: string; typescript: boolean; binding: ApiBinding; limits: ScriptLimits }
   | ({ type: 'answer'; id: number } & EngineAnswer);
 
 /** To the main thread. */
 export type FromEngine =
   | { type: 'ready' }
+  /** A TypeScript script's types are stripped: what runs now is the engine. */
+  | { type: 'stripped' }
   | { type: 'call'; id: number; target: string; json: string }
   | { type: 'log'; line: string; cut: boolean }
   /** `healthy`: the thread may run another script; `memoryBytes`: what its engine's memory grew to. */
@@ -47,10 +50,18 @@ port.on('message', (message: ToEngine) => {
   if (message.type === 'answer') {
     answers.get(message.id)?.(message);
     answers.delete(message.id);
-  } else void run(message.code, message.binding, message.limits);
+  } else void run(message.code, message.typescript, message.binding, message.limits);
 });
 
-async function run(code: string, binding: ApiBinding, limits: ScriptLimits): Promise<void> {
+/** sucrase, loaded by the first TypeScript script only (JavaScript needs none of it). */
+let strip: Promise<typeof import('./strip.js')> | undefined;
+
+async function run(
+  code: string,
+  typescript: boolean,
+  binding: ApiBinding,
+  limits: ScriptLimits,
+): Promise<void> {
   let loaded: Awaited<typeof engine>;
   try {
     loaded = await engine;
@@ -79,8 +90,41 @@ async function run(code: string, binding: ApiBinding, limits: ScriptLimits): Pro
     limits,
     clock,
   );
-  const outcome = await script.execute(code);
+  let outcome: EngineOutcome;
+  const stripped = typescript ? await stripTypes(code) : { code };
+  if ('error' in stripped) {
+    outcome = {
+      status: 'error',
+      error: stripped.error,
+      truncated: false,
+      calls: 0,
+      cpuMs: Math.round(clock.usedMs()),
+    };
+  } else {
+    if (typescript) send({ type: 'stripped' });
+    outcome = await script.execute(stripped.code);
+  }
   const healthy = script.dispose();
   answers.clear();
   send({ type: 'done', outcome, healthy, memoryBytes: loaded.memoryBytes() });
+}
+
+/**
+ * The script's types stripped, on its CPU clock (the ScriptRun made just before reset it): the main thread ends
+ * this thread when the stripping passes the CPU or wall limit, as it would end a busy script.
+ */
+async function stripTypes(code: string): Promise<{ code: string } | { error: string }> {
+  try {
+    strip ??= import('./strip.js');
+    const { stripTypes } = await strip;
+    clock.start();
+    try {
+      return stripTypes(code);
+    } finally {
+      clock.stop();
+    }
+  } catch (error) {
+    strip = undefined;
+    return { error: `TypeScript: the type stripper did not load: ${errorMessage(error)}` };
+  }
 }

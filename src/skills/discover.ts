@@ -3,7 +3,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { isDirectory, realOrUndefined } from '../util/fs-probe.js';
-import { parseSkill, SKILL_FILE, type SkillSource } from './skill.js';
+import { MAX_SKILL_BYTES, parseSkill, SKILL_FILE, type SkillSource } from './skill.js';
 
 /**
  * Where skills come from, in precedence order (the first wins a name):
@@ -138,7 +138,10 @@ export async function discoverSkills(options: DiscoverOptions = {}): Promise<Dis
  * Skills below `root`: folders holding a file named exactly SKILL.md, dot-folders, `.git` and `node_modules`
  * skipped, at most `maxDepth` levels, at most `maxSkillsPerScope` skills, symlinks followed only when they stay
  * in `root`. A skill folder is not searched for nested skills (its subfolders are its scripts, references and
- * assets). Each SKILL.md is read up to the end of its front matter only.
+ * assets). Each SKILL.md is read up to the end of its front matter only. Every folder is walked once, by its real
+ * path: a second link to a folder already walked is passed over, and a link back to a folder it is in (a loop)
+ * is not followed and is reported once, as a loop. Folders below `maxDepth` are not searched; one warning per
+ * root counts them and names the first, since a skill there is ignored.
  *
  * Synchronous file system calls, yielding to the event loop every few hundred: measured on 10,000 skills
  * (bench/skills.ts), the promise API's per-call overhead made discovery four times slower, and one open of
@@ -152,21 +155,27 @@ export async function findSkills(
   const maxDepth = options.maxDepth ?? 4;
   const limit = options.maxSkillsPerScope ?? 20_000;
   const found: SkillSource[] = [];
+  /** Real paths of the folders walked (root is real, and a followed link is replaced by its real path). */
+  const walked = new Set<string>();
+  /** The folders from root to the one walked now: a link to one of them, or to a folder above one, loops. */
+  const path = new Set<string>();
+  const tooDeep: string[] = [];
   let calls = 0;
   const breathe = async () => {
     if (++calls % 256 === 0) await new Promise((resolve) => setImmediate(resolve));
   };
   const walk = async (dir: string, depth: number): Promise<void> => {
-    if (found.length >= limit) return;
+    if (found.length >= limit || walked.has(dir)) return;
+    walked.add(dir);
     await breathe();
     if (depth > 0) {
       const head = readHead(dir);
       if (head !== undefined) {
-        found.push(parseSkill(dir, head));
+        const source = parseSkill(dir, head.text);
+        found.push(head.size > MAX_SKILL_BYTES ? { ...source, oversized: head.size } : source);
         return;
       }
     }
-    if (depth >= maxDepth) return;
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -174,9 +183,22 @@ export async function findSkills(
       return;
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    path.add(dir);
+    try {
+      await walkEntries(dir, depth, entries);
+    } finally {
+      path.delete(dir);
+    }
+  };
+  const walkEntries = async (dir: string, depth: number, entries: Dirent[]): Promise<void> => {
     for (const entry of entries) {
       if (entry.name.startsWith('.') || SKIP.has(entry.name)) continue;
       let target = join(dir, entry.name);
+      if (depth >= maxDepth) {
+        // Not searched: counted, so a skill nested too deep is not ignored in silence.
+        if (entry.isDirectory() || (entry.isSymbolicLink() && isDirectory(target))) tooDeep.push(target);
+        continue;
+      }
       if (entry.isSymbolicLink()) {
         const real = realOrUndefined(target);
         if (!real || (real !== root && !real.startsWith(root + sep))) {
@@ -184,6 +206,12 @@ export async function findSkills(
           continue;
         }
         if (!isDirectory(real)) continue;
+        if (path.has(real) || real === dir || dir.startsWith(real + sep)) {
+          warnings.push(
+            `${target}: symlink loop (it leads back to ${real}, a folder it is reached through); not followed`,
+          );
+          continue;
+        }
         target = real;
       } else if (!entry.isDirectory()) continue;
       if (found.length >= limit) {
@@ -194,6 +222,10 @@ export async function findSkills(
     }
   };
   await walk(root, 0);
+  if (tooDeep.length > 0)
+    warnings.push(
+      `${root}: ${tooDeep.length} folder${tooDeep.length === 1 ? ' is' : 's are'} more than ${maxDepth} levels deep and not searched for skills (the first: ${tooDeep[0]}); a skill there is ignored: move it up, or name its parent folder under "skills" in tack.json`,
+    );
   return found;
 }
 
@@ -208,9 +240,9 @@ export async function skillFolders(
 
 /**
  * The head of `<dir>/SKILL.md`: up to the closing `---` of its front matter (or the first block when it opens
- * without one). Undefined when the folder has no file named exactly SKILL.md.
+ * without one), and the file's size. Undefined when the folder has no file named exactly SKILL.md.
  */
-function readHead(dir: string): string | undefined {
+function readHead(dir: string): { text: string; size: number } | undefined {
   let fd: number;
   try {
     fd = openSync(join(dir, SKILL_FILE), 'r');
@@ -218,7 +250,8 @@ function readHead(dir: string): string | undefined {
     return undefined;
   }
   try {
-    if (!fstatSync(fd).isFile()) return undefined;
+    const info = fstatSync(fd);
+    if (!info.isFile()) return undefined;
     // Case-insensitive file systems open skill.md for SKILL.md: check the exact name there.
     if (CASE_INSENSITIVE && !readdirSync(dir).includes(SKILL_FILE)) return undefined;
     let text = '';
@@ -236,7 +269,7 @@ function readHead(dir: string): string | undefined {
       )
         break;
     }
-    return text + decoder.end();
+    return { text: text + decoder.end(), size: info.size };
   } finally {
     closeSync(fd);
   }

@@ -1,10 +1,11 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { TackError } from '../errors.js';
 import { compareText } from '../util/text-order.js';
+import { readPrefix } from './bounded-read.js';
 import { type DiscoveredSkill, type DiscoverOptions, discoverSkills, type SkillScope } from './discover.js';
 import { resolveInside, skillFileError } from './inside-skill.js';
-import { readSkill } from './skill.js';
+import { MAX_SKILL_BYTES, oversizedText, readSkill } from './skill.js';
 
 /** One skill the library offers: what tier 1 shows, and where the rest is. */
 export interface SkillEntry {
@@ -85,6 +86,8 @@ export class SkillLibrary {
     const skills: SkillEntry[] = [];
     for (const found of discovery.skills) {
       const entry = toEntry(found);
+      if (entry && found.source.oversized !== undefined)
+        warnings.push(`${found.source.file}: ${oversizedText(found.source.oversized)}`);
       if (entry) skills.push(entry);
       else
         warnings.push(
@@ -190,12 +193,12 @@ export class SkillLibrary {
         files: [],
       };
     }
-    const body = skill.remote ? await skill.remote.body() : (await readSkill(skill.dir)).frontMatter.body;
+    const body = await this.#body(skill);
     const files = await this.listFiles(name);
-    active?.add(name);
+    if (body.loaded) active?.add(name);
     const text = [
       `<skill name="${escapeXml(name)}" folder="${escapeXml(skill.location ?? skill.dir)}">`,
-      body.trim(),
+      body.text.trim(),
       '',
       `<skill_files count="${files.length}">`,
       ...files.slice(0, MAX_LISTED_FILES),
@@ -205,6 +208,24 @@ export class SkillLibrary {
       '</skill>',
     ].join('\n');
     return { text, alreadyActive: false, files };
+  }
+
+  /**
+   * The SKILL.md body, or (`loaded` false) why it is not loaded: a SKILL.md past MAX_SKILL_BYTES, on disk or
+   * from a server, is not read past its front matter, and the text says so to the model and to the user.
+   */
+  async #body(skill: SkillEntry): Promise<{ text: string; loaded: boolean }> {
+    if (skill.remote) {
+      const text = await skill.remote.body();
+      const bytes = Buffer.byteLength(text);
+      return bytes > MAX_SKILL_BYTES
+        ? { text: `[${oversizedText(bytes)}.]`, loaded: false }
+        : { text, loaded: true };
+    }
+    const source = await readSkill(skill.dir);
+    return source.oversized === undefined
+      ? { text: source.frontMatter.body, loaded: true }
+      : { text: `[${oversizedText(source.oversized)}.]`, loaded: false };
   }
 
   /** Every file of the skill, as paths relative to its folder (dot-files and symlinks left out). */
@@ -233,7 +254,9 @@ export class SkillLibrary {
     const target = await resolveInside(skill, path);
     const info = await stat(target);
     if (!info.isFile()) throw skillFileError(name, path, 'is not a file');
-    return fileText(path, await readFile(target));
+    // Read up to the cap only (and one byte more, to know it was cut): a file's size is no reason to read it.
+    const { bytes, size } = await readPrefix(target, MAX_FILE_BYTES + 1);
+    return fileText(path, bytes, size);
   }
 
   /** This library with `more` skills after its own (a name already taken is skipped, with a warning). */
@@ -252,18 +275,21 @@ export class SkillLibrary {
   }
 }
 
-/** A file as the model reads it: a binary file (one with a NUL byte) named, not shown; text capped. */
-function fileText(path: string, bytes: Uint8Array): SkillFileText {
+/**
+ * A file as the model reads it: a binary file (one with a NUL byte in what was read) named, not shown; text
+ * capped. `size` is the whole file's, when only its head was read.
+ */
+function fileText(path: string, bytes: Uint8Array, size = bytes.length): SkillFileText {
   if (bytes.includes(0)) {
-    return { path, text: `[binary file, ${bytes.length} bytes: not shown]`, truncated: false, binary: true };
+    return { path, text: `[binary file, ${size} bytes: not shown]`, truncated: false, binary: true };
   }
-  const truncated = bytes.length > MAX_FILE_BYTES;
+  const truncated = size > MAX_FILE_BYTES;
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, MAX_FILE_BYTES)).toString(
     'utf8',
   );
   return {
     path,
-    text: truncated ? `${text}\n[... truncated at ${MAX_FILE_BYTES} bytes of ${bytes.length}]` : text,
+    text: truncated ? `${text}\n[... truncated at ${MAX_FILE_BYTES} bytes of ${size}]` : text,
     truncated,
     binary: false,
   };

@@ -8,7 +8,9 @@ export interface FileReference {
   line: number;
 }
 
-const LINK = /\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
+// The target stops at the next `(` or `]` too: otherwise each `](` of a line without `)` scanned to the line's end
+// (quadratic: 200 KB of `](` took 31 s). A file of the skill's own has neither in its path.
+const LINK = /\]\(\s*<?([^()[\]\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
 // dir/…/file.ext, the first segment without a dot (so example.com/page.html is not one), optional leading ./
 const PATH = /(?<![\w/.:~@-])(?:\.\/)?[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_.-]+)+\.[A-Za-z0-9]+(?![\w/])/g;
 

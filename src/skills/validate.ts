@@ -6,7 +6,7 @@ import { pushAll } from '../util/arrays.js';
 import { skillFolders } from './discover.js';
 import { contentWords, OVERLAP_THRESHOLD, overlaps } from './overlap.js';
 import { depthOf, findReferences } from './references.js';
-import { folderName, readSkill, SKILL_FILE, type SkillSource } from './skill.js';
+import { folderName, oversizedText, readSkill, SKILL_FILE, type SkillSource } from './skill.js';
 
 /**
  * The Agent Skills rules (specs/agentskills-specification.mdx) with the reference validator's wording
@@ -229,6 +229,11 @@ function checkDescription(value: unknown, line: number, add: Add): void {
 }
 
 async function checkBody(skill: SkillSource, options: ValidateOptions, add: Add): Promise<void> {
+  if (skill.oversized !== undefined) {
+    // Its body was not read: nothing below could be checked.
+    add('error', 'body-size', 1, oversizedText(skill.oversized));
+    return;
+  }
   const { body, bodyLine } = skill.frontMatter;
   const lines = body.split('\n').length;
   if (lines > MAX_BODY_LINES) {

@@ -9,6 +9,7 @@ import {
   type ScriptLimits,
 } from '../../src/codemode/runtime.js';
 import { stripTypes } from '../../src/codemode/strip.js';
+import { scriptSource } from '../../src/codemode/tools.js';
 import { REPO } from '../helpers/project.js';
 
 /** A host that echoes what it is called with, and keeps a log of the calls. */
@@ -25,6 +26,19 @@ function echoHost(): { call: HostCall; calls: Array<{ target: string; args: unkn
 
 const binding = { files: { list: 'mcp__files__list', read: 'mcp__files__read' } };
 const fast: ScriptLimits = { ...DEFAULT_SCRIPT_LIMITS, cpuMs: 300, memoryBytes: 16 * 1024 * 1024 };
+
+/** Counts ticks of a 20 ms interval on the main thread while `work` runs: an engine on it would freeze them. */
+async function ticking<T>(work: () => Promise<T>): Promise<{ result: T; ticks: number; ms: number }> {
+  let ticks = 0;
+  const interval = setInterval(() => ticks++, 20);
+  const started = performance.now();
+  try {
+    const result = await work();
+    return { result, ticks, ms: performance.now() - started };
+  } finally {
+    clearInterval(interval);
+  }
+}
 
 describe('the code-mode runtime (QuickJS in WebAssembly)', () => {
   it('runs a script that calls tools, captures console.log, and returns only its value', async () => {
@@ -153,19 +167,6 @@ describe('the code-mode runtime (QuickJS in WebAssembly)', () => {
     let a = b; for (let k = 0; k < 5; k++) a = a.concat(a);
     for (;;) a.sort();`;
   const roomy: ScriptLimits = { ...DEFAULT_SCRIPT_LIMITS, memoryBytes: 128 * 1024 * 1024 };
-
-  /** Counts ticks of a 20 ms interval on the main thread while `work` runs: an engine on it would freeze them. */
-  async function ticking<T>(work: () => Promise<T>): Promise<{ result: T; ticks: number; ms: number }> {
-    let ticks = 0;
-    const interval = setInterval(() => ticks++, 20);
-    const started = performance.now();
-    try {
-      const result = await work();
-      return { result, ticks, ms: performance.now() - started };
-    } finally {
-      clearInterval(interval);
-    }
-  }
 
   it('stops a loop of long built-ins at the CPU limit at once, and the main thread keeps running meanwhile', async () => {
     const { result, ticks, ms } = await ticking(() =>
@@ -309,6 +310,62 @@ describe('TypeScript stripping', () => {
   it('says where the TypeScript does not parse', () => {
     expect(stripTypes('const a: = 1')).toEqual({ error: expect.stringMatching(/TypeScript: .*line 1/) });
   });
+
+  /** run_code's script, as a call carries it (scriptSource), through the runtime. */
+  function runTypeScript(code: string, limits: ScriptLimits, signal?: AbortSignal) {
+    const script = scriptSource({ code, language: 'typescript' });
+    if ('error' in script) throw new Error(script.error);
+    return runScript(script.code, {}, echoHost().call, limits, signal);
+  }
+
+  it('strips on the engine’s thread: the script runs, and a parse error names its line', async () => {
+    const ok = await runTypeScript('const n: number = 20;\nreturn <number>(n + 1) * 2;', fast);
+    expect(ok).toMatchObject({ status: 'ok', value: '42' });
+    const broken = await runTypeScript('const a = 1;\nconst b: = 2;', fast);
+    expect(broken).toMatchObject({ status: 'error' });
+    expect(broken.error).toMatch(/^TypeScript: .*\(line 2, column \d+\)/);
+  });
+
+  // Each level of nested `<T>(` doubles sucrase's work: 21 levels took 14 s, 22 about 28 s, on the caller's thread.
+  const nested = (levels: number) => `const x = 1;\nreturn ${'<T>('.repeat(levels)}x${')'.repeat(levels)};`;
+
+  it('nested type assertions stop at the script’s CPU limit with a clear error, the main thread free', async () => {
+    const { result, ticks, ms } = await ticking(() => runTypeScript(nested(22), fast));
+    expect(result).toMatchObject({ status: 'limit', limit: 'cpu' });
+    expect(result.error).toMatch(
+      /^TypeScript: stripping the types took longer than the script's time limit of 300 ms; /,
+    );
+    // The CPU limit (300 ms) and its grace, with a margin for a loaded machine; never the 28 s of stripping.
+    expect(ms).toBeLessThan(5_000);
+    expect(ticks).toBeGreaterThanOrEqual(5);
+    // The wall limit covers stripping too (a script waiting for a thread included).
+    const wall = await runTypeScript(nested(22), { ...fast, cpuMs: 60_000, wallMs: 400 });
+    expect(wall).toMatchObject({ status: 'limit', limit: 'wall' });
+    expect(wall.error).toMatch(/took longer than the script's time limit of 400 ms/);
+    expect(await runTypeScript('return <string>"alive"', fast)).toMatchObject({ value: 'alive' });
+  });
+
+  it('an abort (Ctrl-C) ends stripping at once', async () => {
+    const controller = new AbortController();
+    const pending = runTypeScript(nested(22), { ...fast, cpuMs: 60_000 }, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const aborted = performance.now();
+    controller.abort();
+    expect(await pending).toMatchObject({ status: 'aborted' });
+    expect(performance.now() - aborted).toBeLessThan(1_000);
+  });
+
+  it('refuses a script longer than maxCodeChars before any work on its text', async () => {
+    const long = `return 1;\n${'// padding\n'.repeat(200)}`;
+    for (const language of ['javascript', 'typescript']) {
+      const script = scriptSource({ code: long, language });
+      if ('error' in script) throw new Error(script.error);
+      const outcome = await runScript(script.code, {}, echoHost().call, { ...fast, maxCodeChars: 1_000 });
+      expect(outcome, language).toMatchObject({ status: 'limit', limit: 'size', calls: 0 });
+      expect(outcome.error).toMatch(/the script is \d+ characters long, over the limit of 1000/);
+    }
+    expect(DEFAULT_SCRIPT_LIMITS.maxCodeChars).toBe(200_000);
+  });
 });
 
 describe('the typed API of a catalog', () => {
@@ -379,5 +436,22 @@ describe('the typed API of a catalog', () => {
     expect(api!.declarations.length).toBeLessThan(3_000);
     expect(api!.declarations).toContain('function wide(args: Record<string, unknown>)');
     expect(serverApis(tools)[0]).toBe(api);
+  });
+
+  it('a small schema whose type would multiply (a list of types at every level) costs little to declare', () => {
+    // 2 KB of schema: every level lists "object" 40 times, and each was a new walk of what is below it (40^5
+    // walks: minutes on the main thread of a gateway listing its tools).
+    let inner: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 6; i++) inner = { type: Array(40).fill('object'), properties: { a: inner } };
+    const anyOf = (levels: number): unknown =>
+      levels === 0 ? { type: 'string' } : { anyOf: Array.from({ length: 20 }, () => anyOf(levels - 1)) };
+    const started = performance.now();
+    const [api] = serverApis([
+      tool('m', 'types', { inputSchema: { type: 'object', properties: { a: inner } } }),
+      tool('m', 'options', { inputSchema: { type: 'object', properties: { a: anyOf(4) } } }),
+    ]);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(api!.declarations).toContain('function types(args: Record<string, unknown>)');
+    expect(api!.declarations).toContain('function options(args: Record<string, unknown>)');
   });
 });

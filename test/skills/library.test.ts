@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { discoverSkills, scopeRoots } from '../../src/skills/discover.js';
 import { SkillLibrary } from '../../src/skills/library.js';
 import { runSkillScript } from '../../src/skills/scripts.js';
+import { MAX_SKILL_BYTES } from '../../src/skills/skill.js';
 import { skillTools } from '../../src/skills/tools.js';
 import { countTokens } from '../../src/tokens/count.js';
 import { REPO } from '../helpers/project.js';
@@ -134,6 +135,49 @@ describe('discovery', () => {
     expect(found.warnings.join('\n')).toMatch(/escape: symlink leads outside .*; not followed/);
   });
 
+  it('warns, naming the folder, when skills are nested deeper than searched (issue 28, defect 8)', async () => {
+    const w = world();
+    const root = join(w.root, 'lib');
+    w.skill(join(root, 'a', 'b', 'c'), 'at-the-limit');
+    w.skill(join(root, 'a', 'b', 'c', 'd'), 'too-deep');
+    w.skill(join(root, 'x', 'y', 'z', 'w', 'v'), 'deeper-still');
+    const found = await discoverSkills({ home: w.home, cwd: w.cwd, configFolders: [root] });
+    expect(found.skills.map((s) => s.source.name)).toEqual(['at-the-limit']);
+    expect(found.warnings).toEqual([
+      `${root}: 2 folders are more than 4 levels deep and not searched for skills (the first: ${join(root, 'a', 'b', 'c', 'd', 'too-deep')}); a skill there is ignored: move it up, or name its parent folder under "skills" in tack.json`,
+    ]);
+    // Nothing deeper than the limit: no warning.
+    const shallow = join(w.root, 'shallow');
+    w.skill(join(shallow, 'group'), 'fine');
+    expect((await discoverSkills({ home: w.home, cwd: w.cwd, configFolders: [shallow] })).warnings).toEqual(
+      [],
+    );
+  });
+
+  it('reports a symlink loop once, as a loop, and never a skill as shadowed by itself (issue 28, defect 8)', async () => {
+    const w = world();
+    const root = join(w.root, 'lib');
+    w.skill(join(root, 'group'), 'looped');
+    symlinkSync(root, join(root, 'group', 'back-to-root'));
+    symlinkSync(join(root, 'group'), join(root, 'group', 'itself'));
+    // Two folders linking to each other, and a second name for a skill folder.
+    mkdirSync(join(root, 'p'), { recursive: true });
+    mkdirSync(join(root, 'q'), { recursive: true });
+    symlinkSync(join(root, 'q'), join(root, 'p', 'to-q'));
+    symlinkSync(join(root, 'p'), join(root, 'q', 'to-p'));
+    symlinkSync(join(root, 'group', 'looped'), join(root, 'alias'));
+    const found = await discoverSkills({ home: w.home, cwd: w.cwd, configFolders: [root] });
+    expect(found.skills.map((s) => s.source.dir)).toEqual([join(root, 'group', 'looped')]);
+    expect(found.warnings.filter((w) => w.includes('shadowed'))).toEqual([]);
+    expect(found.warnings.sort()).toEqual(
+      [
+        `${join(root, 'group', 'back-to-root')}: symlink loop (it leads back to ${root}, a folder it is reached through); not followed`,
+        `${join(root, 'group', 'itself')}: symlink loop (it leads back to ${join(root, 'group')}, a folder it is reached through); not followed`,
+        `${join(root, 'q', 'to-p')}: symlink loop (it leads back to ${join(root, 'p')}, a folder it is reached through); not followed`,
+      ].sort(),
+    );
+  });
+
   it('keeps a character that straddles two reads of the head whole', async () => {
     const w = world();
     const dir = w.skill(join(w.root, 'lib'), 'accents');
@@ -240,6 +284,34 @@ describe('tier 2 and 3: activation, files, scripts', () => {
     }
     await expect(library.readFile('release-notes', 'references/leak.md')).rejects.toThrow(/leads outside/);
     await expect(library.readFile('release-notes', 'references/NOPE.md')).rejects.toThrow(/does not exist/);
+  });
+
+  it('a SKILL.md past 1 MiB lists with a finding, and activation says its body is not loaded; at 1 MiB it loads', async () => {
+    const w = world();
+    const lib = join(w.root, 'lib');
+    const big = w.skill(lib, 'big');
+    const head = '---\nname: big\ndescription: Big. Use when testing the cap.\n---\n';
+    writeFileSync(join(big, 'SKILL.md'), head + 'x'.repeat(MAX_SKILL_BYTES + 1 - head.length));
+    const atCap = w.skill(lib, 'at-cap');
+    const capHead = '---\nname: at-cap\ndescription: At the cap. Use when testing the cap.\n---\n# At cap\n';
+    writeFileSync(join(atCap, 'SKILL.md'), capHead + 'y'.repeat(MAX_SKILL_BYTES - capHead.length));
+    // A referenced file far past read_skill_file's cap: only its head is read.
+    mkdirSync(join(big, 'references'));
+    writeFileSync(join(big, 'references', 'HUGE.md'), 'z'.repeat(3 * 1024 * 1024));
+    const library = await SkillLibrary.discover({ home: w.home, cwd: w.cwd, configFolders: [lib] });
+    expect(library.skills.map((s) => s.name)).toEqual(['at-cap', 'big']);
+    expect(library.warnings).toEqual([
+      `${join(big, 'SKILL.md')}: SKILL.md is ${MAX_SKILL_BYTES + 1} bytes, over the cap of ${MAX_SKILL_BYTES} bytes (1 MiB) for a skill's instructions: its body is not loaded. Keep SKILL.md short (the Agent Skills spec recommends under 500 lines and 5,000 tokens) and move the details to files its body names (references/...), which are read one at a time`,
+    ]);
+    const active = new Set<string>();
+    const activated = await library.activate('big', active);
+    expect(activated.text).toContain(`[SKILL.md is ${MAX_SKILL_BYTES + 1} bytes, over the cap`);
+    expect(activated.text.length).toBeLessThan(2_000);
+    expect(active.has('big')).toBe(false);
+    expect((await library.activate('at-cap', active)).text).toContain('# At cap\nyyy');
+    const huge = await library.readFile('big', 'references/HUGE.md');
+    expect(huge.truncated).toBe(true);
+    expect(huge.text).toMatch(/\[\.\.\. truncated at 262144 bytes of 3145728\]$/);
   });
 
   it('run_skill_script runs from scripts/ in the skill folder with the safe environment, after approval', async () => {

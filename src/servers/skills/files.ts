@@ -3,6 +3,7 @@ import { join, sep } from 'node:path';
 import type { SkillFileEntry, SkillFiles } from '@modelcontextprotocol/server/ext/skills';
 import { resolveInside } from '../../skills/inside-skill.js';
 import type { SkillEntry, SkillLibrary } from '../../skills/library.js';
+import { MAX_SKILL_BYTES } from '../../skills/skill.js';
 
 /**
  * The SDK's skill catalog reads storage through a SkillFiles adapter. tack's skills come from several scopes
@@ -22,18 +23,27 @@ export function librarySkillFiles(library: SkillLibrary): SkillFiles {
   return {
     async list(dir) {
       if (dir === '') {
-        return library.skills
-          .filter((s) => !s.remote)
-          .map((s) => ({ name: s.name, kind: 'directory' as const }));
+        const served = [];
+        for (const s of library.skills) if (!s.remote && (await withinCap(s.file))) served.push(s);
+        return served.map((s) => ({ name: s.name, kind: 'directory' as const }));
       }
       const [skill, inner] = split(dir);
       const root = await realpath(skill.dir);
       const folder = inner ? await resolveInside(skill, inner) : root;
+      // The folders this one is reached through: a link back to one of them is a loop, which the SDK's catalog
+      // would walk until the path is too long (and then refuse every skill: `tack serve` did not start).
+      const above = new Set([root]);
+      const parts = inner ? inner.split('/') : [];
+      for (let i = 1; i <= parts.length; i++)
+        above.add(await resolveInside(skill, parts.slice(0, i).join('/')));
       const entries = await readdir(folder, { withFileTypes: true });
       const listed: SkillFileEntry[] = [];
       for (const entry of entries) {
         if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-        listed.push({ name: entry.name, kind: await kindOf(join(folder, entry.name), root) });
+        const path = join(folder, entry.name);
+        const kind = await kindOf(path, root);
+        if (kind === 'directory' && entry.isSymbolicLink() && above.has(await realpath(path))) continue;
+        listed.push({ name: entry.name, kind });
       }
       return listed;
     },
@@ -42,6 +52,15 @@ export function librarySkillFiles(library: SkillLibrary): SkillFiles {
       return new Uint8Array(await readFile(await resolveInside(skill, inner)));
     },
   };
+}
+
+/**
+ * A SKILL.md over MAX_SKILL_BYTES is not served through the Skills extension: the SDK's catalog reads and hashes
+ * every file whole, and the library already says the skill's body is not loaded (skills/skill.ts).
+ */
+async function withinCap(file: string): Promise<boolean> {
+  const info = await stat(file).catch(() => undefined);
+  return info !== undefined && info.size <= MAX_SKILL_BYTES;
 }
 
 async function kindOf(path: string, root: string): Promise<SkillFileEntry['kind']> {
