@@ -1,4 +1,5 @@
 import type { Finding } from '../security/scan.js';
+import { printableJson } from '../util/printable.js';
 
 /**
  * A finding as the CLI shows it (`tack scan`, the pin review, a refused `tack call`): severity, code, field path,
@@ -9,9 +10,9 @@ export function describeFinding(f: Finding, indent: string): string[] {
   const weight = f.weight === undefined ? '' : ` [+${f.weight.toFixed(1)}]`;
   const lines = [
     `${indent}${f.severity} ${f.code} (${f.location.field ?? 'description'}): ${f.message}${weight}`,
-    `${indent}  ${JSON.stringify(f.match)}`,
+    `${indent}  ${printableJson(f.match)}`,
   ];
-  if (f.decoded) lines.push(`${indent}  decoded: ${JSON.stringify(f.decoded)}`);
+  if (f.decoded) lines.push(`${indent}  decoded: ${printableJson(f.decoded)}`);
   const features = new Map<string, { line: string; more: number }>();
   for (const e of f.evidence ?? []) {
     if (e.weight <= 0 || e.feature === f.code) continue;
@@ -19,7 +20,7 @@ export function describeFinding(f: Finding, indent: string): string[] {
     if (seen) seen.more++;
     else
       features.set(e.feature, {
-        line: `${indent}  + ${e.feature} [+${e.weight.toFixed(1)}]: ${e.why}: ${JSON.stringify(e.match)}`,
+        line: `${indent}  + ${e.feature} [+${e.weight.toFixed(1)}]: ${e.why}: ${printableJson(e.match)}`,
         more: 0,
       });
   }

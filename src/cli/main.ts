@@ -4,7 +4,7 @@ import { VERSION } from '../version.js';
 import type { AgentCliOptions } from './commands/agent.js';
 import type { KnowledgeOptions } from './commands/knowledge.js';
 import type { SkillsOptions } from './commands/skills.js';
-import { reportError } from './output.js';
+import { commanderOutput, exitWhenStdoutCloses, reportError } from './output.js';
 
 /**
  * A command's entry point, imported when the command runs: `tack --version` and `--help` load none of them, and
@@ -99,6 +99,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('tack')
     .description('An MCP host and agent harness: tools (MCP), know-how (Agent Skills) and knowledge (OKF).')
     .version(VERSION)
+    .configureOutput(commanderOutput)
     .showHelpAfterError()
     .exitOverride()
     .option('--config <file>', 'use this configuration file alone (tack.json or .mcp.json format)')
@@ -713,11 +714,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
 /** Runs the CLI and returns its exit code: 0 ok, 1 failure, 2 usage or configuration error, 130 interrupted. */
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
-  // `tack tools | head` closes stdout early: that is the reader's choice, not an error worth a stack trace.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    throw error;
-  });
+  exitWhenStdoutCloses();
   let code = 0;
   const program = buildProgram((c) => {
     code = c;

@@ -8,7 +8,7 @@ import { TackError } from '../errors.js';
 import { McpHost, unknownServer } from '../mcp/host.js';
 import { openConfiguredStore, openStore, type StoreLocation } from '../store/open.js';
 import type { TackStore } from '../store/store.js';
-import { warn } from './output.js';
+import { isTerminal, printErr, warn } from './output.js';
 import { startProgress } from './spinner.js';
 
 export interface GlobalOptions {
@@ -94,7 +94,13 @@ export async function withHost<T>(
   const store = await openStore(config, (warning) => warn(warning.message));
   const host = new McpHost({
     config: { ...config, servers: wanted },
-    oauth: { interactive: process.stdin.isTTY === true && process.stderr.isTTY === true },
+    oauth: {
+      interactive: process.stdin.isTTY === true && isTerminal('stderr'),
+      onAuthorizationUrl: (request) =>
+        printErr(
+          `tack: server "${request.server}" needs a login. Open this URL in a browser:\n  ${request.url.href}`,
+        ),
+    },
     store,
   });
   const enabled = wanted.filter((server) => server.enabled).length;

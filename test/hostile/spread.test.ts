@@ -1,27 +1,18 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { table } from '../../src/cli/output.js';
 import { loadConfig } from '../../src/config/load.js';
 import { REPO, tempProject } from '../helpers/project.js';
+import { tsSources } from '../helpers/sources.js';
 
 /** Calls that put every item of an array on the stack: a few hundred thousand items overflow it. */
 const SPREAD_CALL =
   /\.(push|unshift)\(\.\.\.|Math\.(max|min)\((?:[^()]*,\s*)?\.\.\.|String\.from(CharCode|CodePoint)\(\.\.\./;
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? sources(join(dir, entry.name))
-      : entry.name.endsWith('.ts')
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
-
 describe('lists an outsider sizes', () => {
   it('are never spread into a call anywhere in src/ (util/arrays.ts has pushAll, maxOf, minOf)', () => {
-    const offenders = sources(join(REPO, 'src')).flatMap((file) =>
+    const offenders = tsSources(join(REPO, 'src')).flatMap((file) =>
       readFileSync(file, 'utf8')
         .split('\n')
         .map((line, i) => ({ line, at: `${file.slice(REPO.length + 1)}:${i + 1}` }))

@@ -1,6 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createInterface, type Interface } from 'node:readline/promises';
 import { type RunningAgent, secretMaskerFor, startAgent } from '../../agent/agent.js';
 import type { ApprovalRequest, ApproveMode, Approver } from '../../agent/approval.js';
 import { APPROVE_MODES } from '../../agent/approval.js';
@@ -16,9 +15,22 @@ import { errorMessage, TackError } from '../../errors.js';
 import { earlierSessions, type SessionRow, sessionSummary } from '../../store/sessions.js';
 import { startTelemetry } from '../../telemetry/start.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
+import { printableJson } from '../../util/printable.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
 import { describeFinding } from '../findings.js';
-import { print, table, warn } from '../output.js';
+import {
+  isTerminal,
+  print,
+  printErr,
+  printJson,
+  printJsonLine,
+  type Questions,
+  questions,
+  table,
+  warn,
+  write,
+  writeErr,
+} from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface AgentCliOptions extends GlobalOptions {
@@ -48,23 +60,23 @@ let answerLineOpen = false;
 
 /** Ends the line an answer streamed without a final newline, so what is printed next starts on its own. */
 function endAnswerLine(): void {
-  if (answerLineOpen) process.stdout.write('\n');
+  if (answerLineOpen) write('\n');
   answerLineOpen = false;
 }
 
 /** What the terminal shows while a session works: the answer on stdout, everything else on stderr. */
 export function renderEvent(event: AgentEvent, json: boolean): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify(event)}\n`);
+    printJsonLine(event);
     return;
   }
   if (event.type === 'text-delta') {
-    process.stdout.write(event.text);
+    write(event.text);
     if (event.text !== '') answerLineOpen = !event.text.endsWith('\n');
     return;
   }
   const line = describeEvent(event);
-  if (line !== undefined) process.stderr.write(`${line}\n`);
+  if (line !== undefined) printErr(line);
 }
 
 /** One event as a line for stderr; undefined for those the terminal does not show. */
@@ -104,7 +116,7 @@ function describeEvent(event: AgentEvent): string | undefined {
 }
 
 function compact(value: unknown): string {
-  const text = JSON.stringify(value) ?? '';
+  const text = printableJson(value);
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;
 }
 
@@ -130,11 +142,11 @@ function terminalApprover(masker: SecretMasker): Approver {
       ...request.capabilities.map((l) => `${l.capability} (${l.source}: ${l.why})`),
       ...(request.ruledOut ?? []).map((l) => `no ${l.capability} (${l.source}: ${l.why})`),
     ].join(', ');
-    process.stderr.write(
+    writeErr(
       `\nApprove ${request.tool}${request.server ? ` (server ${request.server})` : ''}? It ${request.why}.\n` +
         `  description sha256:${request.descriptionSha256.slice(0, 12)}\n` +
         (labels ? `  capabilities: ${labels}\n` : '') +
-        `  arguments:\n${JSON.stringify(maskSecrets(request.arguments, masker), null, 2).replace(/^/gm, '    ')}\n`,
+        `  arguments:\n${printableJson(maskSecrets(request.arguments, masker), 2).replace(/^/gm, '    ')}\n`,
     );
     const always = request.alwaysRule ? `  [a] always (adds ${request.alwaysRule} to the user config)` : '';
     const answer = (await ask(`[y] once  [s] always this session${always}  [N] deny: `)).trim().toLowerCase();
@@ -149,7 +161,7 @@ function terminalReviewer(): DefinitionReviewer {
   return async (held, diff) => {
     // Each finding with its field, the words that raised it and why it matters, as `tack scan` shows it.
     const findings = held.findings.filter((f) => f.severity === 'high' || f.severity === 'medium');
-    process.stderr.write(
+    writeErr(
       `\n${held.server}: ${held.reason}.\n${diff}\n` +
         (findings.length ? 'The scan found:\n' : '') +
         findings.flatMap((f) => describeFinding(f, '  ')).join('\n') +
@@ -164,22 +176,18 @@ function terminalReviewer(): DefinitionReviewer {
  * One readline for the whole process: a new one per question would drop lines typed ahead. In a terminal,
  * readline takes Ctrl-C itself; it is passed on as the interrupt of the run in flight (see runWithInterrupt).
  */
-let prompts: Interface | undefined;
+let prompts: Questions | undefined;
 let interruptRun: (() => void) | undefined;
 
 async function ask(question: string): Promise<string> {
   if (!prompts) {
-    prompts = createInterface({
-      input: process.stdin,
-      output: process.stderr,
-      terminal: process.stdin.isTTY === true,
-    });
-    prompts.on('SIGINT', () => {
+    prompts = questions({ terminal: process.stdin.isTTY === true });
+    prompts.onInterrupt(() => {
       if (interruptRun) interruptRun();
-      else process.stderr.write('\n(type /exit to leave)\n');
+      else writeErr('\n(type /exit to leave)\n');
     });
   }
-  return prompts.question(question);
+  return prompts.ask(question);
 }
 
 function closePrompts(): void {
@@ -191,9 +199,9 @@ function closePrompts(): void {
 function terminalInteraction(): AgentInteraction {
   return {
     async elicit(question) {
-      process.stderr.write(`\n${question.server} asks: ${question.message}\n`);
+      writeErr(`\n${question.server} asks: ${question.message}\n`);
       if (question.url) {
-        process.stderr.write(`Open ${question.url}\n`);
+        writeErr(`Open ${question.url}\n`);
         const go = (await ask('Continue when done? [y/N]: ')).trim().toLowerCase();
         return { action: go === 'y' ? 'accept' : 'decline' };
       }
@@ -210,7 +218,7 @@ function terminalInteraction(): AgentInteraction {
       return send === 'n' ? { action: 'decline' } : { action: 'accept', content };
     },
     async approveSampling(request) {
-      process.stderr.write(
+      writeErr(
         `\n${request.server} wants the model to write up to ${request.maxTokens} tokens from:\n` +
           request.messages.map((m) => `  ${m.role}: ${m.text}`).join('\n'),
       );
@@ -289,7 +297,7 @@ async function runWithInterrupt(agent: RunningAgent, task: string): Promise<RunR
   const controller = new AbortController();
   const onSigint = () => {
     if (controller.signal.aborted) process.exit(130);
-    process.stderr.write('\n(interrupted; Ctrl-C again to quit)\n');
+    writeErr('\n(interrupted; Ctrl-C again to quit)\n');
     controller.abort();
   };
   process.on('SIGINT', onSigint);
@@ -331,15 +339,13 @@ async function runTask(task: string | undefined, options: AgentCliOptions): Prom
     },
   });
   try {
-    if (agent.resumed) for (const note of agent.resumed.notes) process.stderr.write(`resume: ${note}\n`);
+    if (agent.resumed) for (const note of agent.resumed.notes) writeErr(`resume: ${note}\n`);
     const text = task ?? (agent.resumed ? 'Continue where you left off.' : undefined);
     if (!text) throw new TackError('USAGE', 'no task given', { hint: 'tack run "<what to do>"' });
     const result = await runWithInterrupt(agent, text);
-    if (!options.json) process.stdout.write('\n');
-    if (refused.length > 0) process.stderr.write(refusedSummary(refused));
-    process.stderr.write(
-      `session ${agent.session.id} (tack run --resume ${agent.session.id.split('-').at(-1)} "...")\n`,
-    );
+    if (!options.json) write('\n');
+    if (refused.length > 0) writeErr(refusedSummary(refused));
+    writeErr(`session ${agent.session.id} (tack run --resume ${agent.session.id.split('-').at(-1)} "...")\n`);
     return exitCodeOf(result.reason, refused.length);
   } finally {
     closePrompts();
@@ -374,7 +380,7 @@ export function wantsFullScreen(
   return (
     options.plain !== true &&
     process.stdin.isTTY === true &&
-    process.stdout.isTTY === true &&
+    isTerminal('stdout') &&
     env.TERM !== 'dumb' &&
     env.TACK_PLAIN !== '1' &&
     !flagSet(env.CI) &&
@@ -427,9 +433,7 @@ async function fullScreenChat(options: AgentCliOptions): Promise<number> {
 
 /** The last line of a chat: how to come back to it. */
 function sayHowToResume(agent: RunningAgent): void {
-  process.stderr.write(
-    `session ${agent.session.id} (tack chat --resume ${agent.session.id.split('-').at(-1)})\n`,
-  );
+  writeErr(`session ${agent.session.id} (tack chat --resume ${agent.session.id.split('-').at(-1)})\n`);
 }
 
 /** The line-based chat: answers on stdout, everything else on stderr, questions at a readline prompt. */
@@ -462,11 +466,11 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
     }
     for (const note of agent.resumed?.notes ?? []) warn(`resume: ${note}`);
     const turns = agent.session.messages.filter((m) => m.role === 'user').length;
-    process.stderr.write(`session ${agent.session.id}, ${model.spec}; ${turns} earlier message(s)\n`);
+    writeErr(`session ${agent.session.id}, ${model.spec}; ${turns} earlier message(s)\n`);
   };
 
   try {
-    process.stderr.write(`tack chat: session ${agent.session.id}; ${commands}\n`);
+    writeErr(`tack chat: session ${agent.session.id}; ${commands}\n`);
     for (;;) {
       let line: string;
       try {
@@ -558,7 +562,7 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
         print(`unknown command ${name}: ${commands}`);
       } else {
         await runWithInterrupt(agent, line);
-        process.stdout.write('\n');
+        write('\n');
       }
     }
   } finally {
@@ -623,19 +627,13 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
     });
     const total = rows.reduce((n, r) => n + r.tokens, 0);
     if (options.json) {
-      print(
-        JSON.stringify(
-          {
-            model: model ?? null,
-            parts: rows,
-            total,
-            counted: { tools: TOOL_TOKENS_BASIS, history: 'estimated' },
-            system: systemPrompt(agent.session.systemParts),
-          },
-          null,
-          2,
-        ),
-      );
+      printJson({
+        model: model ?? null,
+        parts: rows,
+        total,
+        counted: { tools: TOOL_TOKENS_BASIS, history: 'estimated' },
+        system: systemPrompt(agent.session.systemParts),
+      });
     } else {
       print(
         table(
@@ -709,9 +707,7 @@ export async function evalCommand(file: string, options: AgentCliOptions): Promi
       );
       // The answer streamed to stdout as it came; end its line so the next case and the summary start apart.
       endAnswerLine();
-      process.stderr.write(
-        `${c.id ?? i + 1}: ${result.reason}${pass === undefined ? '' : pass ? ' pass' : ' FAIL'}\n`,
-      );
+      writeErr(`${c.id ?? i + 1}: ${result.reason}${pass === undefined ? '' : pass ? ' pass' : ' FAIL'}\n`);
     } finally {
       await agent.close();
     }

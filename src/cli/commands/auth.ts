@@ -5,7 +5,7 @@ import { McpHost, unknownServer } from '../../mcp/host.js';
 import { type OAuthLoginRequest, oauthResource } from '../../mcp/oauth.js';
 import type { OAuthTokenRecord } from '../../store/oauth-credentials.js';
 import { openConfiguredStore, openStore } from '../../store/open.js';
-import { print, printListing, table, warn } from '../output.js';
+import { print, printErr, printListing, table, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface AuthOptions extends GlobalOptions {
@@ -181,7 +181,7 @@ function remoteServer(config: TackConfig, name: string): HttpServerConfig {
 }
 
 function showLogin(request: OAuthLoginRequest, open: boolean): void {
-  process.stderr.write(
+  printErr(
     `Log in to "${request.server}" in your browser${open ? ' (opening it)' : ''}:\n  ${request.url.href}\n`,
   );
   if (open) openBrowser(request.url.href);

@@ -1,8 +1,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { renderBlock } from '../../mcp/content.js';
 import { serverOfToolName } from '../../mcp/names.js';
+import { printableJson } from '../../util/printable.js';
 import { guardDefinition } from '../guard.js';
-import { print, printJson } from '../output.js';
+import { print, printErr, printJson } from '../output.js';
 import { type GlobalOptions, parseJsonObject, withHost } from '../with-host.js';
 
 export interface CallOptions extends GlobalOptions {
@@ -30,9 +31,7 @@ export async function callCommand(
     const result = await host.callTool(tool, args, {
       signal,
       onProgress: ({ progress, total, message }) =>
-        process.stderr.write(
-          `progress: ${progress}${total ? `/${total}` : ''}${message ? ` ${message}` : ''}\n`,
-        ),
+        printErr(`progress: ${progress}${total ? `/${total}` : ''}${message ? ` ${message}` : ''}`),
     });
     if (options.json) printJson(result);
     else printResult(result);
@@ -42,9 +41,9 @@ export async function callCommand(
 }
 
 function printResult(result: CallToolResult): void {
-  if (result.isError) process.stderr.write('The tool reported an error (isError):\n');
+  if (result.isError) printErr('The tool reported an error (isError):');
   for (const block of result.content ?? []) print(renderBlock(block));
   if (result.structuredContent !== undefined) {
-    print(`structuredContent:\n${JSON.stringify(result.structuredContent, null, 2)}`);
+    print(`structuredContent:\n${printableJson(result.structuredContent, 2)}`);
   }
 }

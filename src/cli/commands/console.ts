@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { startConsole } from '../../console/server.js';
 import { TackError } from '../../errors.js';
-import { warn } from '../output.js';
+import { print, printErr, warn } from '../output.js';
 import { untilStopped } from '../serving.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
@@ -19,10 +19,8 @@ export async function consoleCommand(options: ConsoleCommandOptions): Promise<nu
     });
   const config = await loadCliConfig(options);
   const running = await startConsole({ config, port, onWarning: (warning) => warn(warning.message) });
-  process.stdout.write(`tack console: ${running.url}\n`);
-  process.stderr.write(
-    "The URL carries this session's token: anyone with it can use the console. Ctrl-C stops it.\n",
-  );
+  print(`tack console: ${running.url}`);
+  printErr("The URL carries this session's token: anyone with it can use the console. Ctrl-C stops it.");
   if (options.open) openBrowser(running.url);
   await untilStopped(true);
   await running.close();

@@ -23,7 +23,7 @@ import { openRuntimes, type RuntimeSettings, runNamedComputation } from '../../k
 import { formatHits } from '../../knowledge/tools.js';
 import { isTrustTier, TRUST_TIERS } from '../../knowledge/trust-tier.js';
 import { POSTGRES_URL_ENV } from '../../servers/knowledge/entry.js';
-import { print, printJson, warn } from '../output.js';
+import { print, printErr, printJson, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface KnowledgeOptions extends GlobalOptions {
@@ -177,7 +177,7 @@ export async function knowledgeIndexCommand(options: KnowledgeIndexOptions): Pro
         continue;
       }
       for (const file of changed) print(diffOf(bundle.root, file));
-      process.stderr.write(
+      printErr(
         changed.length > 0
           ? `${bundle.name}: ${changed.length} of ${plan.files.length} index files would change; nothing was written (run with --write to write them)\n`
           : `${bundle.name}: ${plan.files.length} index files up to date\n`,

@@ -17,7 +17,7 @@ import { openStore } from '../../store/open.js';
 import type { TackStore } from '../../store/store.js';
 import { pushAll } from '../../util/arrays.js';
 import { describeFinding } from '../findings.js';
-import { print, printJson, warn } from '../output.js';
+import { type Part, print, printJson, style, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig, withHost } from '../with-host.js';
 
 export interface ScanOptions extends GlobalOptions {
@@ -69,7 +69,7 @@ export async function scanCommand(options: ScanOptions): Promise<number> {
       environments,
     } satisfies ScanJson);
   else {
-    for (const r of reports.filter((x) => x.verdict !== 'clean')) print(describeReport(r));
+    for (const r of reports.filter((x) => x.verdict !== 'clean')) print(...describeReport(r));
     if (environments.length > 0) print(describeEnvironments(environments));
     const count = (v: ToolScan['verdict']) => reports.filter((r) => r.verdict === v).length;
     print(
@@ -79,8 +79,8 @@ export async function scanCommand(options: ScanOptions): Promise<number> {
   return reports.some((r) => r.verdict === 'block') ? 1 : 0;
 }
 
-/** One report as `tack scan` prints it: the verdict and score, then each finding that is not low. */
-export function describeReport(r: Report): string {
+/** One report as `tack scan` prints it: the verdict (in colour) and score, then each finding that is not low. */
+export function describeReport(r: Report): Part[] {
   const { warn: warnAt, block } = SCAN_MODEL.thresholds;
   const weighed = (r.contributions ?? [])
     .slice(0, 6)
@@ -91,9 +91,13 @@ export function describeReport(r: Report): string {
       ? ''
       : ` (score ${r.score.toFixed(2)}; warn at ${warnAt}, block at ${block}${weighed ? `: ${weighed}` : ''})`;
   const kind = r.kind === 'tool' ? '' : ` [${r.kind}]`;
-  const lines = [`${r.verdict.toUpperCase()} ${r.server}/${r.name}${kind}${score}`];
+  const verdict = r.verdict.toUpperCase();
+  const lines = [` ${r.server}/${r.name}${kind}${score}`];
   for (const f of r.findings.filter((x) => x.severity !== 'low')) pushAll(lines, describeFinding(f, '  '));
-  return lines.join('\n');
+  return [
+    r.verdict === 'block' ? style.red(verdict) : r.verdict === 'warn' ? style.yellow(verdict) : verdict,
+    lines.join('\n'),
+  ];
 }
 
 type JudgedReport = DefinitionReport & { judge?: JudgeVerdict };

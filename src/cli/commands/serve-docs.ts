@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { startDocsServer } from '../../servers/docs/start.js';
+import { printErr } from '../output.js';
 import { parseListen, untilStopped } from '../serving.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
@@ -20,8 +21,11 @@ export async function serveDocsCommand(folder: string, options: ServeDocsOptions
     // limits.docsFileBytes, docsDepth, docsFiles and docsTotalBytes from tack.json.
     limits: config.limits,
     cacheDir: join(config.paths.stateDir, 'indexes'),
+    // Through the output layer: a problem quotes a document's path or words.
+    onError: (error) => printErr(`tack serve-docs: ${error.message}`),
+    onWarning: (message) => printErr(`tack serve-docs: ${message}`),
   });
-  process.stderr.write(
+  printErr(
     `tack serve-docs: ${server.library.size} documents from ${server.library.root}` +
       `${server.url ? ` at ${server.url}` : ' on stdio'}${options.watch === false ? '' : ', watching for edits'}\n`,
   );

@@ -2,7 +2,7 @@ import { formatKnowledgeIssue } from '../../knowledge/issues.js';
 import { KnowledgeBase } from '../../knowledge/knowledge.js';
 import { computationTool, openRuntimes } from '../../knowledge/runtimes.js';
 import { startKnowledgeServer } from '../../servers/knowledge/start.js';
-import { warn } from '../output.js';
+import { printErr, warn } from '../output.js';
 import { httpFromOptions, untilStopped } from '../serving.js';
 import { loadCliConfig } from '../with-host.js';
 import { bundleRoots, type KnowledgeOptions, knowledgeLoadOptions, runtimeSettings } from './knowledge.js';
@@ -27,7 +27,7 @@ export async function serveKnowledgeCommand(options: ServeKnowledgeOptions): Pro
     tools: runtimes.executors.length > 0 ? [computationTool(base, runtimes)] : [],
     http: httpFromOptions(options.http, config.serve),
   });
-  process.stderr.write(
+  printErr(
     `tack serve-knowledge: ${base.size} concepts in ${base.bundles.length} bundles${server.url ? ` at ${server.url}` : ' on stdio'}\n`,
   );
   await untilStopped(Boolean(server.url));

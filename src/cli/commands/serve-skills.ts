@@ -1,6 +1,6 @@
 import { startSkillsServer } from '../../servers/skills/start.js';
 import { loadSkills } from '../../skills/load.js';
-import { warn } from '../output.js';
+import { printErr, warn } from '../output.js';
 import { httpFromOptions, untilStopped } from '../serving.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
@@ -17,8 +17,9 @@ export async function serveSkillsCommand(options: ServeSkillsOptions): Promise<n
   const server = await startSkillsServer({
     library,
     http: httpFromOptions(options.http, config.serve),
+    onWarning: (warning) => warn(`skills: ${warning}`),
   });
-  process.stderr.write(
+  printErr(
     `tack serve-skills: ${server.uris.length} skills${server.url ? ` at ${server.url}` : ' on stdio'}\n`,
   );
   await untilStopped(Boolean(server.url));

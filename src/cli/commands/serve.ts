@@ -1,6 +1,6 @@
 import { flushAudit, startGateway } from '../../servers/gateway/start.js';
 import { loadSkills } from '../../skills/load.js';
-import { warn } from '../output.js';
+import { printErr, warn } from '../output.js';
 import { parseListen, untilStopped } from '../serving.js';
 import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
@@ -29,7 +29,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   for (const clash of gateway.gateway.names().clashes)
     warn(`hidden by a name clash (serve.namespace is false): ${clash}`);
   const up = servers.filter((s) => s.status === 'connected').length;
-  process.stderr.write(
+  printErr(
     `tack serve: ${gateway.host.catalog.tools.length} tools from ${up} of ${servers.length} servers` +
       `${skills.skills.length ? `, ${skills.skills.length} skills` : ''}` +
       `${gateway.url ? ` at ${gateway.url}${config.serve.token ? ' (bearer token required)' : ''}` : ' on stdio'}\n`,
@@ -43,9 +43,9 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   }
   // SIGTERM from an orchestrator or a rolling restart: /readyz says no, requests in flight finish, then exit.
   const timeoutMs = config.serve.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-  process.stderr.write(`tack serve: draining (up to ${timeoutMs} ms for requests in flight)\n`);
+  printErr(`tack serve: draining (up to ${timeoutMs} ms for requests in flight)\n`);
   const { finished, cut } = await gateway.drain(timeoutMs);
-  process.stderr.write(
+  printErr(
     `tack serve: stopped; ${finished} request${finished === 1 ? '' : 's'} finished while draining${cut ? `, ${cut} cut off at the timeout` : ''}\n`,
   );
   return 0;

@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline/promises';
 import { projectSkillsTrusted } from '../../config/apply-trust.js';
 import type { TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
@@ -11,7 +10,7 @@ import { formatScriptResult, runSkillScript } from '../../skills/scripts.js';
 import { readSkill } from '../../skills/skill.js';
 import { formatIssue, type SkillIssue, validatePaths, validateSkill } from '../../skills/validate.js';
 import { countTokens } from '../../tokens/count.js';
-import { print, printJson, table, truncate, warn } from '../output.js';
+import { print, printJson, questions, table, truncate, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig, withHost } from '../with-host.js';
 
 export interface SkillsOptions extends GlobalOptions {
@@ -223,9 +222,9 @@ export async function skillsRunCommand(
             },
           );
         }
-        const rl = createInterface({ input: process.stdin, output: process.stderr });
+        const rl = questions();
         try {
-          const answer = await rl.question(
+          const answer = await rl.ask(
             `Run ${request.command.join(' ')} in ${request.cwd} (sandbox: ${request.sandbox})? [y/N] `,
           );
           return /^y(es)?$/i.test(answer.trim());

@@ -12,7 +12,7 @@ import {
 import { openConfiguredStore } from '../../store/open.js';
 import type { TackStore } from '../../store/store.js';
 import type { ToolExample } from '../../store/tool-examples.js';
-import { print, printJson, table, truncate, warn } from '../output.js';
+import { print, printJson, printJsonLine, table, truncate, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig, type ServerOptions, withHost } from '../with-host.js';
 
 /**
@@ -99,10 +99,9 @@ export function toolsExamplesExportCommand(
 ): Promise<number> {
   return withStore(options, async (store) => {
     const rows = await store.toolExamples.rows();
-    const text = rows.map((r) => `${JSON.stringify(r)}\n`).join('');
-    if (file === undefined || file === '-') process.stdout.write(text);
+    if (file === undefined || file === '-') for (const row of rows) printJsonLine(row);
     else {
-      writeFileSync(file, text);
+      writeFileSync(file, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
       if (!options.json) print(`${rows.length} examples written to ${file}`);
     }
     if (options.json && file !== undefined && file !== '-') printJson({ exported: rows.length, file });

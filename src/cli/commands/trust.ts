@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import { type ProjectReview, reviewProject, trustReviewedProject } from '../../agent/project-review.js';
 import { projectTrustScope } from '../../config/apply-trust.js';
 import { loadConfig } from '../../config/load.js';
@@ -16,7 +15,7 @@ import {
 import { openConfiguredStore } from '../../store/open.js';
 import type { TackStore } from '../../store/store.js';
 import { isDirectory } from '../../util/fs-probe.js';
-import { print, printJson, table } from '../output.js';
+import { print, printJson, questions, table } from '../output.js';
 import { cliStoreLocation, type GlobalOptions } from '../with-host.js';
 
 export interface TrustOptions extends GlobalOptions {
@@ -177,11 +176,11 @@ function printReview(review: ProjectReview): void {
 
 /** Asks on the terminal; anything but y or yes, or stdin closing, is a no. */
 async function confirm(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const rl = questions();
   try {
     const answer = await new Promise<string>((resolveAnswer) => {
-      rl.once('close', () => resolveAnswer(''));
-      rl.question(question).then(resolveAnswer, () => resolveAnswer(''));
+      rl.onClose(() => resolveAnswer(''));
+      rl.ask(question).then(resolveAnswer, () => resolveAnswer(''));
     });
     return /^y(es)?$/i.test(answer.trim());
   } finally {
