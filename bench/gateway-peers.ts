@@ -29,9 +29,9 @@ export interface PeerOptions {
 }
 
 export type PeerName = 'tack' | 'mcp-proxy' | 'supergateway';
-type Era = 'legacy' | 'modern';
+export type Era = 'legacy' | 'modern';
 
-interface Peer {
+export interface Peer {
   name: PeerName;
   service: Service;
   url: string;
@@ -39,7 +39,7 @@ interface Peer {
   tool: string;
 }
 
-interface Recorded {
+export interface Recorded {
   headers: Record<string, string>;
   body: string;
 }
@@ -68,7 +68,7 @@ async function waitForHttp(url: string, service: Service): Promise<void> {
   throw new Error(`${url} not ready within 60 s:\n${service.output()}`);
 }
 
-async function startPeer(name: PeerName, home: string, dir: string): Promise<Peer> {
+export async function startPeer(name: PeerName, home: string, dir: string): Promise<Peer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/mcp`;
   const fixture = `${process.execPath} ${fixtures.dual}`;
@@ -130,7 +130,11 @@ async function startPeer(name: PeerName, home: string, dir: string): Promise<Pee
 }
 
 /** Connects an SDK client of `era` and records the POST of one `tools/call` it makes, for replay. */
-async function record(url: string, tool: string, era: Era): Promise<{ client: Client; request: Recorded }> {
+export async function record(
+  url: string,
+  tool: string,
+  era: Era,
+): Promise<{ client: Client; request: Recorded }> {
   let recorded: Recorded | undefined;
   const client = new Client(
     { name: 'bench', version: '0' },
@@ -190,7 +194,7 @@ function descendants(pid: number): number[] {
   return out;
 }
 
-function rssMB(pid: number): number | undefined {
+export function rssMB(pid: number): number | undefined {
   try {
     const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     return kb ? round(Number(kb) / 1024) : undefined;
@@ -199,7 +203,7 @@ function rssMB(pid: number): number | undefined {
   }
 }
 
-interface Run {
+export interface Run {
   requests: number;
   seconds: number;
   requestsPerSecond: number;
@@ -212,7 +216,7 @@ interface Run {
   upstreamCpuMsPerRequest: number;
 }
 
-async function load(
+export async function load(
   peer: Peer,
   requests: Recorded[],
   seconds: number,

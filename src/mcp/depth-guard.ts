@@ -9,7 +9,8 @@ const INVALID_REQUEST = -32600;
 export const DEPTH_LIMIT_MARK = 'tack.jsonDepth';
 
 /**
- * Puts a depth check between `transport` and the SDK client that reads it: a message nested deeper than
+ * Puts a depth check (and the order of what arrives) between `transport` and the SDK instance that reads it (a
+ * client, or `tack serve` on stdio with `peer` 'client'): a message nested deeper than
  * `limit` (limits.jsonDepth, counted over the whole JSON-RPC message) never reaches the SDK's schemas or
  * anything else that recurses. A response becomes a JSON-RPC error for its request, a request from the server
  * is answered with one, a notification is dropped; `note` says which, for the server's log. The connection
@@ -19,24 +20,32 @@ export const DEPTH_LIMIT_MARK = 'tack.jsonDepth';
  * probes eras on a sibling of the exact stdio class), so the check is an accessor on this one instance rather
  * than a wrapper object.
  */
-export function guardIncomingDepth(
+export function guardIncoming(
   transport: Transport,
   limit: number,
   note: (message: string) => void,
+  peer: 'server' | 'client' = 'server',
 ): void {
   let handler: Transport['onmessage'];
   const guarded: NonNullable<Transport['onmessage']> = (message, extra) => {
-    if (jsonDepth(message, limit) <= limit) return handler?.(message, extra);
+    if (jsonDepth(message, limit) <= limit) {
+      // The SDK runs a notification's handler on a microtask but settles a response at once: a last progress
+      // notification arriving in one chunk with the response after it found its request gone ("unknown token")
+      // and never reached the client. A response taken on a microtask too keeps the order the server sent.
+      if (isResponse(message)) queueMicrotask(() => handler?.(message, extra));
+      else handler?.(message, extra);
+      return;
+    }
     const id = (message as { id?: unknown }).id;
     const method = (message as { method?: unknown }).method;
     const what = `nested deeper than ${limit} levels (limits.jsonDepth)`;
     if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) {
-      note(`refused a ${method} request from the server: ${what}`);
-      void transport
-        .send({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: `request ${what}` } })
-        .catch(() => {});
+      note(`refused a ${method} request from the ${peer}: ${what}`);
+      // The words a gateway request over HTTP gets for the same refusal (servers/serving/depth-check.ts).
+      const message = `Invalid Request: JSON nested deeper than ${limit} levels (limits.jsonDepth)`;
+      void transport.send({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message } }).catch(() => {});
     } else if (typeof method === 'string') {
-      note(`dropped a ${method} notification from the server: ${what}`);
+      note(`dropped a ${method} notification from the ${peer}: ${what}`);
     } else if (typeof id === 'string' || typeof id === 'number') {
       note(`refused the answer to request ${id}: ${what}`);
       const refused: JSONRPCMessage = {
@@ -44,7 +53,7 @@ export function guardIncomingDepth(
         id,
         error: {
           code: INTERNAL_ERROR,
-          message: `the server's answer is ${what}`,
+          message: `the ${peer}'s answer is ${what}`,
           data: { [DEPTH_LIMIT_MARK]: limit },
         },
       };
@@ -59,4 +68,8 @@ export function guardIncomingDepth(
       handler = value;
     },
   });
+}
+
+function isResponse(message: JSONRPCMessage): boolean {
+  return !('method' in message) && 'id' in message;
 }

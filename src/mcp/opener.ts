@@ -12,7 +12,7 @@ import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
 import { type Launch, prepareLaunch, type SandboxStatus } from '../sandbox/launch.js';
 import type { EraCache, StoredEraVerdict } from '../store/era-cache.js';
-import { guardIncomingDepth } from './depth-guard.js';
+import { guardIncoming } from './depth-guard.js';
 import { isOAuthFailure } from './failures.js';
 import type { TackOAuthProvider } from './oauth.js';
 import type { ServerLog } from './server-log.js';
@@ -285,7 +285,7 @@ export class ConnectionOpener {
     ctx.configureClient(client);
     ctx.wire(client, generation);
     const transport = await this.#transport(kind, generation);
-    guardIncomingDepth(transport, ctx.jsonDepth, (message) => ctx.log.note(message));
+    guardIncoming(transport, ctx.jsonDepth, (message) => ctx.log.note(message));
 
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;

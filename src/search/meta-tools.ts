@@ -23,6 +23,12 @@ export interface MetaToolDefinition {
 export const MAX_QUERIES = 8;
 
 /**
+ * Characters of one query. A query is a few words; ranking a 4 MB one took about a second of a shared gateway's
+ * event loop (issue 28), so a longer one is refused rather than ranked.
+ */
+export const MAX_QUERY_CHARS = 1_000;
+
+/**
  * The description teaches what ranks well (measured in docs/tool-search.md): one short query per capability, in
  * the words a tool would use, rather than the user's whole request, whose strongest need crowds out the rest.
  */
@@ -154,6 +160,10 @@ export function searchToolsInput(
     return { error: `${name}: give "queries" (one short query per capability) or "query", not empty` };
   if (queries.length > MAX_QUERIES)
     return { error: `${name}: at most ${MAX_QUERIES} queries at once; search again for the rest` };
+  if (queries.some((q) => q.length > MAX_QUERY_CHARS))
+    return {
+      error: `${name}: a query is at most ${MAX_QUERY_CHARS} characters; give a few words per capability (e.g. "search flights")`,
+    };
   const k = input?.k;
   const fallback = queries.length === 1 ? 5 : Math.min(20, 3 * queries.length);
   return { queries, k: typeof k === 'number' && Number.isInteger(k) && k > 0 ? Math.min(k, 20) : fallback };

@@ -12,6 +12,7 @@ import {
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { DEFAULT_LIMITS } from '../config/limits.js';
 import { TackError } from '../errors.js';
+import { guardIncoming } from '../mcp/depth-guard.js';
 import { requestTarget } from '../util/request-target.js';
 import { within } from '../util/within.js';
 import type { FastPath } from './serving/fast-path.js';
@@ -39,6 +40,8 @@ export interface Served {
 export interface StdioOptions {
   /** Plain `tools/call` requests answered without the SDK's instance (serving/fast-stdio.ts; the gateway's). */
   fastPath?: FastPath | undefined;
+  /** The deepest JSON a message may carry (limits.jsonDepth; default 64). */
+  jsonDepth?: number | undefined;
   /** Streams to serve on instead of this process's stdin and stdout (tests). */
   stdin?: Readable | undefined;
   stdout?: Writable | undefined;
@@ -49,6 +52,10 @@ export function serveOnStdio(factory: ServerFactory, options: StdioOptions = {})
   const live = new LiveInstances();
   /** The connection's 2025-era instance, once its client initialized it (for the fast path). */
   let legacy: Server | undefined;
+  const stdio = new StdioServerTransport(options.stdin, options.stdout);
+  // A message nested past limits.jsonDepth is refused before the SDK (or the fast path) walks it: the SDK's
+  // validation recurses, and overflowed the stack ("-32603 Maximum call stack size exceeded").
+  guardIncoming(stdio, options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth, () => {}, 'client');
   const handle = serveStdio(
     (context) => {
       const instance = factory(context);
@@ -64,18 +71,13 @@ export function serveOnStdio(factory: ServerFactory, options: StdioOptions = {})
       return instance;
     },
     {
-      ...(options.fastPath || options.stdin || options.stdout
-        ? {
-            transport: options.fastPath
-              ? new FastStdioTransport(
-                  options.fastPath,
-                  () => (legacy?.getClientCapabilities() ? legacy : undefined),
-                  options.stdin,
-                  options.stdout,
-                )
-              : new StdioServerTransport(options.stdin, options.stdout),
-          }
-        : {}),
+      transport: options.fastPath
+        ? new FastStdioTransport(
+            options.fastPath,
+            () => (legacy?.getClientCapabilities() ? legacy : undefined),
+            stdio,
+          )
+        : stdio,
     },
   );
   return { url: undefined, notifier: live, close: () => handle.close() };

@@ -294,6 +294,11 @@ describe('search_tools arguments', () => {
     expect(searchToolsInput({ queries: Array.from({ length: 9 }, (_, i) => `q${i}`) })).toEqual({
       error: expect.stringMatching(/at most 8 queries/),
     });
+    // Ranking a 4 MB query held a shared gateway's event loop for about a second: refused, not ranked.
+    expect(searchToolsInput({ query: 'read file '.repeat(400_000) })).toEqual({
+      error: expect.stringMatching(/a query is at most 1000 characters/),
+    });
+    expect(searchToolsInput({ query: 'x'.repeat(1_000) })).toEqual({ queries: ['x'.repeat(1_000)], k: 5 });
   });
 
   it("groups hits by server in the order of each server's best tool", () => {

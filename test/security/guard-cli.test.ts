@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { tack } from '../helpers/cli.js';
 import { fixtureEntry } from '../helpers/project.js';
@@ -10,6 +11,10 @@ import { testScope } from '../helpers/scope.js';
  * and resource descriptions come from a file the test edits between runs (same command line, same identity).
  */
 const scope = testScope();
+
+/** @cyanheads/git-mcp-server from npm (a devDependency), run with this Node. */
+// Its exports map `./*` to `./dist/*`.
+const GIT_MCP_SERVER = createRequire(import.meta.url).resolve('@cyanheads/git-mcp-server/index.js');
 
 const HONEST = {
   tool: 'Look up a key in the directory.',
@@ -24,6 +29,19 @@ function project() {
   const run = (...args: string[]) => tack(args, { cwd: p.dir, env: p.env });
   const change = (texts: Partial<typeof HONEST>) => p.write('definitions.json', { ...HONEST, ...texts });
   return { p, run, change };
+}
+
+/** The kinds of the pins `tack pins list --json` shows for `name` of `server`. */
+async function pinKinds(
+  run: (...args: string[]) => Promise<{ stdout: string }>,
+  server: string,
+  name: string,
+) {
+  const pins = await run('pins', 'list', server, '--json');
+  return (JSON.parse(pins.stdout) as Array<{ kind: string; name: string }>)
+    .filter((r) => r.name === name)
+    .map((r) => r.kind)
+    .sort();
 }
 
 describe('the definition guard on tack call, prompt and read', () => {
@@ -113,11 +131,21 @@ describe('the definition guard on tack call, prompt and read', () => {
     expect(first.stdout).toContain('the readme');
     const again = await run('read', 'note://readme');
     expect(again.code, again.stderr).toBe(0);
-    const pins = await run('pins', 'list', 'v', '--json');
-    const kinds = (JSON.parse(pins.stdout) as Array<{ kind: string; name: string }>)
-      .filter((r) => r.name === 'note://readme')
-      .map((r) => r.kind)
-      .sort();
-    expect(kinds).toEqual(['resource', 'resource-template']);
+    expect(await pinKinds(run, 'v', 'note://readme')).toEqual(['resource', 'resource-template']);
+  }, 60_000);
+
+  it('reads git://working-directory of the real @cyanheads/git-mcp-server, a resource and a template alike (issue 28)', async () => {
+    const p = scope.project('tack-guard-git-');
+    p.config({
+      git: { command: process.execPath, args: [GIT_MCP_SERVER], env: { MCP_TRANSPORT_TYPE: 'stdio' } },
+    });
+    const run = (...args: string[]) => tack(args, { cwd: p.dir, env: p.env });
+    // With one pin key for both, the read was refused as changed even with a fresh state folder.
+    for (const attempt of ['first sight', 'pinned']) {
+      const read = await run('read', 'git://working-directory');
+      expect(read.code, `${attempt}: ${read.stderr}`).toBe(0);
+      expect(read.stderr).not.toMatch(/changed/);
+    }
+    expect(await pinKinds(run, 'git', 'git://working-directory')).toEqual(['resource', 'resource-template']);
   }, 60_000);
 });

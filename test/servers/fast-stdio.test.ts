@@ -48,22 +48,17 @@ class Wire {
   }
 
   /**
-   * Sends a request and resolves with its response and the notifications sent for it, in order of sending,
-   * including any sent just after the response (the SDK may send a last progress notification after it).
+   * Sends a request and resolves with its response and the notifications sent for it before it (a notification
+   * that belongs to a request comes before its result).
    */
   async exchange(message: { id: number } & Record<string, unknown>) {
     const from = this.lines.length;
     await this.request(message);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const lines = this.lines.slice(from);
+    const upTo = this.lines.findIndex((l, i) => i >= from && l.id === message.id);
+    const lines = this.lines.slice(from, upTo + 1);
     return {
       response: lines.find((l) => l.id === message.id),
-      // The upstream's later progress notifications race its result inside the gateway's upstream client (on
-      // both paths), so only the first, sent well before, is compared.
-      notifications: lines
-        .filter((l) => l.id === undefined)
-        .map((l) => JSON.stringify(l))
-        .filter((l) => !/"method":"notifications\/progress","params":\{[^}]*"progress":[2-9]/.test(l)),
+      notifications: lines.filter((l) => l.id === undefined).map((l) => JSON.stringify(l)),
     };
   }
 }

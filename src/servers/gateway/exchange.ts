@@ -176,12 +176,36 @@ export class Exchanges {
 
 /** The upstream's last word as the client gets it; `finish` and `fail` also write the audit log. */
 async function conclude(exchange: Exchange, call: GatewayCall, settled: Settled): Promise<Concluded> {
+  let concluded: Concluded;
   try {
-    if (settled.kind === 'done') return { answer: await exchange.finish(settled.result as Answer) };
-    return { answer: await exchange.fail(settled.error, call.abort.signal.aborted) };
+    if (settled.kind === 'done') concluded = { answer: await exchange.finish(settled.result as Answer) };
+    else concluded = { answer: await exchange.fail(settled.error, call.abort.signal.aborted) };
   } catch (error) {
-    return { error };
+    concluded = { error };
   }
+  return call.refused && failed(concluded) ? refusedAnswer(exchange, call.refused) : concluded;
+}
+
+function splitKey(key: string): [string, string] {
+  const space = key.indexOf(' ');
+  return space < 0 ? [key, ''] : [key.slice(0, space), key.slice(space + 1)];
+}
+
+function failed(concluded: Concluded): boolean {
+  return 'error' in concluded || (concluded.answer as { isError?: unknown }).isError === true;
+}
+
+/**
+ * The upstream failed after asking for input this client never declared it can give: its own error (often a bare
+ * "Internal error") would hide why, so the answer names the capability instead (docs/deploy.md).
+ */
+function refusedAnswer(exchange: Exchange, refused: { method: string; capability: string }): Concluded {
+  const [method, served] = splitKey(exchange.key);
+  const what = method === 'tools/call' ? `The tool ${served}` : `${method} ${served}`;
+  const text = `${what} (server "${exchange.server}") asked the client for ${refused.method}, and this client did not declare the "${refused.capability}" capability: call it from a client that supports ${refused.capability}.`;
+  if (exchange.request.method === 'tools/call')
+    return { answer: { isError: true, content: [{ type: 'text', text }] } as Answer };
+  return { error: new ProtocolError(ProtocolErrorCode.InvalidRequest, text) };
 }
 
 function describeMs(ms: number): string {

@@ -70,11 +70,13 @@ export class Gateway {
   readonly #core: GatewayCore;
   /** The downstream of each live instance, for the fast path to serve a 2025-era session's request as its own. */
   readonly #downstreams = new WeakMap<Server, Downstream>();
+  readonly #router: InteractionRouter;
   /** Plain `tools/call` requests over HTTP, served without an SDK instance (fast-call.ts). */
   readonly fastPath: FastPath;
 
   constructor(options: GatewayOptions) {
     const store = options.host.store;
+    this.#router = options.router;
     this.#core = new GatewayCore({
       host: options.host,
       audit: options.audit ?? options.host.store?.audit,
@@ -174,6 +176,10 @@ export class Gateway {
       clientInfo: () => server.getClientVersion(),
     };
     this.#downstreams.set(server, downstream);
+    // Upstreams holding this client's roots ask again (roots.ts); others never learn of it.
+    server.setNotificationHandler('notifications/roots/list_changed', () =>
+      this.#router.rootsChanged(downstream),
+    );
     this.#core.skills?.attach(server, era);
     registerHandlers(this.#core, server, downstream);
     return server;

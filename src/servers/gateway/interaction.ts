@@ -6,6 +6,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { type RoundResult, TimeoutHold } from '../../mcp/connection.js';
+import { GATEWAY_ROOTS, ROOTS_ANSWER_WAIT_MS, UpstreamRoots } from './roots.js';
 
 /**
  * What a gateway call uses of the downstream request it serves: the SDK's `ServerContext`, or the one the HTTP
@@ -52,7 +53,8 @@ interface InputRequestMessage {
 export const GATEWAY_CLIENT_CAPABILITIES: ClientCapabilities = {
   elicitation: { form: {}, url: {} },
   sampling: {},
-  roots: {},
+  // The gateway tells an upstream when the roots it holds change hands between clients (roots.ts).
+  roots: { listChanged: true },
 };
 
 /** How long a downstream client has to answer an upstream's question, unless the gateway is told otherwise. */
@@ -97,6 +99,13 @@ export class GatewayCall {
   logLevel: string | undefined;
   /** What the downstream client declared it can answer (a 2026-07-28 client, per request). */
   capabilities: ClientCapabilities | undefined;
+  /**
+   * Who the call is for, as far as upstream session state goes (roots.ts): a 2025-era client's connection or
+   * session; a 2026-07-28 request is its own.
+   */
+  owner: object = this;
+  /** An upstream's question this client could not be asked: it did not declare the capability. */
+  refused: { method: string; capability: string } | undefined;
   readonly #answerTimeoutMs: number;
   #settled: Settled | undefined;
   #end: (settled: Settled) => void = () => {};
@@ -170,18 +179,19 @@ export class GatewayCall {
         ),
       );
     }
-    if (this.era === 'modern') {
-      // A question the client cannot answer is refused to the upstream here, rather than sent as an
-      // input_required the client must reject.
-      const needed = (CAPABILITY_OF as Record<string, keyof ClientCapabilities>)[request.method];
-      if (needed && this.capabilities?.[needed] === undefined) {
-        return Promise.reject(
-          new ProtocolError(
-            ProtocolErrorCode.InvalidRequest,
-            `the client behind tack gateway does not support ${request.method}`,
-          ),
-        );
-      }
+    // A question the client cannot answer is refused to the upstream here, rather than sent to a client that
+    // must reject it; the call's answer then names what was missing (exchange.ts). Roots are not refused: a
+    // client without them has the gateway's (none).
+    const needed = (CAPABILITY_OF as Record<string, keyof ClientCapabilities>)[request.method];
+    if (needed && this.capabilities?.[needed] === undefined) {
+      if (request.method === 'roots/list') return Promise.resolve(GATEWAY_ROOTS);
+      this.refused = { method: request.method, capability: needed };
+      return Promise.reject(
+        new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
+          `the client behind tack gateway does not support ${request.method}`,
+        ),
+      );
     }
     const release = this.timeoutHold.hold();
     if (this.era === 'legacy') {
@@ -278,20 +288,50 @@ function askLegacyClient(
  */
 export class InteractionRouter {
   readonly #inFlight = new Map<string, GatewayCall[]>();
+  readonly #roots = new Map<string, UpstreamRoots>();
+  readonly #turnWaitMs: number | undefined;
 
-  /** Runs `work` with `call` registered as in flight to `server`. */
-  track<T>(server: string, call: GatewayCall, work: () => Promise<T>): Promise<T> {
+  /** `turnWaitMs`: how long a call waits for its turn on an upstream that asks for roots (roots.ts). */
+  constructor(options: { turnWaitMs?: number | undefined } = {}) {
+    this.#turnWaitMs = options.turnWaitMs;
+  }
+
+  /**
+   * Runs `work` with `call` registered as in flight to `server`, once it is the call's turn there (an upstream
+   * that asks for roots serves one client at a time: roots.ts).
+   */
+  async track<T>(server: string, call: GatewayCall, work: () => Promise<T>): Promise<T> {
+    const roots = this.#rootsOf(server);
+    await roots.enter(call);
     const calls = this.#inFlight.get(server) ?? [];
     calls.push(call);
     this.#inFlight.set(server, calls);
-    return work().finally(() => {
+    try {
+      return await work();
+    } finally {
       const index = calls.indexOf(call);
       if (index >= 0) calls.splice(index, 1);
-    });
+      roots.leave(call);
+    }
+  }
+
+  /** A downstream client (`owner`) says its roots changed: upstreams holding them ask again. */
+  rootsChanged(owner: object): void {
+    for (const roots of this.#roots.values()) roots.changed(owner);
+  }
+
+  #rootsOf(server: string): UpstreamRoots {
+    let roots = this.#roots.get(server);
+    if (!roots) {
+      roots = new UpstreamRoots(server, this.#turnWaitMs);
+      this.#roots.set(server, roots);
+    }
+    return roots;
   }
 
   /** For HostOptions.configureClient: installs the forwarding handlers on an upstream client. */
   readonly configure = (client: Client, server: string): void => {
+    this.#rootsOf(server).attach(client);
     client.setNotificationHandler('notifications/message', async (notification) => {
       const target = this.#target(server);
       if (typeof target !== 'number') target.log(notification.params);
@@ -316,6 +356,7 @@ export class InteractionRouter {
   }
 
   #route(server: string, request: InputRequestMessage, signal: AbortSignal): Promise<unknown> {
+    if (request.method === 'roots/list') return this.#listRoots(server, request, signal);
     const target = this.#target(server);
     if (target === 0) {
       return Promise.reject(
@@ -335,5 +376,41 @@ export class InteractionRouter {
       );
     }
     return target.ask(request, signal);
+  }
+
+  /**
+   * The roots of the client whose turn it is on the upstream (roots.ts); when no client's turn stands (outside a
+   * call, an upstream not tried yet or that does not follow roots/list_changed, an answer that came too late or
+   * not at all), the gateway's own: never another client's.
+   */
+  async #listRoots(server: string, request: InputRequestMessage, signal: AbortSignal): Promise<unknown> {
+    const roots = this.#rootsOf(server);
+    const asked = roots.ask(this.#inFlight.get(server) ?? []);
+    let answer: unknown = GATEWAY_ROOTS;
+    let from: GatewayCall | undefined;
+    if (asked.call) {
+      // A timer of its own rather than AbortSignal.timeout, whose signal Node may collect before it fires.
+      const bounded = new AbortController();
+      const timer = setTimeout(
+        () => bounded.abort(new Error('the client did not answer roots/list in time')),
+        ROOTS_ANSWER_WAIT_MS,
+      );
+      const withdraw = () => bounded.abort(signal.reason);
+      signal.addEventListener('abort', withdraw, { once: true });
+      try {
+        const given = await asked.call.ask(request, bounded.signal);
+        if (roots.stands(asked)) {
+          answer = given;
+          from = asked.call;
+        }
+      } catch {
+        // The client could not answer in time (or went away): the upstream gets no one's roots.
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', withdraw);
+      }
+    }
+    roots.answered(asked, from);
+    return answer;
   }
 }

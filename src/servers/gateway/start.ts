@@ -19,9 +19,14 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   /** Where warnings go (a store that will not open, a held definition, embeddings down); default nowhere. */
   onWarning?: WarningSink | undefined;
   /** Serve Streamable HTTP (host, port); the token and allowed hosts come from `config.serve`. */
-  http?: Pick<HttpOptions, 'host' | 'port'> | undefined;
+  http?: Pick<HttpOptions, 'host' | 'port' | 'legacySessions'> | undefined;
   /** How long a client has to answer an upstream's question (default 10 minutes). */
   answerTimeoutMs?: number | undefined;
+  /**
+   * How long a call waits for its turn on an upstream that asks for roots, which serves one client at a time
+   * (default 60 s; gateway/roots.ts).
+   */
+  rootsTurnWaitMs?: number | undefined;
   /** Skills to offer through the Skills extension (those on disk; a server's own are not re-served). */
   skills?: SkillLibrary | undefined;
   /** Serve the configured knowledge bundles as the upstream `knowledge` (default true when there are any). */
@@ -52,6 +57,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
   const {
     http,
     answerTimeoutMs,
+    rootsTurnWaitMs,
     skills: library,
     knowledge,
     onWarning,
@@ -69,7 +75,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
   if (knowledgeEntry)
     hostOptions.config = { ...options.config, servers: [...options.config.servers, knowledgeEntry] };
   // The router must be on every upstream client before it connects, so servers may ask for input.
-  const router = new InteractionRouter();
+  const router = new InteractionRouter({ turnWaitMs: rootsTurnWaitMs });
   const host = await McpHost.start({
     ...hostOptions,
     capabilities: { ...GATEWAY_CLIENT_CAPABILITIES, ...hostOptions.capabilities },
@@ -117,11 +123,15 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
             await host.store?.ping();
           },
           beforeRequest: () => gateway.ready(),
-          legacySessions: { idPrefix: options.config.serve.instance ?? instanceFromEnv() },
+          legacySessions: {
+            ...http.legacySessions,
+            idPrefix: options.config.serve.instance ?? instanceFromEnv(),
+          },
           fastPath: fastPath === false ? undefined : gateway.fastPath,
         })
       : serveOnStdio(({ era }) => gateway.createServer(era), {
           fastPath: fastPath === false ? undefined : gateway.fastPath,
+          jsonDepth: options.config.limits.jsonDepth,
           stdin: stdio?.stdin,
           stdout: stdio?.stdout,
         });

@@ -1,4 +1,3 @@
-import type { Readable, Writable } from 'node:stream';
 import {
   classifyInboundRequest,
   type JSONRPCMessage,
@@ -6,7 +5,7 @@ import {
   type Server,
   type Transport,
 } from '@modelcontextprotocol/server';
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import {
   cancelledRequest,
   errorResponse,
@@ -37,8 +36,8 @@ export class FastStdioTransport implements Transport {
   /** Fast calls in flight, by request id: a cancellation or the end of the connection stops them. */
   readonly #inFlight = new Map<string | number, StdioReply>();
 
-  constructor(fast: FastPath, legacy: () => Server | undefined, stdin?: Readable, stdout?: Writable) {
-    this.#inner = new StdioServerTransport(stdin, stdout);
+  constructor(fast: FastPath, legacy: () => Server | undefined, inner: StdioServerTransport) {
+    this.#inner = inner;
     this.#fast = fast;
     this.#legacy = legacy;
   }

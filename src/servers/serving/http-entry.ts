@@ -36,8 +36,8 @@ export interface McpEntryOptions {
 export function mcpEntry(
   options: McpEntryOptions,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const serve = async (request: Request, parsed: unknown): Promise<Response> => {
-    if (await isLegacyRequest(request, parsed)) return options.legacy.serve(request, parsed);
+  const serve = async (request: Request, parsed: unknown, peer: string): Promise<Response> => {
+    if (await isLegacyRequest(request, parsed)) return options.legacy.serve(request, parsed, peer);
     return (
       options.paramHeaders?.(request, parsed) ??
       options.modern.fetch(request, parsed === undefined ? undefined : { parsedBody: parsed })
@@ -82,7 +82,7 @@ export function mcpEntry(
     });
     let response: Response;
     try {
-      response = await serve(webRequest(req, text, abort.signal), parsed);
+      response = await serve(webRequest(req, text, abort.signal), parsed, peerOf(req));
     } catch {
       response = Response.json(
         { jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null },
@@ -136,6 +136,30 @@ function sendJson(
 }
 
 /** The web `Request` the SDK takes, with the body already read (its text, not the parsed value re-encoded). */
+/**
+ * Who opens a 2025-era session, for fairness when sessions run short (legacy-sessions.ts): the peer's address.
+ * Headers such as X-Forwarded-For are the client's own words unless a proxy overwrites them, so they are not
+ * taken: behind a reverse proxy every client is that proxy (docs/deploy.md).
+ */
+function peerOf(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? 'unknown';
+  // One IPv6 host usually has a whole /64: its addresses are one opener.
+  return address.includes(':') && !address.startsWith('::ffff:') ? `${ipv6Prefix64(address)}::/64` : address;
+}
+
+/** The first four groups of an IPv6 address, written out (`2001:db8::1` is 2001:db8:0:0). */
+function ipv6Prefix64(address: string): string {
+  const [head = '', tail] = address.split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const zeros = Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
+  return left
+    .concat(zeros, right)
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, '').toLowerCase())
+    .join(':');
+}
+
 function webRequest(req: IncomingMessage, text: string | undefined, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {

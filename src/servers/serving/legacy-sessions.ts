@@ -5,10 +5,12 @@ import {
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { maxOf } from '../../util/arrays.js';
 import type { FastSession } from './fast-path.js';
 import type { LiveInstances, ServerFactory } from './instances.js';
 
-const MAX_SESSIONS = 1000;
+/** Sessions held at once; past it, a new one closes the least recently used session of the busiest opener. */
+export const MAX_SESSIONS = 1000;
 const IDLE_MS = 30 * 60_000;
 const SWEEP_INTERVAL_MS = 60_000;
 const EVENTS_PER_SESSION = 1000;
@@ -17,6 +19,8 @@ const RETRY_INTERVAL_MS = 1000;
 export interface LegacySessionOptions {
   /** A session with no request and no open stream for this long is closed (default 30 minutes). */
   idleMs?: number | undefined;
+  /** Sessions held at once (default MAX_SESSIONS). */
+  maxSessions?: number | undefined;
   /** How often idle sessions are looked for (default every minute). */
   sweepIntervalMs?: number | undefined;
   /**
@@ -36,6 +40,8 @@ interface Session {
   seen: number;
   /** Open SSE response streams (the GET stream, a POST answered as a stream). */
   streams: number;
+  /** Who opened it (http-entry.ts `peerOf`): sessions run short for the busiest opener first. */
+  opener: string;
 }
 
 /**
@@ -50,6 +56,7 @@ export class LegacySessions {
   readonly #live: LiveInstances;
   readonly #sessions = new Map<string, Session>();
   readonly #idleMs: number;
+  readonly #maxSessions: number;
   readonly #idPrefix: string | undefined;
   readonly #sweeper: NodeJS.Timeout;
 
@@ -57,13 +64,17 @@ export class LegacySessions {
     this.#factory = factory;
     this.#live = live;
     this.#idleMs = options.idleMs ?? IDLE_MS;
+    this.#maxSessions = options.maxSessions ?? MAX_SESSIONS;
     this.#idPrefix = options.idPrefix;
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
   }
 
-  /** Serves one request of a 2025-era client; `parsedBody` is its body already parsed (read once upstream). */
-  async serve(request: Request, parsedBody?: unknown): Promise<Response> {
+  /**
+   * Serves one request of a 2025-era client; `parsedBody` is its body already parsed (read once upstream),
+   * `opener` who sends it (an address).
+   */
+  async serve(request: Request, parsedBody?: unknown, opener = 'unknown'): Promise<Response> {
     const options = parsedBody === undefined ? undefined : { parsedBody };
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId) {
@@ -74,7 +85,7 @@ export class LegacySessions {
     }
     if (request.method !== 'POST')
       return jsonError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    if (this.#sessions.size >= MAX_SESSIONS) this.#sweep(true);
+    if (this.#sessions.size >= this.#maxSessions) this.#makeRoom(opener);
     const instance = this.#live.add(this.#factory({ era: 'legacy' }));
     const events = boundedEventStore(EVENTS_PER_SESSION);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
@@ -89,6 +100,7 @@ export class LegacySessions {
           fastCalls: new Map(),
           seen: Date.now(),
           streams: 0,
+          opener,
         });
       },
       onsessionclosed: (id) => {
@@ -142,16 +154,39 @@ export class LegacySessions {
     this.#sessions.clear();
   }
 
-  /** Closes sessions idle too long; under pressure (too many sessions), the least recently used too. */
-  #sweep(full = false): void {
+  /** Closes sessions idle too long. */
+  #sweep(): void {
     const now = Date.now();
-    const byAge = [...this.#sessions.values()].sort((a, b) => a.seen - b.seen);
-    for (const [i, session] of byAge.entries()) {
+    for (const session of this.#sessions.values()) {
       // A client listening on its GET stream sends no requests, yet is there: only a silent session is idle.
-      const idle = session.streams === 0 && now - session.seen > this.#idleMs;
-      const crowded = full && i < Math.max(1, byAge.length - MAX_SESSIONS + 1);
-      if (idle || crowded) void session.transport.close().catch(() => {});
+      if (session.streams === 0 && now - session.seen > this.#idleMs)
+        void session.transport.close().catch(() => {});
     }
+  }
+
+  /**
+   * Sessions are full: idle ones go first; then a session of the opener itself, or else of the opener holding
+   * the most, the least recently used. One client opening sessions in a loop churns its own, not other clients'.
+   */
+  #makeRoom(opener: string): void {
+    this.#sweep();
+    const held = new Map<string, Session[]>();
+    for (const session of this.#sessions.values()) {
+      const list = held.get(session.opener) ?? [];
+      list.push(session);
+      held.set(session.opener, list);
+    }
+    // The opener's own; else the sessions of the openers holding the most, the least recently used of them all.
+    let victims = held.get(opener);
+    if (!victims) {
+      const most = maxOf([...held.values()].map((list) => list.length));
+      victims = [...held.values()].filter((list) => list.length === most).flat();
+    }
+    const oldest = victims.reduce<Session | undefined>((a, b) => (!a || b.seen < a.seen ? b : a), undefined);
+    if (!oldest) return;
+    // Deleted now: closing is asynchronous, and the next initialize must see the room.
+    for (const [id, session] of this.#sessions) if (session === oldest) this.#sessions.delete(id);
+    void oldest.transport.close().catch(() => {});
   }
 }
 

@@ -35,6 +35,8 @@ export async function runExchange(
   if (core.exchanges.isPending(state)) return core.exchanges.resume(state, key, ctx);
   if (!exchange) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Nothing to serve for ${key}`);
   const call = new GatewayCall(downstream.era, ctx, core.answerTimeoutMs);
+  // A 2025-era client's calls share its roots (and take turns with other clients' on an upstream that asks).
+  if (downstream.era === 'legacy') call.owner = downstream;
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   call.logLevel =
     downstream.era === 'modern'
