@@ -318,7 +318,10 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       .option('--budget <tokens>', 'the index budget in tokens (overrides --context-window)');
   withBudget(
     withSkillOptions(
-      skills.command('list').description('every skill with its scope and token cost: index, body, files'),
+      // `tack skills` alone lists them, as `tack servers` and `tack tools` list theirs (it printed help, exit 2).
+      skills
+        .command('list', { isDefault: true })
+        .description('every skill with its scope and token cost: index, body, files (the default)'),
     ),
   ).action(async (_opts: unknown, cmd: Command) => setExitCode(await skillsListCommand(skillOptions(cmd))));
   withBudget(

@@ -56,6 +56,15 @@ export function classifyFailure(error: unknown): FailureKind {
   return 'transport';
 }
 
+/** What to check when the server refused a request: the tool's schema, the prompt's arguments, the URI. */
+function refusedHint(ctx: RequestContext): string {
+  if (ctx.tool !== undefined)
+    return 'The server refused the request; check the arguments against the tool schema (`tack tools`).';
+  if (ctx.uri !== undefined)
+    return `The server refused the request; check the URI against what it lists (\`tack resources --server ${ctx.server}\`).`;
+  return `The server refused the request; check the prompt's name and arguments (\`tack prompts --server ${ctx.server}\`).`;
+}
+
 export function requestFailure(error: unknown, ctx: RequestContext): TackError {
   if (isOAuthFailure(error)) return error; // already names the server and says to run `tack auth`
   const subject = { server: ctx.server, tool: ctx.tool, uri: ctx.uri };
@@ -81,7 +90,7 @@ export function requestFailure(error: unknown, ctx: RequestContext): TackError {
             ? `The server refused the credentials; check mcpServers.${ctx.server}.headers and the variables they use.`
             : status !== undefined
               ? 'The server answered with an HTTP error; its own logs say why.'
-              : 'The server refused the request; check the arguments against the tool schema (`tack tools`).';
+              : refusedHint(ctx);
       const message = `${ctx.what} on server "${ctx.server}" failed: ${errorMessage(error)}`;
       return new TackError('REQUEST_FAILED', message, { subject, hint, cause: error });
     }

@@ -158,7 +158,9 @@ export class ConnectionOpener {
         spawnCode === 'ENOENT'
           ? `Check mcpServers.${name}.command and the PATH.`
           : (sandboxed ??
-            `Run the server's command by hand to see its error${log.file ? `, or read ${log.file}` : ''}.`),
+            (config.transport === 'stdio'
+              ? `Run the server's command by hand to see its error${log.file ? `, or read ${log.file}` : ''}.`
+              : `Check that the server is up and that mcpServers.${name}.url (${config.url}) is its MCP endpoint${log.file ? `; its log: ${log.file}` : ''}.`)),
       details: log.details(),
       cause: error,
     });

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TackStore } from '../../src/store/store.js';
@@ -47,6 +49,24 @@ describe('tack CLI', () => {
     expect(run.stdout).toContain('broken: server "broken" failed to start: exited with code 2');
     expect(run.stdout).toContain('fixture: missing configuration, exiting');
     expect(run.stdout).toMatch(/log: .*broken\.log/);
+  });
+
+  it("hints at an HTTP server's URL, not at running a command by hand (issue 29)", async () => {
+    using p = project();
+    const server = createServer((_req, res) => res.writeHead(404).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/not-mcp`;
+    try {
+      const file = p.write('web.json', { mcpServers: { web: { type: 'http', url } } });
+      const run = await tack(['servers', '--config', file], { cwd: p.dir, env: p.env });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(
+        `hint: Check that the server is up and that mcpServers.web.url (${url}) is its MCP endpoint; its log:`,
+      );
+      expect(run.stdout).not.toContain('by hand');
+    } finally {
+      server.close();
+    }
   });
 
   it('tools --json prices every definition with the tokenizer; global options go anywhere', async () => {

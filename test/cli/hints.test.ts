@@ -27,6 +27,21 @@ describe('hints on the command line', () => {
     expect(out.stderr).not.toContain('tool schema');
   });
 
+  it('a prompt the server refuses (a missing argument): its arguments, not a tool schema (issue 29)', async () => {
+    const out = await run([...EXAMPLES, 'prompt', 'notes', 'review_notes', '{}']);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('Invalid arguments for prompt review_notes');
+    expect(out.stderr).toMatch(/^hint: .*the prompt's name and arguments \(`tack prompts --server notes`\)/m);
+    expect(out.stderr).not.toContain('tool schema');
+  });
+
+  it('`tack skills` alone lists the skills, as `tack skills list` does (it printed help, exit 2)', async () => {
+    const alone = await run([...EXAMPLES, 'skills']);
+    expect(alone.code, alone.stderr).toBe(0);
+    expect(alone.stdout).toMatch(/^SKILL\s+SCOPE\s+INDEX/);
+    expect(alone.stdout).toBe((await run([...EXAMPLES, 'skills', 'list'])).stdout);
+  });
+
   it('an unknown resource: `tack resources` lists them', async () => {
     const out = await run([...EXAMPLES, 'read', 'nosuch://x']);
     expect(out.code).toBe(1);

@@ -37,6 +37,10 @@ const AUDIT_WARNING_INTERVAL_MS = 10_000;
 
 const INSTRUCTIONS_CAP = 400;
 
+function capText(text: string): string {
+  return text.length > INSTRUCTIONS_CAP ? `${text.slice(0, INSTRUCTIONS_CAP - 3)}...` : text;
+}
+
 /**
  * What the gateway serves for one catalog, each part computed on first use: the host rebuilds its catalog on
  * every status or list change, so this is one computation per change, not one per request or instance.
@@ -90,6 +94,8 @@ export interface GatewayCoreOptions {
   toolTerms?: ToolTermCache | undefined;
   guard: DefinitionGuard | undefined;
   onWarning: WarningSink | undefined;
+  /** Where the configuration came from, said in the instructions when it names no server. */
+  configuredFrom?: string | undefined;
 }
 
 /**
@@ -121,6 +127,7 @@ export class GatewayCore {
   /** When a release check last failed or outlived RELEASE_CHECK_MS: the store is not asked again for a while. */
   #releaseCheckFailedAt = Number.NEGATIVE_INFINITY;
   readonly #onWarning: WarningSink | undefined;
+  readonly #configuredFrom: string | undefined;
   /** Other problems already reported (a term cache that cannot be written), once each. */
   readonly #problems = new Set<string>();
 
@@ -139,6 +146,7 @@ export class GatewayCore {
     this.#guard = options.guard;
     this.#deny = options.deny?.length ? new RuleSet({ deny: options.deny }) : undefined;
     this.#onWarning = options.onWarning;
+    this.#configuredFrom = options.configuredFrom;
   }
 
   /** Reports a problem of the gateway's own (not of a request) as a warning, once per distinct message. */
@@ -230,13 +238,22 @@ export class GatewayCore {
   instructions(): string {
     const view = this.current();
     if (view?.instructions !== undefined) return view.instructions;
-    const servers = this.host.servers().filter((s) => s.status === 'connected');
+    const all = this.host.servers();
+    const servers = all.filter((s) => s.status === 'connected');
     const lines = servers.map((s) => {
       const text =
         !view || view.held.instructionsHeld(s.name) ? '' : (s.instructions ?? '').replace(/\s+/g, ' ').trim();
-      const capped = text.length > INSTRUCTIONS_CAP ? `${text.slice(0, INSTRUCTIONS_CAP - 3)}...` : text;
+      const capped = capText(text);
       return `- ${s.name}${capped ? `: ${capped}` : ''}`;
     });
+    // What is not served, and why, where the client sees it: a desktop host shows neither tack's stderr nor its
+    // logs, and an empty tool list alone reads as a broken gateway (issue 29).
+    for (const s of all) {
+      if (s.status === 'connected' || (s.status === 'disabled' && !s.disabledReason)) continue;
+      const why = s.disabledReason ?? s.error?.message ?? s.status;
+      lines.push(`- ${s.name} is not served: ${capText(why.replace(/\s+/g, ' ').trim())}`);
+    }
+    if (all.length === 0 && this.#configuredFrom !== undefined) lines.push(`- ${this.#configuredFrom}`);
     const naming = this.namespaced
       ? ' Tools and prompts are named <server>__<name>; resource URIs tack://<server>/<uri>.'
       : '';

@@ -56,6 +56,8 @@ export interface GatewayOptions {
   scanJudge?: { model: string } | undefined;
   /** Where the gateway's warnings go (a definition held back, once each); default nowhere. */
   onWarning?: WarningSink | undefined;
+  /** Where the configuration came from, said in the instructions when it names no server (start.ts). */
+  configuredFrom?: string | undefined;
 }
 
 /**
@@ -101,6 +103,7 @@ export class Gateway {
             )
           : undefined,
       onWarning: options.onWarning,
+      configuredFrom: options.configuredFrom,
     });
     this.fastPath = gatewayFastPath(this.#core, (instance) => this.#downstreams.get(instance));
   }

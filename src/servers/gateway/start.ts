@@ -108,6 +108,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       scanBytes: options.config.limits.scanBytes,
       scanJudge: options.config.scan.judge,
       onWarning,
+      configuredFrom: configuredFrom(options.config),
     });
     // The catalog reviewed against the pins before anything is served: the first call can take the fast path.
     await gateway.ready();
@@ -191,4 +192,14 @@ export function flushAudit(host: McpHost): void {
   } catch {
     // the store closes anyway; the rows are lost with it
   }
+}
+
+/**
+ * Said to clients when no server is configured: which files were read from which folder, and the form a desktop
+ * host needs (it starts `tack serve` in a folder of its own choosing, often not the project).
+ */
+function configuredFrom(config: TackConfig): string {
+  const files = config.sources.map((source) => source.file);
+  const read = files.length > 0 ? `tack read ${files.join(', ')}` : 'tack found no configuration file';
+  return `No MCP server is configured: ${read} (project folder ${config.projectRoot}). Start it with the file to serve: tack serve --config /path/to/tack.json (or .mcp.json).`;
 }
