@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import autocannon from 'autocannon';
+import { cachedPackage, installedVersion } from '../scripts/npm-cache.js';
 import { freePort, type Service, startService } from '../test/helpers/processes.js';
 import { fixtures, isMain, log, median, repoRoot, round, sleep, tempDir } from './util.js';
 
@@ -45,8 +46,24 @@ export interface Recorded {
 }
 
 const BIN = join(repoRoot, 'bin/tack.js');
-const MCP_PROXY = join(repoRoot, 'node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs');
-const SUPERGATEWAY = join(repoRoot, 'node_modules/supergateway/dist/index.js');
+/**
+ * The peers are installed on first use into node_modules/.cache (scripts/npm-cache.ts), not by `npm ci`: only this
+ * benchmark needs them, and mcp-proxy needs Node 22 (an engine warning on every install otherwise). Pinned to the
+ * versions the figures in docs/benchmarks.md were measured with.
+ */
+const PEERS_CACHE = join(repoRoot, `node_modules/.cache/tack-bench-peers/${name}`);
+const PEER_VERSIONS = { 'mcp-proxy': '6.7.19', supergateway: '4.0.0' } as const;
+type PeerPackage = keyof typeof PEER_VERSIONS;
+
+async function peerEntry(name: PeerPackage): Promise<string> {
+  const folder = await cachedPackage(
+    PEERS_CACHE,
+    name,
+    PEER_VERSIONS[name],
+    'node_modules/.cache/tack-bench-peers',
+  );
+  return join(folder, name === 'mcp-proxy' ? 'dist/bin/mcp-proxy.mjs' : 'dist/index.js');
+}
 const USER_HZ_MS = 10;
 
 function startProcess(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env): Promise<Service> {
@@ -88,7 +105,16 @@ export async function startPeer(name: PeerName, home: string, dir: string): Prom
   if (name === 'mcp-proxy') {
     // Defaults otherwise (stateful sessions, event store, both eras): what a user gets.
     const service = await startProcess(
-      [MCP_PROXY, '--host', '127.0.0.1', '--port', String(port), '--', process.execPath, fixtures.dual],
+      [
+        await peerEntry('mcp-proxy'),
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--',
+        process.execPath,
+        fixtures.dual,
+      ],
       /starting server on port/,
     );
     await waitForHttp(url, service);
@@ -100,7 +126,7 @@ export async function startPeer(name: PeerName, home: string, dir: string): Prom
   const child = spawn(
     process.execPath,
     [
-      SUPERGATEWAY,
+      await peerEntry('supergateway'),
       '--stdio',
       fixture,
       '--outputTransport',
@@ -359,12 +385,8 @@ export async function runGatewayPeers(options: PeerOptions = {}) {
   }
 }
 
-function version(name: string): string {
-  return (
-    JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as {
-      version: string;
-    }
-  ).version;
+function version(name: PeerPackage): string {
+  return installedVersion(join(PEERS_CACHE, name), name) ?? PEER_VERSIONS[name];
 }
 
 if (isMain(import.meta.url)) {

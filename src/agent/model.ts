@@ -1,7 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { LanguageModel } from 'ai';
+import { APICallError, type LanguageModel, RetryError } from 'ai';
 import { TackError } from '../errors.js';
 
 export const PROVIDERS = ['anthropic', 'openai', 'openai-compatible'] as const;
@@ -71,4 +71,23 @@ export function resolveModel(
     })(id);
   }
   return { model, spec, provider, id };
+}
+
+/**
+ * What to do about a failed model call, when tack can tell: a 404 from an OpenAI-compatible URL without `/v1` is
+ * the base URL missing the `/v1` that Ollama, llama.cpp, vLLM and LM Studio serve the API under (the providers
+ * append `/chat/completions` to the base URL as given).
+ */
+export function modelFailureHint(error: unknown): string | undefined {
+  const cause = RetryError.isInstance(error) ? error.lastError : error;
+  if (!APICallError.isInstance(cause) || cause.statusCode !== 404) return undefined;
+  let url: URL;
+  try {
+    url = new URL(cause.url);
+  } catch {
+    return undefined;
+  }
+  if (!url.pathname.endsWith('/chat/completions') || url.pathname.includes('/v1/')) return undefined;
+  const base = `${url.origin}${url.pathname.slice(0, -'/chat/completions'.length)}`;
+  return `${cause.url} answered 404: OpenAI-compatible servers serve the API under /v1; set OPENAI_BASE_URL to ${base}/v1`;
 }

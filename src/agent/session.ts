@@ -18,6 +18,7 @@ import { type Guidelines, loadGuidelines } from './guidelines.js';
 import { HeldReview } from './held.js';
 import { History } from './history.js';
 import { hookNotices, runHooks } from './hooks.js';
+import { modelFailureHint } from './model.js';
 import {
   type AgentOptions,
   DEFAULT_COMPACT_AT,
@@ -363,7 +364,8 @@ export class AgentSession {
       const step = await this.#step(tools, signal, steps);
       if ('failure' in step) {
         if (signal.aborted) return aborted();
-        const message = errorMessage(step.failure);
+        const hint = modelFailureHint(step.failure);
+        const message = hint ? `${errorMessage(step.failure)} (${hint})` : errorMessage(step.failure);
         this.#emit({ type: 'error', message, code: 'MODEL_FAILED' });
         return end('error', `the model call failed: ${message}`);
       }

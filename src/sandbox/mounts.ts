@@ -344,8 +344,33 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
     if (alias !== real && !covered && accessOf(plan, dirname(alias)).throwaway)
       extra.push({ kind: 'link', dest: alias, source: real, rule, purpose, priority: PRIORITY.own! });
   };
+  // A path the command line reaches through a link lying in a throwaway folder (/tmp/clone/dist -> /work/dist):
+  // the link must exist inside too, or the process is handed a path it cannot open. Made after the binds, to a
+  // target that is visible by then; startFile has already judged the whole walk (a refused link gets none).
+  const linksOnTheWay = (path: string, rule: string) => {
+    for (const link of resolveLinks(path)?.links ?? []) {
+      const covered = extra.some((mount) => mount.kind !== 'dir' && inside(link.at, mount.dest));
+      const target = realPath(link.at);
+      if (covered || !target || !accessOf(plan, dirname(link.at)).throwaway || !visibleAt(target)) continue;
+      extra.push({
+        kind: 'link',
+        dest: link.at,
+        source: target,
+        rule,
+        purpose: 'program',
+        priority: PRIORITY.own!,
+      });
+    }
+  };
   for (const file of spec.programs ?? []) {
-    if (visible(file)) continue;
+    if (visible(file)) {
+      const throughThrowaway = resolveLinks(file)?.links.some(
+        (link) => accessOf(plan, dirname(link.at)).throwaway,
+      );
+      if (throughThrowaway && startFile(file, 'the program'))
+        linksOnTheWay(file, `a link on the way to the program ${file}`);
+      continue;
+    }
     // A program may be reached through a link in the workspace (node_modules/.bin): that is fine while it leads
     // to code; a link that turns it into a file of a private folder is refused.
     const real = startFile(file, 'the program');
@@ -354,6 +379,7 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
     const found = packageRoot(real);
     if (found === undefined || !bindable(found)) {
       bindFile(file, real, rule, 'program');
+      linksOnTheWay(file, `a link on the way to the program ${file}`);
       if (found !== undefined && found !== dirname(real))
         notes.push(
           `sandbox: only the program file ${real} is bound, not its package ${found}, which is or holds a folder the sandbox hides; name the package in the sandbox's read list if the program needs it`,
@@ -363,6 +389,7 @@ export function planMounts(policy: SandboxPolicy, spec: PlanSpec): MountPlan {
     own({ dest: found, rule: `the program's own package (${found}), read-only`, purpose: 'program' }, found);
     // Reached through a link (~/.local/bin/x -> ../../tools/pkg/bin/x.js): the link's own name must exist too.
     bindFile(file, real, rule, 'program', false);
+    linksOnTheWay(file, `a link on the way to the program ${file}`);
     // Its dependencies: Node resolves them in every node_modules above the package (npm hoists them to the top
     // one), so a program installed under a hidden folder (/tmp, a clone there) needs those bound too.
     for (let dir = dirname(found); dirname(dir) !== dir; dir = dirname(dir)) {

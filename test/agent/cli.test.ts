@@ -30,6 +30,20 @@ function transcripts(p: TempProject): string[] {
 }
 
 describe('tack run', () => {
+  it('an OpenAI-compatible base URL without /v1 fails with the URL to set', async () => {
+    const p = project();
+    const provider = await fake([{ text: 'never sent' }]);
+    const bare = provider.url.replace(/\/v1$/, '');
+    const run = await tack(['run', 'hello', '--model', 'openai-compatible:llama3'], {
+      cwd: p.dir,
+      env: { ...p.env, OPENAI_BASE_URL: bare, OPENAI_API_KEY: undefined },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`${bare}/chat/completions answered 404`);
+    expect(run.stderr).toContain(`set OPENAI_BASE_URL to ${bare}/v1`);
+    expect(provider.requests).toHaveLength(0);
+  });
+
   it('without a model says how to set one', async () => {
     const p = project();
     const run = await tack(['run', 'hello'], { cwd: p.dir, env: { ...p.env, ANTHROPIC_API_KEY: undefined } });

@@ -1,3 +1,5 @@
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tack } from '../helpers/cli.js';
 import { fixture } from '../helpers/project.js';
@@ -97,13 +99,40 @@ describe.runIf(LINUX)('tack and the sandbox, from the command line', () => {
     });
   });
 
+  it('a program reached through a link in /tmp (a clone with its dist/ linked in) starts, and the check agrees', async () => {
+    const p = project({});
+    // The project lies in the host's /tmp, which the sandbox replaces with its own: the link dist -> the
+    // repository's dist/ must be made inside too, or node is handed a path it cannot open.
+    symlinkSync(dirname(dirname(dirname(fixture('sandbox-server.js')))), join(p.dir, 'dist'));
+    // The project is a folder beside the link: the link lies outside the workspace, in the sandbox's own /tmp.
+    mkdirSync(join(p.dir, 'project'));
+    p.write('project/tack.json', {
+      mcpServers: {
+        fs: {
+          command: process.execPath,
+          args: ['../dist/fixtures/servers/sandbox-server.js'],
+          sandbox: { profile: 'read-only', write: ['${workspace}'] },
+        },
+      },
+    });
+    const env = { ...p.env, TACK_TRUST_PROJECT: '1' };
+    const cwd = join(p.dir, 'project');
+    const servers = await tack(['servers'], { cwd, env });
+    expect(servers.stdout).toMatch(/^fs\s+stdio\s+connected/m);
+    expect(servers.code).toBe(0);
+    const check = await tack(['sandbox', 'check', 'fs'], { cwd, env });
+    expect(check.stdout).toMatch(/sandbox-server\.js \(on the command line\)\s+visible\s+visible/);
+    expect(check.stdout).not.toContain('MISMATCH');
+  });
+
   it('without bubblewrap: a required sandbox stops its server with the reason, a preferred one starts with a warning', async () => {
     const p = project({
       strict: entry('read-only'),
       lenient: entry({ profile: 'read-only', required: false }),
     });
     const env = { ...p.env, TACK_BWRAP: '/nonexistent/bwrap' };
-    const servers = await tack(['servers'], { cwd: p.dir, env });
+    const cwd = join(p.dir, 'project');
+    const servers = await tack(['servers'], { cwd, env });
     expect(servers.stdout).toMatch(/^strict\s+stdio\s+failed/m);
     expect(servers.stdout).toMatch(/^lenient\s+stdio\s+connected .* read-only: NOT ENFORCED$/m);
     expect(servers.stdout).toContain(
