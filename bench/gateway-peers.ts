@@ -51,16 +51,16 @@ const BIN = join(repoRoot, 'bin/tack.js');
  * benchmark needs them, and mcp-proxy needs Node 22 (an engine warning on every install otherwise). Pinned to the
  * versions the figures in docs/benchmarks.md were measured with.
  */
-const PEERS_CACHE = join(repoRoot, `node_modules/.cache/tack-bench-peers/${name}`);
+const PEERS_CACHE = join(repoRoot, 'node_modules/.cache/tack-bench-peers');
 const PEER_VERSIONS = { 'mcp-proxy': '6.7.19', supergateway: '4.0.0' } as const;
 type PeerPackage = keyof typeof PEER_VERSIONS;
 
 async function peerEntry(name: PeerPackage): Promise<string> {
   const folder = await cachedPackage(
-    PEERS_CACHE,
+    join(PEERS_CACHE, name),
     name,
     PEER_VERSIONS[name],
-    'node_modules/.cache/tack-bench-peers',
+    `node_modules/.cache/tack-bench-peers/${name}`,
   );
   return join(folder, name === 'mcp-proxy' ? 'dist/bin/mcp-proxy.mjs' : 'dist/index.js');
 }
