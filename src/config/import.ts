@@ -254,13 +254,19 @@ function convertVariables(
         : `uses ${foreign}, which tack does not expand`;
     return out;
   };
-  const walk = (value: unknown): unknown => {
+  // A hostile file's nesting must not exhaust the stack: no real entry is more than a few levels deep.
+  const walk = (value: unknown, depth: number): unknown => {
+    if (depth > 32) {
+      problem ??= 'nested deeper than 32 levels';
+      return undefined;
+    }
     if (typeof value === 'string') return convert(value);
-    if (Array.isArray(value)) return value.map(walk);
-    if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+    if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
+    if (isRecord(value))
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, depth + 1)]));
     return value;
   };
-  const converted = walk(entry) as ServerEntry;
+  const converted = walk(entry, 0) as ServerEntry;
   return problem ? { name, problem, notes } : { name, entry: converted, notes };
 }
 

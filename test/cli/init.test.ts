@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { tack } from '../helpers/cli.js';
+import { schemaReference } from '../../src/config/init.js';
+import { ptyTack, tack } from '../helpers/cli.js';
 import { REPO } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
@@ -47,6 +48,12 @@ describe('tack init', () => {
     const servers = await s.run(['mcp', 'list']);
     expect(servers.stderr).toBe('');
     expect(servers.code).toBe(0);
+  });
+
+  it('points $schema into node_modules by a relative path when tack is installed inside the project', () => {
+    // The package lies under the project here (a local install): the path works on every clone.
+    expect(schemaReference(dirname(REPO))).toBe(`./${REPO.split('/').at(-1)}/schema/tack.schema.json`);
+    expect(schemaReference(REPO)).toBe('./schema/tack.schema.json');
   });
 
   it('never overwrites a file, and says what it left', async () => {
@@ -188,6 +195,26 @@ describe('tack init', () => {
     expect(servers.local).toEqual({ type: 'http', url: 'http://127.0.0.1:9/mcp' });
     expect(servers.py).toEqual({ command: 'python', args: ['./server.py'] });
     expect(servers).not.toHaveProperty('gh');
+  });
+
+  it('on a terminal, asks file by file which servers to import', async () => {
+    const s = setup();
+    s.put(
+      join(s.home, '.cursor', 'mcp.json'),
+      JSON.stringify({ mcpServers: { fromCursor: { command: 'a' } } }),
+    );
+    s.put(
+      join(s.dir, '.vscode', 'mcp.json'),
+      JSON.stringify({ servers: { fromVscode: { type: 'stdio', command: 'b' } } }),
+    );
+    const session = ptyTack(['init'], { cwd: s.dir, env: s.env });
+    await session.waitFor(/Import 1 server from Cursor \(user\) \(\S+mcp\.json\)\? \[y\/N\]/);
+    session.type('y');
+    await session.waitFor(/Import 1 server from VS Code \(this project\)/);
+    session.type('n');
+    expect(await session.exited()).toBe(0);
+    expect(session.output).toContain('Imported "fromCursor" into');
+    expect(read(join(s.dir, 'tack.json')).mcpServers).toEqual({ fromCursor: { command: 'a' } });
   });
 
   it('names a file it cannot read, with the line for TOML, and an unknown --import source', async () => {
