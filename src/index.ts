@@ -89,6 +89,39 @@ export {
   resolveProjectTrust,
   untrustedReason,
 } from './config/apply-trust.js';
+export {
+  type AddServerOptions,
+  type AddServerResult,
+  type AddServersOutcome,
+  addServer,
+  addServersTo,
+  type ConfigTarget,
+  configTarget,
+  configTargets,
+  type EditLocation,
+  type EntryFromArgs,
+  entryFromArgs,
+  type ListedServerEntry,
+  listServerEntries,
+  type RemoveServerOptions,
+  type RemoveServerResult,
+  removeServer,
+  SERVER_SCOPES,
+  type ServerEntry,
+  type ServerScope,
+} from './config/edit.js';
+export {
+  type FindImportsOptions,
+  type FoundServers,
+  findImportableServers,
+  IMPORT_SOURCES,
+  type ImportCandidate,
+  type ImportOutcome,
+  type ImportSource,
+  importServers,
+  parseImportSources,
+} from './config/import.js';
+export { type InitFile, type InitProjectOptions, initProject, schemaReference } from './config/init.js';
 export { configJsonSchema } from './config/json-schema.js';
 export type {
   ConfigSource,

@@ -27,6 +27,11 @@ const auditCommand = lazy(() => import('./commands/audit.js'), 'auditCommand');
 const authCommand = lazy(() => import('./commands/auth.js'), 'authCommand');
 const benchToolSearchCommand = lazy(() => import('./commands/bench.js'), 'benchToolSearchCommand');
 const callCommand = lazy(() => import('./commands/call.js'), 'callCommand');
+const initCommand = lazy(() => import('./commands/init.js'), 'initCommand');
+const mcpAddCommand = lazy(() => import('./commands/mcp.js'), 'mcpAddCommand');
+const mcpGetCommand = lazy(() => import('./commands/mcp.js'), 'mcpGetCommand');
+const mcpListCommand = lazy(() => import('./commands/mcp.js'), 'mcpListCommand');
+const mcpRemoveCommand = lazy(() => import('./commands/mcp.js'), 'mcpRemoveCommand');
 const knowledgeGraphCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeGraphCommand');
 const knowledgeIndexCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeIndexCommand');
 const knowledgeInitCommand = lazy(() => import('./commands/knowledge.js'), 'knowledgeInitCommand');
@@ -115,6 +120,84 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       const positional = args.filter((arg): arg is string => typeof arg === 'string' || arg === undefined);
       setExitCode(await fn(positional as string[], optionsOf(args)));
     };
+
+  program
+    .command('init')
+    .description(
+      'set up the current folder: tack.json and AGENTS.md (never over a file that exists), and import the servers Claude Desktop, Claude Code, Cursor, VS Code or Codex have',
+    )
+    .option(
+      '--import <sources>',
+      'import without asking: claude-desktop, claude-code, cursor, vscode, codex (comma-separated) or all',
+    )
+    .option('--yes', 'import every server found without asking')
+    .option('--force', 'replace servers of the same name in tack.json')
+    .action(async (opts: { import?: string; yes?: boolean; force?: boolean }, cmd: Command) =>
+      setExitCode(await initCommand({ ...optionsOf([cmd]), ...opts })),
+    );
+
+  const mcp = program
+    .command('mcp')
+    .description("add, remove, list and show the servers of tack's configuration files (as `claude mcp`)");
+  const scopeOption = (cmd: Command) =>
+    cmd.option(
+      '-s, --scope <scope>',
+      "project (the project's .mcp.json, read by Claude Code too), tack (its tack.json) or user (your config.json)",
+    );
+  const collect = (value: string, previous: string[]) => [...previous, value];
+  scopeOption(
+    mcp
+      .command('add')
+      .description(
+        'add a server: tack mcp add <name> -- <command> [args...], or tack mcp add --transport http <name> <url>',
+      )
+      .argument('<name>', 'server name (letters, digits, _ and -)')
+      .argument('<command-or-url>', 'the command to start (stdio), or the URL (http, sse)')
+      .argument('[args...]', "the command's arguments (after --)")
+      .option('-t, --transport <transport>', 'stdio, http or sse (default: http for a lone URL, else stdio)')
+      .option(
+        '-e, --env <KEY=value>',
+        'a variable for a stdio server; repeat for more',
+        collect,
+        [] as string[],
+      )
+      .option(
+        '-H, --header <"Name: value">',
+        'a header for an http or sse server; repeat for more',
+        collect,
+        [] as string[],
+      )
+      .option('--force', 'replace a server of the same name in that file'),
+  ).action(
+    async (
+      name: string,
+      target: string,
+      args: string[],
+      opts: { transport?: string; scope?: string; env: string[]; header: string[]; force?: boolean },
+      cmd: Command,
+    ) => setExitCode(await mcpAddCommand(name, target, args, { ...optionsOf([cmd]), ...opts })),
+  );
+  scopeOption(
+    mcp
+      .command('remove')
+      .description('remove a server; says which file it was removed from (default: the one file that has it)')
+      .argument('<name>', 'server name'),
+  ).action(async (name: string, opts: { scope?: string }, cmd: Command) =>
+    setExitCode(await mcpRemoveCommand(name, { ...optionsOf([cmd]), ...opts })),
+  );
+  mcp
+    .command('list')
+    .description(
+      'every server of every configuration file: transport, command or URL, file, and whether it starts',
+    )
+    .action(action((_, options) => mcpListCommand(options)));
+  mcp
+    .command('get')
+    .description(
+      'one server as tack uses it: its file, resolved command or URL, state, and the entry as written',
+    )
+    .argument('<name>', 'server name')
+    .action(action(([name], options) => mcpGetCommand(name!, options)));
 
   program
     .command('servers')
@@ -709,6 +792,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
   for (const command of program.commands) command.exitOverride();
   for (const command of skills.commands) command.exitOverride();
+  for (const command of mcp.commands) command.exitOverride();
   for (const command of bench.commands) command.exitOverride();
   for (const command of sandbox.commands) command.exitOverride();
   for (const command of knowledge.commands) command.exitOverride();
