@@ -111,10 +111,10 @@ describe('the docs walk', () => {
     const failures: string[] = [];
     for (const command of commands) {
       if (command.command.startsWith('export ')) continue;
-      // A project a page describes is one its reader has trusted (\`tack trust\`): its servers are the subject.
-      const ran = command.in
-        ? await run(command, projectFor(command.in, clone), { ...env, TACK_TRUST_PROJECT: '1' })
-        : await run(command, clone, env);
+      const ran = await run(command, command.in ? projectFor(command.in, clone) : clone, {
+        ...env,
+        ...(command.trusted ? { TACK_TRUST_PROJECT: '1' } : {}),
+      });
       const where = `${command.file}:${command.line} ${command.command}`;
       if (ran.code !== command.exit) {
         failures.push(`${where}: exit ${ran.code}, expected ${command.exit}\n${ran.output.slice(0, 600)}`);

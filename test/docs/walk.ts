@@ -11,7 +11,8 @@ import { REPO } from '../helpers/project.js';
  *   - `exit <n>`: every command of the block is expected to exit with n (a page showing a failure on purpose);
  *   - `exact-output no`: the shown output is an illustration (paths of another machine): only the exit code counts;
  *   - `in <folder>`: run in a copy of that folder of the repository (a project the page describes), made beside
- *     the clone's `dist/`, instead of the clone's root.
+ *     the clone's `dist/`, instead of the clone's root;
+ *   - `trusted`: as in a project its reader has trusted (`tack trust`; TACK_TRUST_PROJECT=1 here).
  * Inside a shown line, `...` stands for any text (an id, a token, a path of another machine).
  */
 export interface DocCommand {
@@ -25,6 +26,7 @@ export interface DocCommand {
   compareOutput: boolean;
   /** The folder of the repository the commands run in; the clone's root when absent. */
   in?: string;
+  trusted: boolean;
 }
 
 export interface SkippedBlock {
@@ -33,7 +35,7 @@ export interface SkippedBlock {
   reason: string;
 }
 
-const DIRECTIVE = /^<!-- walk: (skip|until|exit|exact-output|in) ?(.*?) -->$/;
+const DIRECTIVE = /^<!-- walk: (skip|until|exit|exact-output|in|trusted) ?(.*?) -->$/;
 
 export function docPages(): string[] {
   const docs = readdirSync(join(REPO, 'docs'))
@@ -51,6 +53,7 @@ export function docCommands(page: string): { commands: DocCommand[]; skipped: Sk
     if (lines[i] !== '```console') continue;
     const options = {
       in: undefined as string | undefined,
+      trusted: false,
       until: undefined as string | undefined,
       exit: 0,
       compareOutput: true,
@@ -66,6 +69,7 @@ export function docCommands(page: string): { commands: DocCommand[]; skipped: Sk
       } else if (kind === 'until') options.until = value;
       else if (kind === 'exit') options.exit = Number(value);
       else if (kind === 'in') options.in = value;
+      else if (kind === 'trusted') options.trusted = true;
       else options.compareOutput = value !== 'no';
     }
     let end = i + 1;
@@ -88,6 +92,7 @@ export function docCommands(page: string): { commands: DocCommand[]; skipped: Sk
           exit: options.exit,
           compareOutput: options.compareOutput,
           in: options.in,
+          trusted: options.trusted,
         };
         commands.push(current);
       } else current?.shown.push(text);
