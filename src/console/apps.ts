@@ -11,12 +11,29 @@ export const MCP_APPS_PROTOCOL = '2026-01-26';
 export const MAX_VIEW_BYTES = 2 * 1024 * 1024;
 const VIEW_TTL_MS = 60 * 60_000;
 const MAX_VIEWS = 100;
+/** What a view may hand the host to keep (a `ui/message`, its model context): text for a person to read. */
+export const MAX_VIEW_NOTE_BYTES = 64 * 1024;
+const MAX_MESSAGES = 50;
 
 export interface AppCsp {
   connectDomains?: string[];
   resourceDomains?: string[];
   frameDomains?: string[];
   baseUriDomains?: string[];
+}
+
+/** A `ui/message` the person let through: kept with the view, since the console runs no conversation. */
+export interface AppMessage {
+  at: number;
+  role: 'user';
+  content: unknown[];
+}
+
+/** The view's latest `ui/update-model-context` (each overwrites the one before, as the spec says). */
+export interface AppModelContext {
+  at: number;
+  content?: unknown[];
+  structuredContent?: Record<string, unknown>;
 }
 
 export interface AppView {
@@ -26,9 +43,16 @@ export interface AppView {
   server: string;
   uri: string;
   html: string;
+  /** The origins the resource declares that the policy keeps (the ones it drops are not listed). */
+  declared: Required<AppCsp>;
+  /** The policy of the sandbox proxy page, which the view's document inherits. */
   csp: string;
+  /** The console origin that opened the view: the only one that may frame its proxy and talk to it. */
+  hostOrigin: string;
   prefersBorder: boolean | undefined;
   created: number;
+  messages: AppMessage[];
+  context: AppModelContext | undefined;
 }
 
 /**
@@ -41,17 +65,29 @@ function sources(list: unknown): string[] {
   return Array.isArray(list) ? list.filter((s): s is string => typeof s === 'string' && ORIGIN.test(s)) : [];
 }
 
+/** The resource's declared origins, the malformed ones dropped. */
+export function declaredCsp(declared: AppCsp | undefined): Required<AppCsp> {
+  return {
+    connectDomains: sources(declared?.connectDomains),
+    resourceDomains: sources(declared?.resourceDomains),
+    frameDomains: sources(declared?.frameDomains),
+    baseUriDomains: sources(declared?.baseUriDomains),
+  };
+}
+
 /**
  * The view's Content-Security-Policy: the spec's restrictive default, widened only by the origins the resource
- * declares in `_meta.ui.csp` (well-formed ones; the rest are dropped), never loosened beyond that. `sandbox
- * allow-scripts` keeps the document in an opaque origin even when opened outside the console's frame, so it
- * never shares the console's origin, and `frame-ancestors` lets only the console frame it.
+ * declares in `_meta.ui.csp` (well-formed ones; the rest are dropped), never loosened beyond that. It is the
+ * header of the sandbox proxy page on the sandbox origin; the view's own document (the proxy's `srcdoc` frame)
+ * inherits it, so the view's scripts run under exactly this policy. `frame-ancestors` lets only the console
+ * frame the proxy.
  */
 export function viewCsp(declared: AppCsp | undefined, consoleOrigin: string): string {
-  const resource = sources(declared?.resourceDomains).join(' ');
-  const connect = sources(declared?.connectDomains);
-  const frames = sources(declared?.frameDomains);
-  const base = sources(declared?.baseUriDomains);
+  const clean = declaredCsp(declared);
+  const resource = clean.resourceDomains.join(' ');
+  const connect = clean.connectDomains;
+  const frames = clean.frameDomains;
+  const base = clean.baseUriDomains;
   const withResources = (directive: string, extra: string) =>
     `${directive} 'self' ${extra}${resource ? ` ${resource}` : ''}`.replace(/\s+/g, ' ').trim();
   return [
@@ -67,11 +103,13 @@ export function viewCsp(declared: AppCsp | undefined, consoleOrigin: string): st
     "object-src 'none'",
     "form-action 'none'",
     `frame-ancestors ${consoleOrigin}`,
-    'sandbox allow-scripts',
   ].join('; ');
 }
 
-/** Views the console has framed, by an unguessable id: the id in `/view/<id>` is the only key to the HTML. */
+/**
+ * Views the console has framed, by an unguessable id: the id in the sandbox proxy's URL (`/sandbox/<id>` on the
+ * sandbox origin) is the only key to its page, and the API keys the view's requests by it.
+ */
 export class AppViews {
   readonly #views = new Map<string, AppView>();
   readonly #host: McpHost;
@@ -81,7 +119,7 @@ export class AppViews {
   }
 
   /** Reads the `ui://` resource the tool links (`resources/read` on the tool's own server) and registers a view. */
-  async open(toolName: string, consoleOrigin: string): Promise<AppView> {
+  async open(toolName: string, hostOrigin: string): Promise<AppView> {
     const entry = this.#host.catalog.getTool(toolName);
     if (!entry)
       throw new TackError('UNKNOWN_TOOL', `no tool named ${toolName}`, { subject: { tool: toolName } });
@@ -114,9 +152,13 @@ export class AppViews {
       server: entry.server,
       uri,
       html,
-      csp: viewCsp(ui?.csp, consoleOrigin),
+      declared: declaredCsp(ui?.csp),
+      csp: viewCsp(ui?.csp, hostOrigin),
+      hostOrigin,
       prefersBorder: typeof ui?.prefersBorder === 'boolean' ? ui.prefersBorder : undefined,
       created: Date.now(),
+      messages: [],
+      context: undefined,
     };
     this.#views.set(view.id, view);
     return view;
@@ -151,9 +193,59 @@ export class AppViews {
     return this.#host.readResource(uri, { server: view.server });
   }
 
+  /**
+   * A `ui/message` the person let through. The console drives no model turns, so it is kept with the view (the
+   * last 50) for the page to show; the caller tells the view it was not sent to a model.
+   */
+  recordMessage(view: AppView, role: unknown, content: unknown): AppMessage {
+    if (role !== 'user')
+      throw new TackError('USAGE', `ui/message role must be "user", not ${JSON.stringify(role)}`);
+    const blocks = contentBlocks(content, 'ui/message content');
+    if (blocks.length === 0) throw new TackError('USAGE', 'ui/message content is empty');
+    const message: AppMessage = { at: Date.now(), role: 'user', content: blocks };
+    view.messages.push(message);
+    if (view.messages.length > MAX_MESSAGES) view.messages.shift();
+    return message;
+  }
+
+  /** `ui/update-model-context`: replaces the view's context (there is no model turn to hand it to). */
+  setContext(view: AppView, content: unknown, structured: unknown): AppModelContext {
+    const context: AppModelContext = { at: Date.now() };
+    if (content !== undefined) context.content = contentBlocks(content, 'ui/update-model-context content');
+    if (structured !== undefined) {
+      if (typeof structured !== 'object' || structured === null || Array.isArray(structured))
+        throw new TackError('USAGE', 'ui/update-model-context structuredContent must be a JSON object');
+      context.structuredContent = structured as Record<string, unknown>;
+    }
+    if (Buffer.byteLength(JSON.stringify(context)) > MAX_VIEW_NOTE_BYTES)
+      throw new TackError('LIMIT_EXCEEDED', `ui/update-model-context is over ${MAX_VIEW_NOTE_BYTES} bytes`);
+    view.context = context;
+    return context;
+  }
+
+  /** After `ui/resource-teardown`: the proxy URL stops answering and the view's requests are refused. */
+  close(id: string): boolean {
+    return this.#views.delete(id);
+  }
+
   #prune(): void {
     const now = Date.now();
     for (const [id, view] of this.#views) if (now - view.created >= VIEW_TTL_MS) this.#views.delete(id);
     while (this.#views.size >= MAX_VIEWS) this.#views.delete(this.#views.keys().next().value!);
   }
+}
+
+/** MCP content blocks as a view sends them: an array of objects with a string `type`, within the size cap. */
+function contentBlocks(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value))
+    throw new TackError(
+      'USAGE',
+      `${what} must be an array of content blocks ({"type": "text", "text": ...})`,
+    );
+  for (const block of value)
+    if (typeof block !== 'object' || block === null || typeof (block as { type?: unknown }).type !== 'string')
+      throw new TackError('USAGE', `${what}: each block must be an object with a string "type"`);
+  if (Buffer.byteLength(JSON.stringify(value)) > MAX_VIEW_NOTE_BYTES)
+    throw new TackError('LIMIT_EXCEEDED', `${what} is over ${MAX_VIEW_NOTE_BYTES} bytes`);
+  return value;
 }

@@ -5,21 +5,23 @@ import { TackError } from '../errors.js';
 /**
  * The console's own pages and scripts: only files shipped with tack, no inline script or style, nothing from
  * elsewhere. Tool descriptions, transcripts and concept bodies are someone else's text: even if one reached the
- * DOM as markup, it could neither run a script nor load anything. MCP App views are framed from `/view/` with a
- * policy of their own (apps.ts).
+ * DOM as markup, it could neither run a script nor load anything. The only frames are MCP App views, through the
+ * sandbox proxy on its own origin (sandbox.ts), with a policy of their own (apps.ts).
  */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "frame-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function consoleCsp(sandboxOrigin: string | undefined): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    `frame-src ${sandboxOrigin ?? "'none'"}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /** Headers every answer carries: no sniffing, no referrer (the page URL holds the token), no caching of data. */
 export const COMMON_HEADERS: Record<string, string> = {

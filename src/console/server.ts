@@ -25,7 +25,7 @@ import { type CatalogView, catalogView, serverRows } from './catalog.js';
 import {
   bearerOf,
   COMMON_HEADERS,
-  CONSOLE_CSP,
+  consoleCsp,
   readJsonBody,
   sendError,
   sendJson,
@@ -39,6 +39,7 @@ import {
   findConcepts,
   runComputationFor,
 } from './knowledge.js';
+import { type SandboxServer, startSandbox } from './sandbox.js';
 import { acceptHeld, auditEntries, heldDefinitions, projectTrust } from './security.js';
 import { listSessions, sessionDetail, streamTranscript } from './sessions.js';
 import { skillDetail, skillFile, skillsIndex } from './skills.js';
@@ -144,9 +145,12 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     return runtimes;
   };
 
+  let sandbox: SandboxServer | undefined;
+
   const validHost = localhostHostValidation();
   const validOrigin = localhostOriginValidation();
   let origins = new Set<string>();
+  let consoleOrigin = '';
 
   const api = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const path = url.pathname.slice('/api'.length);
@@ -283,11 +287,16 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       };
       if (name === 'open') {
         if (typeof body.tool !== 'string') throw new TackError('USAGE', 'tool is required');
-        const opened = await views.open(body.tool, originOf(req));
+        if (!sandbox) throw new TackError('USAGE', 'the MCP Apps sandbox is not listening');
+        const pageOrigin = originOf(req);
+        const opened = await views.open(body.tool, origins.has(pageOrigin) ? pageOrigin : consoleOrigin);
         const catalog = await currentView();
         return sendJson(res, 200, {
           viewId: opened.id,
-          src: `/view/${opened.id}`,
+          proxy: sandbox.urlOf(opened),
+          sandboxOrigin: sandbox.origin,
+          html: opened.html,
+          csp: opened.declared,
           uri: opened.uri,
           server: opened.server,
           prefersBorder: opened.prefersBorder,
@@ -313,6 +322,17 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
         if (typeof body.uri !== 'string') throw new TackError('USAGE', 'uri is required');
         return sendJson(res, 200, await views.read(opened, body.uri));
       }
+      const note = body as { role?: unknown; content?: unknown; structuredContent?: unknown };
+      if (action === 'message')
+        return sendJson(res, 200, {
+          recorded: views.recordMessage(opened, note.role, note.content),
+          messages: opened.messages.length,
+        });
+      if (action === 'context')
+        return sendJson(res, 200, {
+          context: views.setContext(opened, note.content, note.structuredContent),
+        });
+      if (action === 'close') return sendJson(res, 200, { closed: views.close(opened.id) });
     }
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no API ${method} ${url.pathname}` } });
   };
@@ -363,27 +383,11 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       res.writeHead(200, {
         ...COMMON_HEADERS,
         'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': CONSOLE_CSP,
+        'content-security-policy': consoleCsp(sandbox?.origin),
         'cache-control': 'no-store',
         'x-frame-options': 'DENY',
       });
       res.end(readFileSync(indexFile));
-      return;
-    }
-    if (url.pathname.startsWith('/view/')) {
-      const opened = views.get(url.pathname.slice('/view/'.length));
-      if (!opened) {
-        res.writeHead(404, COMMON_HEADERS).end();
-        return;
-      }
-      res.writeHead(200, {
-        ...COMMON_HEADERS,
-        'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': opened.csp,
-        'cache-control': 'no-store',
-        'cross-origin-resource-policy': 'same-origin',
-      });
-      res.end(opened.html);
       return;
     }
     if (url.pathname.startsWith('/assets/')) {
@@ -425,7 +429,9 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       );
       server.listen(options.port ?? 0, '127.0.0.1', resolveListen);
     });
+    sandbox = await startSandbox(views);
   } catch (error) {
+    server.close();
     // Nothing listens: what was started for the console stops with it.
     if (ownHost) await host.close();
     await ownStore?.close();
@@ -433,6 +439,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   }
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
+  consoleOrigin = origin;
   origins = new Set([origin, `http://localhost:${port}`, `http://[::1]:${port}`]);
   return {
     url: `${origin}/?token=${token}`,
@@ -442,6 +449,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
+      await sandbox?.close();
       if (runtimes) await (await runtimes).close().catch(() => {});
       if (ownHost) await host.close();
       await ownStore?.close();

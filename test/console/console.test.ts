@@ -283,10 +283,14 @@ describe('tack console: pages', () => {
     await app.fill('#arg-start', '41');
     await app.click('button[type=submit]');
     await app.click('dialog >> text=Allow once');
-    const iframe = app.locator('iframe');
+    // The view runs in a frame sandboxed to scripts alone, inside the sandbox proxy on the console's second origin.
+    const iframe = app.locator('[data-testid=app-view] iframe');
     await iframe.waitFor();
-    expect(await iframe.getAttribute('sandbox')).toBe('allow-scripts');
-    const view = app.frameLocator('iframe');
+    expect(await iframe.getAttribute('sandbox')).toBe('allow-scripts allow-same-origin');
+    expect(
+      await app.frameLocator('[data-testid=app-view] iframe').locator('iframe').getAttribute('sandbox'),
+    ).toBe('allow-scripts');
+    const view = app.frameLocator('[data-testid=app-view] iframe').frameLocator('iframe');
     await view.locator('#count >> text=count: 41').waitFor();
     expect(await view.locator('#input').textContent()).toBe('input: {"start":41}');
     expect(await view.locator('#status').textContent()).toBe('initialized by tack console');
@@ -304,9 +308,9 @@ describe('tack console: pages', () => {
     await view.locator('#hidden').click();
     await view.locator('#status >> text=model_only refused').waitFor();
     expect(await view.locator('#status').textContent()).toContain('not visible to apps');
-    const html = await fetch(`${running.origin}${await iframe.getAttribute('src')}`);
+    const html = await fetch((await iframe.getAttribute('src'))!);
     const csp = html.headers.get('content-security-policy')!;
-    expect(csp).toContain('sandbox allow-scripts');
+    expect(csp).toContain(`frame-ancestors ${running.origin}`);
     expect(csp).toContain("connect-src 'none'");
     expect(csp).not.toContain('script-src *');
     await app.close();

@@ -200,6 +200,8 @@ export function ToolPage(props: { name: string }) {
     denied?: string;
     error?: string;
   }>();
+  // Each call of an app tool gets its own view, opened as the call starts (the view sees the input at once).
+  const [calls, setCalls] = useState(0);
   return (
     <Load load={load}>
       {({ row, definition }) => (
@@ -220,6 +222,8 @@ export function ToolPage(props: { name: string }) {
             busy={busy}
             onSubmit={async (args) => {
               setBusy(true);
+              setOutcome({ args });
+              setCalls((n) => n + 1);
               try {
                 const done = await callThroughGate(`/tools/${q(row.name)}/call`, { arguments: args });
                 setOutcome(
@@ -239,8 +243,14 @@ export function ToolPage(props: { name: string }) {
           )}
           {outcome?.error && <p class="error">{outcome.error}</p>}
           {outcome?.result && <ResultView result={outcome.result} />}
-          {row.app && outcome?.result && (
-            <AppFrame tool={row.name} args={outcome.args} result={outcome.result} />
+          {row.app && outcome && (
+            <AppFrame
+              key={calls}
+              tool={row.name}
+              args={outcome.args}
+              result={outcome.result}
+              cancelled={outcome.denied ?? outcome.error}
+            />
           )}
           <h2>Definition</h2>
           <Json value={definition} />
