@@ -1,9 +1,8 @@
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
-import { jsonDepth } from '../util/json-depth.js';
+import { depthRefusalError, jsonDepth } from '../util/json-depth.js';
 
 /** JSON-RPC's "Internal error": what the request gets instead of a result tack refused to take in. */
 const INTERNAL_ERROR = -32603;
-const INVALID_REQUEST = -32600;
 
 /** Marks the error a refused answer becomes, so the request's failure names the limit (failures.ts). */
 export const DEPTH_LIMIT_MARK = 'tack.jsonDepth';
@@ -41,9 +40,7 @@ export function guardIncoming(
     const what = `nested deeper than ${limit} levels (limits.jsonDepth)`;
     if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) {
       note(`refused a ${method} request from the ${peer}: ${what}`);
-      // The words a gateway request over HTTP gets for the same refusal (servers/serving/depth-check.ts).
-      const message = `Invalid Request: JSON nested deeper than ${limit} levels (limits.jsonDepth)`;
-      void transport.send({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message } }).catch(() => {});
+      void transport.send({ jsonrpc: '2.0', id, error: depthRefusalError(limit) }).catch(() => {});
     } else if (typeof method === 'string') {
       note(`dropped a ${method} notification from the ${peer}: ${what}`);
     } else if (typeof id === 'string' || typeof id === 'number') {

@@ -56,3 +56,11 @@ export function jsonTextDepth(text: string, limit: number): number {
   }
   return deepest;
 }
+
+/**
+ * The JSON-RPC error a request nested past `limit` gets, in the same words on every transport (a gateway POST over
+ * HTTP, `tack serve` on stdio): -32600 Invalid Request.
+ */
+export function depthRefusalError(limit: number): { code: -32600; message: string } {
+  return { code: -32600, message: `Invalid Request: JSON nested deeper than ${limit} levels (limits.jsonDepth)` };
+}

@@ -16,6 +16,7 @@ import { HeldOnce, HeldView, heldNotice } from '../../security/held.js';
 import type { DefinitionGuard } from '../../security/pins.js';
 import { RuleSet } from '../../security/rules.js';
 import type { AuditEntry, AuditSink } from '../../store/audit.js';
+import { printable } from '../../util/printable.js';
 import { sendWarning, type WarningSink } from '../../util/warnings.js';
 import { within } from '../../util/within.js';
 import type { Exchanges } from './exchange.js';
@@ -250,7 +251,9 @@ export class GatewayCore {
     // logs, and an empty tool list alone reads as a broken gateway (issue 29).
     for (const s of all) {
       if (s.status === 'connected' || (s.status === 'disabled' && !s.disabledReason)) continue;
-      const why = s.disabledReason ?? s.error?.message ?? s.status;
+      // An error's text may carry what a server sent (an HTTP body, its own words): every client reads these
+      // lines, so only printable text, one line, capped.
+      const why = printable(s.disabledReason ?? s.error?.message ?? s.status);
       lines.push(`- ${s.name} is not served: ${capText(why.replace(/\s+/g, ' ').trim())}`);
     }
     if (all.length === 0 && this.#configuredFrom !== undefined) lines.push(`- ${this.#configuredFrom}`);

@@ -1,6 +1,4 @@
-import { jsonTextDepth } from '../../util/json-depth.js';
-
-const INVALID_REQUEST = -32600;
+import { depthRefusalError, jsonTextDepth } from '../../util/json-depth.js';
 
 /**
  * A POST whose JSON nests deeper than `limit` (limits.jsonDepth) is answered with a JSON-RPC error before the
@@ -16,14 +14,7 @@ export function depthRefusal(
   if (jsonTextDepth(text, limit) <= limit) return undefined;
   return {
     status: 400,
-    body: {
-      jsonrpc: '2.0',
-      id: idOf(text),
-      error: {
-        code: INVALID_REQUEST,
-        message: `Invalid Request: JSON nested deeper than ${limit} levels (limits.jsonDepth)`,
-      },
-    },
+    body: { jsonrpc: '2.0', id: idOf(text), error: depthRefusalError(limit) },
   };
 }
 
