@@ -153,7 +153,13 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   const agent = config.agent;
   let host: McpHost | undefined;
   let runtimes: ComputationRuntimes | undefined;
+  let session: AgentSession | undefined;
+  // A process that exits with the session open (process.exit after a second Ctrl-C, a signal the CLI turns into
+  // an exit) still writes its end: exit listeners run synchronously, and so does the transcript's write.
+  const onExit = () => session?.close('the process exited');
   const cleanup = async () => {
+    process.off('exit', onExit);
+    session?.close();
     transcript?.close();
     await runtimes?.close();
     await host?.close();
@@ -242,7 +248,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         ? { resume: { history: resumed.messages, from: resumed.sessionId, usage: resumed.usage } }
         : {}),
     };
-    const session = await AgentSession.create(withSessionOptions(base, options.session));
+    session = await AgentSession.create(withSessionOptions(base, options.session));
+    process.on('exit', onExit);
     return { session, host, transcript, store, skills, ...(resumed ? { resumed } : {}), close: cleanup };
   } catch (error) {
     await cleanup();

@@ -52,6 +52,12 @@ export type AgentEvent =
       resumedFrom?: string;
       /** Set on a sub-agent's session: the parent's id and the tool call that started it. */
       parent?: { sessionId: string; callId: string };
+      /**
+       * The process running the session and its machine: a reader (the console) tells a session still running
+       * from one whose process died before it could write its end (SIGKILL, a crash, a power cut).
+       */
+      pid?: number;
+      hostname?: string;
     }
   /** A message appended to the history (the user's, the model's, the tool results), exactly as sent later. */
   | { type: 'message'; message: ModelMessage }

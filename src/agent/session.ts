@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ModelMessage } from 'ai';
 import { serverApis } from '../codemode/declarations.js';
@@ -71,6 +72,12 @@ export class AgentSession {
   /** The stable parts of the system prompt (context.ts stableParts), then SessionStart hooks' context. */
   #system: ContextPart[] = [];
   #closed = false;
+  /** A `session-start`, or a run, not yet followed by its `session-end`: what close() ends. */
+  #open = false;
+  /** Whether a run was ever started (close() says which kind of unfinished session it ended). */
+  #ran = false;
+  /** Steps of the run in progress, for an end written by close(). */
+  #steps = 0;
 
   private constructor(
     options: AgentOptions,
@@ -177,6 +184,8 @@ export class AgentSession {
       guidelinesSources: guidelines.layers.map((l) => l.source),
       ...(options.resume?.from ? { resumedFrom: options.resume.from } : {}),
       ...(parent ? { parent: { sessionId: parent.sessionId, callId: parent.callId } } : {}),
+      pid: process.pid,
+      hostname: hostname(),
     });
     for (const warning of guidelines.warnings) session.#emit({ type: 'notice', text: warning });
     for (const text of options.notices ?? []) session.#emit({ type: 'notice', text });
@@ -317,6 +326,9 @@ export class AgentSession {
     const signals = [options.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 0 ? AbortSignal.any(signals) : new AbortController().signal;
     this.#turn.startRun();
+    this.#open = true;
+    this.#ran = true;
+    this.#steps = 0;
     this.#history.push({ role: 'user', content: task });
     let steps = 0;
     let stopHookActive = false;
@@ -359,6 +371,7 @@ export class AgentSession {
       }
       await this.#tools.reviewHeld();
       steps++;
+      this.#steps = steps;
       const tools = this.tools();
       this.#emit({ type: 'step-start', step: steps, tools: tools.length });
       const step = await this.#step(tools, signal, steps);
@@ -432,7 +445,20 @@ export class AgentSession {
     return this.#compactor.compact(true, signal ?? new AbortController().signal);
   }
 
-  close(): void {
+  /**
+   * No more runs. A session still open (closed before its first task, or during a run: the chat left, the
+   * process got a signal or is exiting) gets its `session-end` now, reason `aborted`, so its transcript and the
+   * index never show it running after its process is gone. Synchronous, so a process `exit` listener can call it.
+   */
+  close(cause = 'closed'): void {
+    if (this.#open)
+      this.#emit({
+        type: 'session-end',
+        reason: 'aborted',
+        detail: this.#ran ? `${cause} while a task was running` : `${cause} before its first task`,
+        total: this.#history.usage,
+        steps: this.#steps,
+      });
     this.#closed = true;
   }
 
@@ -482,6 +508,12 @@ export class AgentSession {
   }
 
   #emit(event: AgentEvent): void {
+    if (event.type === 'session-start') this.#open = true;
+    if (event.type === 'session-end') {
+      // A run that goes on after close() ended the session (a signal mid-step) does not end it twice.
+      if (!this.#open) return;
+      this.#open = false;
+    }
     if (this.#options.transcript) this.#options.transcript.append(event);
     this.#options.onEvent?.(event);
   }

@@ -739,11 +739,18 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('pinned tool definitions (trust on first use): list, diff and accept what changed');
   pins
     .command('list')
-    .description('every pin and its status; exit 1 when something is held back')
+    .description("this project's pins and their status; exit 1 when something is held back")
     .argument('[server]', 'only this server')
     .option('--check', 'connect the servers first: pin what is new, hold what changed')
-    .action(async (server: string | undefined, opts: { check?: boolean }, cmd: Command) =>
-      setExitCode(await pinsListCommand(server, { ...optionsOf([cmd]), check: opts.check === true })),
+    .option('--all', "every project's pins, with the projects each was seen in")
+    .action(async (server: string | undefined, opts: { check?: boolean; all?: boolean }, cmd: Command) =>
+      setExitCode(
+        await pinsListCommand(server, {
+          ...optionsOf([cmd]),
+          check: opts.check === true,
+          all: opts.all === true,
+        }),
+      ),
     );
   pins
     .command('diff')

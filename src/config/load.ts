@@ -8,7 +8,7 @@ import { pushAll } from '../util/arrays.js';
 import type { ProjectTrustState } from './apply-trust.js';
 import { type ExpandResult, expandVars } from './expand.js';
 import { type Limits, type LimitsConfig, LimitsSchema, resolveLimits } from './limits.js';
-import { findProjectRoot, resolvePaths, type TackPaths } from './paths.js';
+import { findProjectRoot, projectLogDir, resolvePaths, type TackPaths } from './paths.js';
 import {
   DEFAULT_SKILL_SCRIPT_SANDBOX,
   type Declared,
@@ -328,7 +328,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TackConfig {
     sources,
     warnings,
     projectRoot,
-    paths,
+    paths: { ...paths, logDir: projectLogDir(paths.logDir, projectRoot) },
     fromProject,
     ...(invalidProjectFiles.length > 0 ? { invalidProjectFiles } : {}),
   };

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** Where tack keeps its user configuration and its state (the SQLite store, server logs, later transcripts). */
 export interface TackPaths {
@@ -8,6 +9,10 @@ export interface TackPaths {
   /** `~/.config/tack/config.json` (same format as tack.json). */
   userConfigFile: string;
   stateDir: string;
+  /**
+   * Where server logs go: `<state>/logs` from resolvePaths; in a loaded configuration, the project's own folder
+   * in it (`<state>/logs/<project key>`, see projectLogDir), so two projects' servers of one name do not share a file.
+   */
   logDir: string;
   storeFile: string;
 }
@@ -45,4 +50,24 @@ export function findProjectRoot(cwd: string): string {
     if (parent === dir) return resolve(cwd);
     dir = parent;
   }
+}
+
+/**
+ * A project's folder name a person can read, made unique by a hash of its absolute path: `shop-3f2a9c1e` for
+ * /home/me/src/shop. Two folders of one name (two clones) get two keys; the `project` file in each log folder
+ * names the path (ServerLog writes it).
+ */
+export function projectKey(projectRoot: string): string {
+  const root = resolve(projectRoot);
+  const name =
+    basename(root)
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^[.-]+/, '')
+      .slice(0, 40) || 'root';
+  return `${name}-${createHash('sha256').update(root).digest('hex').slice(0, 8)}`;
+}
+
+/** `<state>/logs/<project key>`: the server logs of one project. */
+export function projectLogDir(logRoot: string, projectRoot: string): string {
+  return join(logRoot, projectKey(projectRoot));
 }

@@ -1,3 +1,5 @@
+import { DEFAULT_CONTEXT_WINDOW } from '../agent/options.js';
+import { DeferredTools } from '../agent/tool-search.js';
 import { type AgentTool, mcpAgentTools, mcpToolSecurity, withSandboxFacts } from '../agent/toolset.js';
 import type { TackConfig } from '../config/load.js';
 import type { Catalog, CatalogTool } from '../mcp/catalog.js';
@@ -43,9 +45,12 @@ export interface CatalogView {
   perServer: ServerTotals[];
   /** Every MCP definition sent every step. */
   inlineTokens: number;
-  /** What a deferred step sends instead: search_tools, call_tool and the always-loaded tools. */
-  deferredTokens: number;
-  /** Whether a session with this configuration would defer (agent.toolSearch, 10 % of the window, 40 tools). */
+  /**
+   * What a deferred step sends instead: search_tools, call_tool and the always-loaded tools; only when a session
+   * defers (a session that does not sends `inlineTokens`, and no deferred figure is true of it).
+   */
+  deferredTokens: number | undefined;
+  /** Whether a session with this configuration defers, decided as the harness decides it (DeferredTools.defers). */
   deferred: boolean;
   mode: 'auto' | 'on' | 'off';
   contextWindow: number;
@@ -124,13 +129,13 @@ export async function catalogView(host: McpHost, config: TackConfig): Promise<Ca
     };
   });
   const inlineTokens = rows.reduce((n, r) => n + r.tokens, 0);
-  const deferredTokens =
-    searchTokens + callTokens + rows.filter((r) => r.alwaysLoad).reduce((n, r) => n + r.tokens, 0);
   const mode = config.agent.toolSearch ?? 'auto';
-  const contextWindow = config.agent.contextWindow ?? 200_000;
-  const deferred =
-    rows.length > 0 &&
-    (mode === 'on' || (mode === 'auto' && (inlineTokens > 0.1 * contextWindow || rows.length > 40)));
+  const contextWindow = config.agent.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
+  // The session's own rule over the definitions it would be sent, not a copy of it that could drift.
+  const deferred = new DeferredTools(undefined, { mode }).defers(sent, contextWindow);
+  const deferredTokens = deferred
+    ? searchTokens + callTokens + rows.filter((r) => r.alwaysLoad).reduce((n, r) => n + r.tokens, 0)
+    : undefined;
   const holders = (capability: string) =>
     rows.filter((r) => r.capabilities.some((l) => l.capability === capability)).map((r) => r.name);
   return {

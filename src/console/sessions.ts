@@ -6,6 +6,7 @@ import { TackError } from '../errors.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { TackStore } from '../store/store.js';
 import { COMMON_HEADERS } from './http.js';
+import { type Liveness, localProbe, processAlive, sessionLiveness, transcriptFacts } from './liveness.js';
 
 /** Text of one event shown in the timeline: the transcript keeps all of it; the page shows this much. */
 export const SHOWN_CHARS = 2000;
@@ -95,8 +96,18 @@ function cutArguments(args: unknown): unknown {
   return text.length > SHOWN_CHARS ? { truncated: cut(text) } : args;
 }
 
-export function listSessions(store: TackStore): Promise<SessionRow[]> {
-  return store.sessions.list({ limit: MAX_SESSIONS });
+/**
+ * The index, newest first, with `running` rows whose process is gone shown as `abandoned` (and those whose
+ * transcript ended as their end's reason is not known here: `ended` rows keep the index's word until it updates).
+ */
+export async function listSessions(store: TackStore): Promise<SessionRow[]> {
+  const rows = await store.sessions.list({ limit: MAX_SESSIONS });
+  const probe = localProbe();
+  return rows.map((row) =>
+    row.status === 'running' && sessionLiveness(row.status, transcriptFacts(row.file), probe) === 'abandoned'
+      ? { ...row, status: 'abandoned' }
+      : row,
+  );
 }
 
 export interface SessionDetail {
@@ -106,6 +117,8 @@ export interface SessionDetail {
   problems: string[];
   /** Byte offset the live stream continues from. */
   offset: number;
+  /** Whether the session still runs: only a live one is followed (sessionLiveness). */
+  liveness: Liveness;
 }
 
 export async function sessionDetail(store: TackStore, id: string): Promise<SessionDetail> {
@@ -115,8 +128,10 @@ export async function sessionDetail(store: TackStore, id: string): Promise<Sessi
   const offset = sizeOf(session.file);
   const { events, problems } = readTranscript(session.file);
   const children = (await listSessions(store)).filter((row) => row.parentId === id);
+  const liveness = sessionLiveness(session.status, transcriptFacts(session.file), localProbe());
   return {
-    session,
+    session: liveness === 'abandoned' ? { ...session, status: 'abandoned' } : session,
+    liveness,
     children,
     events: events.map(compactEvent).filter((e): e is TimelineEvent => e !== undefined),
     problems,
@@ -134,10 +149,14 @@ function sizeOf(file: string): number {
 
 /**
  * Server-sent events of a transcript as it is written, from byte `offset` on: each complete line becomes one
- * `event` message (compacted as above); the stream ends after `session-end` or when the client goes. The file
- * is watched (inotify) with a one-second poll behind it, since a watch can miss appends on some file systems.
+ * `event` message (compacted as above); the stream ends after `session-end`, when the client goes, or when the
+ * session's process is found gone (checked at each poll: it can no longer write its end). The file is watched
+ * (inotify) with a one-second poll behind it, since a watch can miss appends on some file systems.
  */
 export function streamTranscript(file: string, offset: number, res: ServerResponse): void {
+  const facts = transcriptFacts(file);
+  const probe = localProbe();
+  const gone = () => facts.pid !== undefined && facts.hostname === probe.hostname && !processAlive(facts.pid);
   res.writeHead(200, {
     ...COMMON_HEADERS,
     'content-type': 'text/event-stream; charset=utf-8',
@@ -190,7 +209,13 @@ export function streamTranscript(file: string, offset: number, res: ServerRespon
   } catch {
     watcher = undefined;
   }
-  const poll = setInterval(read, 1000);
+  const poll = setInterval(() => {
+    read();
+    if (closed || !gone()) return;
+    // What the process wrote before it went is sent (read above); nothing more will come.
+    stop();
+    res.end();
+  }, 1000);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
   const stop = () => {
     closed = true;

@@ -31,6 +31,8 @@ export interface ConnectionOptions {
   clientInfo: Implementation;
   eraCache?: EraCache | undefined;
   logDir?: string | undefined;
+  /** The project whose logs `logDir` holds, written down in it (ServerLog); absent for a folder given explicitly. */
+  logProject?: string | undefined;
   /** How large each server's log may grow; default the defaults of `limits.serverLogBytes` and `serverLogFiles`. */
   logLimits?: ServerLogLimits | undefined;
   restartPolicy?: RestartPolicy | undefined;

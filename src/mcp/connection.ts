@@ -107,6 +107,7 @@ export class ServerConnection {
       config.enabled ? options.logDir : undefined,
       new SecretMasker({ values: secretValuesOf(config) }),
       options.logLimits,
+      options.logProject,
     );
     if (!config.enabled) this.#status = 'disabled';
     this.#sandbox = configuredStatus(config.transport === 'stdio' ? config.sandbox : undefined);

@@ -97,6 +97,7 @@ export class McpHost {
       clientInfo: options.clientInfo ?? TACK_CLIENT_INFO,
       eraCache,
       logDir,
+      logProject: options.logDir === undefined && 'projectRoot' in config ? config.projectRoot : undefined,
       logLimits: options.logLimits ?? logLimitsOf(config.limits ?? DEFAULT_LIMITS),
       restartPolicy: options.restartPolicy,
       maxMessageBytes: options.maxMessageBytes,

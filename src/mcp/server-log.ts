@@ -8,6 +8,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -39,7 +40,7 @@ export const DEFAULT_LOG_LIMITS: Readonly<ServerLogLimits> = Object.freeze({
 });
 
 /**
- * One server's log file (`<state>/logs/<server>.log`): its stderr and tack's own notes about it (starts,
+ * One server's log file (`<state>/logs/<project key>/<server>.log`): its stderr and tack's own notes about it (starts,
  * exits, stdout noise). The last lines are also kept in memory, so a failure report can quote them.
  *
  * Secrets are masked before anything is written or kept: the server's own configured values (its `env` and
@@ -70,6 +71,8 @@ export class ServerLog {
     logDir: string | undefined,
     secrets: SecretMasker = SHAPE_MASKER,
     limits: ServerLogLimits = DEFAULT_LOG_LIMITS,
+    /** The project these logs belong to, named in `<logDir>/project`: the folder's name is only a key. */
+    project?: string,
   ) {
     this.#secrets = secrets;
     this.#lines = new LineMasker(secrets);
@@ -81,6 +84,7 @@ export class ServerLog {
       // A log that cannot be written must not take the host down with it: the tail is kept in memory anyway.
       try {
         mkdirSync(logDir, { recursive: true });
+        if (project !== undefined) noteProject(logDir, project);
         this.file = join(logDir, `${server}.log`);
         // Read access too: with no rotated files to keep, rotating means keeping the newest half of this one.
         this.#fd = openSync(this.file, 'a+');
@@ -318,4 +322,14 @@ function readTail(fd: number, size: number, bytes: number): Buffer {
     read += n;
   }
   return tailOf(buffer.subarray(0, read), bytes);
+}
+
+/** Writes `<logDir>/project` (the project's path, one line) once, so a person can tell the log folders apart. */
+function noteProject(logDir: string, project: string): void {
+  try {
+    // 'wx': never rewritten, so two processes starting at once cannot leave it half written.
+    writeFileSync(join(logDir, 'project'), `${project}\n`, { flag: 'wx' });
+  } catch {
+    // Already there (the usual case), or not writable: the logs themselves matter more.
+  }
 }

@@ -123,6 +123,8 @@ export interface DefinitionGuardOptions {
    * (`tack scan --judge`) gets its verdict here too. The guard never calls a model itself: it reads the cache only.
    */
   judge?: { model: string; cache: JudgeCache } | undefined;
+  /** The project root the definitions are seen in, noted with their identities (`tack pins list` filters by it). */
+  project?: string | undefined;
 }
 
 /** Pins and held definitions over the store's `pins` table; one per host or session. */
@@ -130,6 +132,9 @@ export class DefinitionGuard {
   readonly #records: PinRecords;
   readonly #scanBytes: number | undefined;
   readonly #judge: DefinitionGuardOptions['judge'];
+  readonly #project: string | undefined;
+  /** Identities already noted as seen in the project, so a rebuilt catalog writes nothing again. */
+  readonly #noted = new Set<string>();
   /** Scans are pure functions of the text (and the catalog signals): memoized, so a rebuild does not rescan. */
   readonly #scans = new Map<string, Finding[]>();
   /** The last review of each identity, with the listing arrays it looked at. */
@@ -148,6 +153,16 @@ export class DefinitionGuard {
     this.#records = records;
     this.#scanBytes = options.scanBytes;
     this.#judge = options.judge;
+    this.#project = options.project;
+  }
+
+  /** Notes the identities this guard had not noted yet as seen in its project. */
+  async #note(identities: readonly string[]): Promise<void> {
+    if (this.#project === undefined) return;
+    const fresh = [...new Set(identities)].filter((identity) => !this.#noted.has(identity));
+    if (fresh.length === 0) return;
+    await this.#records.noteProject(this.#project, fresh);
+    for (const identity of fresh) this.#noted.add(identity);
   }
 
   /** A scan's findings, with a cached judge verdict applied when the scan left the definition in doubt. */
@@ -227,6 +242,7 @@ export class DefinitionGuard {
       });
     }
     if (plans.length === 0) return { held, pinned };
+    await this.#note(plans.map(({ definitions }) => definitions.identity));
     // One query per server, not one per definition.
     const records = await Promise.all(
       plans.map(({ definitions }) => this.#records.list(definitions.identity)),
@@ -387,6 +403,7 @@ export class DefinitionGuard {
     });
     // One transaction for a library's worth of first pins, as for a catalog.
     await this.#records.write(writes);
+    await this.#note(skills.map((s) => s.identity));
     return out;
   }
 
@@ -598,13 +615,18 @@ export function scanPinnedText(
  */
 export function guardOptions(
   config:
-    | { limits?: { scanBytes?: number | undefined }; scan?: { judge?: { model: string } | undefined } }
+    | {
+        limits?: { scanBytes?: number | undefined };
+        scan?: { judge?: { model: string } | undefined };
+        projectRoot?: string | undefined;
+      }
     | undefined,
   store: { scanJudgements: JudgeCache } | undefined,
 ): DefinitionGuardOptions {
   const model = config?.scan?.judge?.model;
   return {
     scanBytes: config?.limits?.scanBytes,
+    project: config?.projectRoot,
     ...(model && store ? { judge: { model, cache: store.scanJudgements } } : {}),
   };
 }

@@ -128,6 +128,14 @@ const MIGRATIONS: readonly string[] = [
      at TEXT NOT NULL
    );
    CREATE INDEX input_history_project ON input_history (project, id)`,
+  // Which projects each pinned identity was seen in (pins are kept per identity, which two projects may share):
+  // `tack pins list` shows the current project's, `--all` every project's. Pins older than this table have none.
+  `CREATE TABLE pin_projects (
+     identity TEXT NOT NULL,
+     project TEXT NOT NULL,
+     seen_at TEXT NOT NULL,
+     PRIMARY KEY (identity, project)
+   )`,
 ];
 
 /** The SQLite store in the state directory. Opening it creates the file and runs pending migrations. */

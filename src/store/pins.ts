@@ -40,6 +40,23 @@ export interface PinRecords {
    * that found a definition already approved, the record that stands (its index in `writes`); nothing for the rest.
    */
   write(writes: readonly PinWrite[]): Promise<Map<number, PinRecord>>;
+  /** Records that these identities were seen in `project` (a project root), once per pair. */
+  noteProject(project: string, identities: readonly string[]): Promise<void>;
+  /** The projects each identity was seen in, sorted; an identity pinned before projects were noted has none. */
+  projects(): Promise<Map<string, string[]>>;
+}
+
+/** Seen-in rows grouped by identity (rows come sorted by project). */
+export function projectsByIdentity(
+  rows: ReadonlyArray<{ identity: string; project: string }>,
+): Map<string, string[]> {
+  const byIdentity = new Map<string, string[]>();
+  for (const { identity, project } of rows) {
+    const list = byIdentity.get(identity);
+    if (list) list.push(project);
+    else byIdentity.set(identity, [project]);
+  }
+  return byIdentity;
 }
 
 export interface PinColumns {
@@ -98,6 +115,8 @@ export const PIN_SQL = {
       pending_since = CASE WHEN pins.pending_sha256 = excluded.pending_sha256 THEN pins.pending_since
                            ELSE excluded.pending_since END`,
   get: 'SELECT * FROM pins WHERE identity = $1 AND kind = $2 AND name = $3',
+  noteProject: `INSERT INTO pin_projects (identity, project, seen_at) VALUES ($1, $2, $3)
+    ON CONFLICT (identity, project) DO NOTHING`,
 } as const;
 
 /** The parameters of one write for PIN_SQL, stamped `now`. */
@@ -156,6 +175,23 @@ export class SqlitePinRecords implements PinRecords {
         : this.#sql('SELECT * FROM pins WHERE identity = ? ORDER BY kind, name').all(identity)
     ) as PinColumns[];
     return rows.map(pinRecordOf);
+  }
+
+  async noteProject(project: string, identities: readonly string[]): Promise<void> {
+    const now = new Date().toISOString();
+    this.#db.transaction(() => {
+      for (const identity of identities) this.#sql(PIN_SQL.noteProject).run(identity, project, now);
+    })();
+  }
+
+  async projects(): Promise<Map<string, string[]>> {
+    const rows = this.#sql(
+      'SELECT identity, project FROM pin_projects ORDER BY identity, project',
+    ).all() as Array<{
+      identity: string;
+      project: string;
+    }>;
+    return projectsByIdentity(rows);
   }
 
   async get(identity: string, kind: string, name: string): Promise<PinRecord | undefined> {

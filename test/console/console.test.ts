@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -6,13 +6,15 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningAgent, startAgent } from '../../src/agent/agent.js';
 import { resolveProjectTrust } from '../../src/config/apply-trust.js';
-import type { TackConfig } from '../../src/config/load.js';
+import { loadConfig, type TackConfig } from '../../src/config/load.js';
+import { catalogView } from '../../src/console/catalog.js';
 import { type RunningConsole, startConsole } from '../../src/console/server.js';
 import { hostDefinitions } from '../../src/mcp/definitions.js';
 import { McpHost } from '../../src/mcp/host.js';
 import { DefinitionGuard } from '../../src/security/pins.js';
 import { TackStore } from '../../src/store/store.js';
 import { launchChromium } from '../helpers/browser.js';
+import { ptyTack } from '../helpers/cli.js';
 import { type FakeProvider, providerEnv, startFakeProvider } from '../helpers/fake-provider.js';
 import { fixtureEntry, REPO, type TempProject, tempProject } from '../helpers/project.js';
 
@@ -58,12 +60,23 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `console-${name}.png`) });
 }
 
-async function open(hash = ''): Promise<Page> {
+/**
+ * What Chromium reported refusing under the console's Content-Security-Policy, on every page opened. An MCP App
+ * view's refusals (`/view/...`, its own stricter policy, tested on purpose) are not the console's.
+ */
+const cspViolations: string[] = [];
+
+async function open(hash = '', url = running.url): Promise<Page> {
   const page = await browser.newPage();
   page.on('pageerror', (error) => {
     throw error;
   });
-  await page.goto(`${running.url}${hash}`);
+  page.on('console', (message) => {
+    const from = message.location().url;
+    if (/Content Security Policy/i.test(message.text()) && !from.includes('/view/'))
+      cspViolations.push(`${from}: ${message.text()}`);
+  });
+  await page.goto(`${url}${hash}`);
   return page;
 }
 
@@ -219,7 +232,9 @@ describe('tack console: pages', () => {
     await page.waitForSelector('[data-testid=tools-table] >> text=mcp__app__show_counter');
     expect(await page.locator('canvas').count()).toBeGreaterThanOrEqual(2);
     expect(await page.textContent('[data-testid=inline-cost]')).toMatch(/inline: \d+ tokens/);
-    expect(await page.textContent('[data-testid=deferred-cost]')).toMatch(/deferred: \d+ tokens/);
+    // A few small servers: a session sends every definition, so no deferred figure is shown.
+    expect(await page.textContent('[data-testid=no-deferral]')).toContain('a session sends every definition');
+    expect(await page.locator('[data-testid=deferred-cost]').count()).toBe(0);
     const row = page.locator('[data-testid=tools-table] tr', { hasText: 'mcp__app__show_counter' });
     expect(await row.textContent()).toContain('changed');
     await shot(page, 'servers');
@@ -230,6 +245,20 @@ describe('tack console: pages', () => {
     expect(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)).toBeUndefined();
     expect(await page.locator('main img').count()).toBe(0);
     await page.close();
+  });
+
+  it('shows deferred-loading figures only for a configuration whose sessions defer', async () => {
+    const inline = await catalogView(running.host, config);
+    expect(inline.deferred).toBe(false);
+    expect(inline.deferredTokens).toBeUndefined();
+    const deferring = await catalogView(running.host, {
+      ...config,
+      agent: { ...config.agent, toolSearch: 'on' },
+    });
+    expect(deferring.deferred).toBe(true);
+    // search_tools and call_tool at least, and less than sending every definition.
+    expect(deferring.deferredTokens).toBeGreaterThan(100);
+    expect(deferring.deferredTokens).toBeLessThan(deferring.inlineTokens + 1000);
   });
 
   it('calls a tool from its schema form: the gate asks in a dialog with the arguments, the answer decides', async () => {
@@ -351,6 +380,36 @@ describe('tack console: pages', () => {
     await page.close();
   });
 
+  it('sessions: one whose process died without writing its end is abandoned, not live', async () => {
+    const sessionsDir = join(config.paths.stateDir, 'sessions');
+    const files = () =>
+      readdirSync(sessionsDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl'));
+    const before = new Set(files());
+    const chat = ptyTack(['chat', '--plain', '--model', 'anthropic:claude-sonnet-4-5'], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await chat.waitFor('> ');
+    const file = files().find((f) => !before.has(f))!;
+    const start = JSON.parse(readFileSync(join(sessionsDir, file), 'utf8').split('\n')[0]!) as {
+      sessionId: string;
+      pid: number;
+    };
+    // SIGKILL: nothing can write an end (every other way out does: test/agent/session-end.test.ts).
+    process.kill(start.pid, 'SIGKILL');
+    await chat.exited();
+    const page = await open('#/sessions');
+    const row = page.locator('[data-testid=sessions-table] tr', { hasText: start.sessionId });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('abandoned');
+    await page.goto(`${running.url}#/sessions/${start.sessionId}`);
+    await page.waitForSelector('[data-testid=abandoned]');
+    expect(await page.locator('[data-testid=live]').count()).toBe(0);
+    expect(await page.textContent('main')).toContain('abandoned');
+    await page.close();
+  });
+
   it('security: held definitions with their diff, accepted in the page (the store records it), audit filters', async () => {
     // A second change to hold: the fixture server is restarted on the variant file's third version.
     writeFileSync(join(p.dir, 'variant.txt'), 'Third version.');
@@ -360,7 +419,10 @@ describe('tack console: pages', () => {
     await held.waitFor();
     expect(await held.locator('.diff').textContent()).toContain('+');
     expect(await held.textContent()).toContain('Third version.');
-    expect(await page.textContent('[data-testid=trust]')).toContain('trusted');
+    expect(await page.textContent('[data-testid=trust]')).toContain('is trusted for this run only');
+    await page.fill('input[aria-label=tool]', 'no-such-tool');
+    await page.waitForSelector('[data-testid=audit-empty] >> text=No audited call matches these filters.');
+    await page.fill('input[aria-label=tool]', '');
     await page.selectOption('select[aria-label=outcome]', 'denied');
     await expect.poll(() => page.locator('[data-testid=audit] tbody tr').count()).toBe(1);
     await shot(page, 'security');
@@ -380,6 +442,12 @@ describe('tack console: pages', () => {
   it('knowledge: the link graph by trust tier, a concept with its provenance, an attested computation run', async () => {
     const page = await open('#/knowledge/shop/computations/revenue-year-sqlite');
     await page.waitForSelector('[data-testid=graph][data-drawn=yes]');
+    // Labels are laid out: some shown, none over another (test/console/rules.test.ts), the rest on hover.
+    await page.waitForSelector('[data-labels-shown]');
+    expect(Number(await page.getAttribute('[data-labels-shown]', 'data-labels-shown'))).toBeGreaterThan(2);
+    // Cytoscape's own stylesheet would be an inline <style>: the page has none, and nothing was refused.
+    expect(await page.locator('style').count()).toBe(0);
+    expect(cspViolations).toEqual([]);
     expect(await page.textContent('[data-testid=bundle-summary]')).toMatch(/\d+ concepts, \d+ links/);
     const concept = page.locator('[data-testid=concept]');
     await concept.waitFor();
@@ -406,6 +474,56 @@ describe('tack console: pages', () => {
     await page.click('text=missing-reference');
     await page.waitForSelector('[data-testid=skill-body]');
     expect(await page.textContent('[data-testid=skill-issues]')).toContain('warning');
+    await page.close();
+  });
+});
+
+describe('tack console: the first look', () => {
+  it('the examples project: its Knowledge page draws the weather bundle; skill descriptions are cut at a word', async () => {
+    // The examples' own configuration, without starting its servers (the pages tested here need none).
+    const examples = await resolveProjectTrust(loadConfig({ cwd: join(REPO, 'examples'), env: p.env }), {
+      trustProject: true,
+    });
+    const consoleOf = await startConsole({ config: { ...examples, servers: [] } });
+    cleanups.push(() => consoleOf.close());
+    const page = await open('#/knowledge', consoleOf.url);
+    await page.waitForSelector('text=weather');
+    await page.goto(`${consoleOf.url}#/knowledge/weather/metrics/wind`);
+    await page.waitForSelector('[data-testid=graph][data-drawn=yes]');
+    expect(await page.textContent('[data-testid=bundle-summary]')).toMatch(/\d+ concepts, \d+ links/);
+    expect(await page.textContent('[data-testid=concept]')).toContain('blowing from the west');
+    await page.waitForSelector('[data-labels-shown]');
+
+    await page.goto(`${consoleOf.url}#/skills`);
+    await page.waitForSelector('[data-testid=skill-description]');
+    const cells = await page.locator('[data-testid=skill-description][title]').all();
+    expect(cells.length).toBeGreaterThan(0);
+    for (const cell of cells) {
+      const shown = (await cell.textContent())!;
+      const full = (await cell.getAttribute('title'))!;
+      expect(shown.endsWith('…')).toBe(true);
+      const kept = shown.slice(0, -1);
+      expect(full.startsWith(kept)).toBe(true);
+      // Cut where a word ends: the full text goes on with a space or punctuation there.
+      expect(full.slice(kept.length)).toMatch(/^[\s,.;:)–—-]/);
+    }
+    expect(cspViolations).toEqual([]);
+    await page.close();
+  });
+
+  it('an empty project: trust and the audit log say so in words', async () => {
+    const empty = tempProject('tack-console-empty-');
+    cleanups.push(() => empty[Symbol.dispose]());
+    const emptyConfig = await resolveProjectTrust(empty.load(), { env: {} });
+    const consoleOf = await startConsole({ config: emptyConfig });
+    cleanups.push(() => consoleOf.close());
+    const page = await open('#/security', consoleOf.url);
+    await page.waitForSelector('[data-testid=trust]');
+    expect(await page.textContent('[data-testid=trust]')).toContain('Nothing to trust');
+    expect(await page.textContent('[data-testid=trust]')).not.toContain('(nothing)');
+    expect(await page.textContent('[data-testid=audit-empty]')).toContain('No calls audited yet');
+    expect(await page.locator('[data-testid=audit]').count()).toBe(0);
+    expect(cspViolations).toEqual([]);
     await page.close();
   });
 });

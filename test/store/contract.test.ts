@@ -259,6 +259,21 @@ describe.each(engines)('the store contract on $name', (engine) => {
     ]);
   });
 
+  it('pins: the projects an identity was seen in, each noted once, sorted', async () => {
+    const store = await engine.open();
+    expect(await store.pins.projects()).toEqual(new Map());
+    await store.pins.noteProject('/p/shop', ['fs stdio:a', 'git stdio:b']);
+    await store.pins.noteProject('/p/blog', ['fs stdio:a']);
+    await store.pins.noteProject('/p/shop', ['fs stdio:a']);
+    await store.pins.noteProject('/p/blog', []);
+    expect(await store.pins.projects()).toEqual(
+      new Map([
+        ['fs stdio:a', ['/p/blog', '/p/shop']],
+        ['git stdio:b', ['/p/shop']],
+      ]),
+    );
+  });
+
   it('trusted projects, OAuth credentials, embeddings and token counts round-trip', async () => {
     const store = await engine.open();
     await store.trustedProjects.set('/p', { 'tack.json': 'abc' }, '2026-01-01T00:00:00.000Z');
@@ -322,7 +337,7 @@ describe('the PostgreSQL store shared by several instances', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open(url)));
     opened.push(...stores);
     const rows = await stores[0]!.db.query<{ version: number }>('SELECT version FROM tack_schema');
-    expect(rows.map((r) => Number(r.version))).toEqual([1, 2]);
+    expect(rows.map((r) => Number(r.version))).toEqual([1, 2, 3]);
   });
 
   it('refuses a database migrated by a newer tack, naming the server without its password', async () => {
@@ -333,7 +348,7 @@ describe('the PostgreSQL store shared by several instances', () => {
     const withPassword = url.replace('tack@', 'tack:hunter2@');
     const error = await PostgresStore.open(withPassword).catch((e: unknown) => e);
     expect(TackError.isInstance(error) && error.code).toBe('STORE_FAILED');
-    expect((error as Error).message).toMatch(/schema version 99, newer than this tack understands \(2\)/);
+    expect((error as Error).message).toMatch(/schema version 99, newer than this tack understands \(3\)/);
     expect((error as Error).message).not.toContain('hunter2');
   });
 

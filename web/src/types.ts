@@ -42,7 +42,8 @@ export interface ServersView {
   servers: ServerRow[];
   perServer: Array<{ server: string; tools: number; tokens: number }>;
   inlineTokens: number;
-  deferredTokens: number;
+  /** Only when a session defers. */
+  deferredTokens?: number;
   deferred: boolean;
   mode: string;
   contextWindow: number;
@@ -172,6 +173,8 @@ export type TimelineEvent = { seq: number; at: string } & (
       model: string;
       cwd: string;
       parent?: { sessionId: string; callId: string };
+      pid?: number;
+      hostname?: string;
     }
   | SubagentEvent
   | {
@@ -201,4 +204,6 @@ export interface SessionDetail {
   events: TimelineEvent[];
   problems: string[];
   offset: number;
+  /** live: still running; ended; abandoned: its process is gone without writing its end. */
+  liveness: 'live' | 'ended' | 'abandoned';
 }

@@ -262,7 +262,7 @@ async function open(
     ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
   };
   const mode = approveMode(options.approve);
-  return startAgent({
+  const agent = await startAgent({
     config,
     ...(extra.model ? { model: extra.model } : options.model ? { model: options.model } : {}),
     ...(mode ? { approve: mode } : {}),
@@ -290,6 +290,40 @@ async function open(
     },
     onWarning: (warning) => warn(warning.message),
   });
+  return endOnSignals(agent);
+}
+
+/** Signals that end a run or chat, with the exit code a shell gives a process they kill (128 + number). */
+const ENDING_SIGNALS: ReadonlyArray<[NodeJS.Signals, number]> = [
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+  ['SIGINT', 130],
+];
+
+/**
+ * SIGTERM, SIGHUP and a SIGINT nobody else handles (no run in flight to interrupt) end the process as they would
+ * by default, after the session wrote its `session-end`: without it the transcript and the index would show the
+ * session running forever. Handlers are removed when the agent is closed.
+ */
+function endOnSignals(agent: RunningAgent): RunningAgent {
+  const offs = ENDING_SIGNALS.map(([signal, code]) => {
+    const handler = () => {
+      // A run in flight takes Ctrl-C itself: it interrupts the run, not the session (runWithInterrupt).
+      if (signal === 'SIGINT' && process.listenerCount('SIGINT') > 1) return;
+      agent.session.close(`stopped by ${signal}`);
+      process.exit(code);
+    };
+    process.on(signal, handler);
+    return () => process.off(signal, handler);
+  });
+  const close = agent.close;
+  return {
+    ...agent,
+    close: async () => {
+      for (const off of offs) off();
+      await close();
+    },
+  };
 }
 
 /** Ctrl-C aborts the run in flight (not the session); a second Ctrl-C leaves. */

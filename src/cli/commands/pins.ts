@@ -1,3 +1,4 @@
+import { sep } from 'node:path';
 import type { TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
 import { hostDefinitions, serverIdentity } from '../../mcp/definitions.js';
@@ -13,6 +14,8 @@ import { type GlobalOptions, loadCliConfig, withHost } from '../with-host.js';
 export interface PinsOptions extends GlobalOptions {
   /** Connect the servers first: pin what is new and hold what changed, then list. */
   check?: boolean;
+  /** Every project's pins, each with the projects it was seen in (default: the current project's). */
+  all?: boolean;
 }
 
 type Status = 'pinned' | 'changed' | 'flagged';
@@ -32,7 +35,9 @@ export async function pinsListCommand(server: string | undefined, options: PinsO
       );
     });
   return withStore(options, async (store, config) => {
-    const records = await select(store, config, server);
+    const seenIn = await store.pins.projects();
+    const selected = await select(store, config, server);
+    const records = options.all ? selected : selected.filter((r) => ofProject(r.identity, config, seenIn));
     const rows = records.map((r) => ({
       server: serverOf(r.identity, config),
       kind: r.kind,
@@ -44,24 +49,33 @@ export async function pinsListCommand(server: string | undefined, options: PinsO
         ? { pending: { sha256: r.pending.sha256, reason: r.pending.reason, since: r.pending.since } }
         : {}),
       identity: r.identity,
+      projects: seenIn.get(r.identity) ?? [],
     }));
     if (options.json) printJson(rows);
     else if (rows.length === 0)
       print(
-        'Nothing pinned yet: definitions are pinned the first time a session (or `tack pins list --check`) sees them.',
+        options.all
+          ? 'Nothing pinned yet: definitions are pinned the first time a session (or `tack pins list --check`) sees them.'
+          : `Nothing pinned for this project (${config.projectRoot}) yet: definitions are pinned the first time a session (or \`tack pins list --check\`) sees them. \`tack pins list --all\` lists every project's.`,
       );
     else {
+      const headers = ['SERVER', 'KIND', 'NAME', 'STATUS', 'SHA256', 'SINCE'];
       print(
         table(
-          ['SERVER', 'KIND', 'NAME', 'STATUS', 'SHA256', 'SINCE'],
-          rows.map((r) => [
-            r.server,
-            r.kind,
-            r.name || '-',
-            r.status,
-            (r.pending?.sha256 ?? r.sha256).slice(0, 12) || '-',
-            (r.pending?.since ?? r.pinnedAt).slice(0, 19),
-          ]),
+          options.all ? [...headers, 'PROJECT'] : headers,
+          rows.map((r) => {
+            const cells = [
+              r.server,
+              r.kind,
+              r.name || '-',
+              r.status,
+              (r.pending?.sha256 ?? r.sha256).slice(0, 12) || '-',
+              (r.pending?.since ?? r.pinnedAt).slice(0, 19),
+            ];
+            // Pins older than the projects' notes were seen in no project tack knows of.
+            if (options.all) cells.push(r.projects.join(', ') || '(not recorded)');
+            return cells;
+          }),
         ),
       );
       for (const r of rows.filter((x) => x.pending)) print(`\n${r.server}: ${r.pending!.reason}`);
@@ -79,8 +93,12 @@ export async function pinsDiffCommand(
   options: GlobalOptions,
 ): Promise<number> {
   return withStore(options, async (store, config) => {
+    const seenIn = server === undefined ? await store.pins.projects() : undefined;
     const held = (await select(store, config, server)).filter(
-      (r) => r.pending && (name === undefined || r.name === name),
+      (r) =>
+        r.pending &&
+        (name === undefined || r.name === name) &&
+        (seenIn === undefined || ofProject(r.identity, config, seenIn)),
     );
     // What the scan finds in the waiting version, each finding explained: the reviewer reads why, not only what.
     const findingsOf = (r: (typeof held)[number]) =>
@@ -190,6 +208,24 @@ async function select(
   const identity = entry ? serverIdentity(entry) : undefined;
   const mine = all.filter((r) => (identity ? r.identity === identity : r.identity.startsWith(`${server} `)));
   return mine;
+}
+
+/**
+ * Whether a pinned identity belongs to the current project: seen in it, or one of its configured servers (user
+ * servers included; pins older than the projects' notes are found so), or a skill in its folder or skill folders.
+ */
+function ofProject(
+  identity: string,
+  config: TackConfig,
+  seenIn: ReadonlyMap<string, readonly string[]>,
+): boolean {
+  if (seenIn.get(identity)?.includes(config.projectRoot)) return true;
+  if (config.servers.some((s) => serverIdentity(s) === identity)) return true;
+  if (!identity.startsWith('skill ')) return false;
+  const dir = identity.slice('skill '.length);
+  return [config.projectRoot, ...config.skillFolders].some(
+    (folder) => dir === folder || dir.startsWith(`${folder}${sep}`),
+  );
 }
 
 function serverOf(identity: string, config: TackConfig): string {

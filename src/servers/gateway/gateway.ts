@@ -54,6 +54,8 @@ export interface GatewayOptions {
   scanBytes?: number | undefined;
   /** tack.json `scan.judge`: the judge whose cached verdicts decide definitions the scan leaves in doubt. */
   scanJudge?: { model: string } | undefined;
+  /** The project served, noted with the pins' identities (`tack pins list` shows a project's own). */
+  project?: string | undefined;
   /** Where the gateway's warnings go (a definition held back, once each); default nowhere. */
   onWarning?: WarningSink | undefined;
   /** Where the configuration came from, said in the instructions when it names no server (start.ts). */
@@ -97,7 +99,11 @@ export class Gateway {
           ? new DefinitionGuard(
               store.pins,
               guardOptions(
-                { limits: { scanBytes: options.scanBytes }, scan: { judge: options.scanJudge } },
+                {
+                  limits: { scanBytes: options.scanBytes },
+                  scan: { judge: options.scanJudge },
+                  projectRoot: options.project,
+                },
                 store,
               ),
             )

@@ -107,6 +107,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
       toolTerms: new ToolTermCache(join(options.config.paths.stateDir, 'indexes', 'tool-terms.idx')),
       scanBytes: options.config.limits.scanBytes,
       scanJudge: options.config.scan.judge,
+      project: options.config.projectRoot,
       onWarning,
       configuredFrom: configuredFrom(options.config),
     });

@@ -124,6 +124,17 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<{ version: number; name: string;
       );
       CREATE INDEX input_history_project ON input_history (project, id);`,
   },
+  {
+    version: 3,
+    name: 'the projects each pinned identity was seen in',
+    sql: `
+      CREATE TABLE pin_projects (
+        identity TEXT NOT NULL,
+        project TEXT NOT NULL,
+        seen_at TEXT NOT NULL,
+        PRIMARY KEY (identity, project)
+      );`,
+  },
 ];
 
 /**

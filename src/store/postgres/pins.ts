@@ -6,6 +6,7 @@ import {
   type PinWrite,
   pinParams,
   pinRecordOf,
+  projectsByIdentity,
 } from '../pins.js';
 import type { PostgresDatabase } from './database.js';
 
@@ -33,6 +34,21 @@ export class PostgresPinRecords implements PinRecords {
             [identity],
           );
     return rows.map(pinRecordOf);
+  }
+
+  async noteProject(project: string, identities: readonly string[]): Promise<void> {
+    if (identities.length === 0) return;
+    const now = new Date().toISOString();
+    await this.#db.transaction(async (query) => {
+      for (const identity of identities) await query(PIN_SQL.noteProject, [identity, project, now]);
+    });
+  }
+
+  async projects(): Promise<Map<string, string[]>> {
+    const rows = await this.#db.query<{ identity: string; project: string }>(
+      'SELECT identity, project FROM pin_projects ORDER BY identity COLLATE "C", project COLLATE "C"',
+    );
+    return projectsByIdentity(rows);
   }
 
   async get(identity: string, kind: string, name: string): Promise<PinRecord | undefined> {

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { post, q } from '../api';
 import { Json, Load, Markdown } from '../components';
 import { href, useApi } from '../hooks';
+import { labelsToShow } from '../labels';
 
 interface Bundle {
   name: string;
@@ -164,6 +165,7 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
     // Cytoscape is loaded with the first graph: pages without one never pay for it.
     void import('cytoscape').then(({ default: cytoscape }) => {
       if (!live || !container.current) return;
+      markCytoscapeStylesheet();
       const large = graph.nodes.length > 80;
       cy = cytoscape({
         container: container.current,
@@ -188,7 +190,7 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
               // A large graph's labels are not laid out at all (measuring 300 of them is most of the draw);
               // the one under the pointer is shown (node.hover below).
               label: large ? '' : 'data(label)',
-              'font-size': 9,
+              'font-size': 10,
               'text-valign': 'bottom',
               'text-wrap': 'ellipsis',
               'text-max-width': '120px',
@@ -207,6 +209,8 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
             style: { 'border-style': 'dashed', 'border-width': 2, 'border-color': '#555' },
           },
           { selector: 'node.focus', style: { width: 22, height: 22 } },
+          // A label that would overlap another (or another node) is left out; it shows under the pointer.
+          { selector: 'node.quiet', style: { label: '' } },
           { selector: 'node.hover', style: { label: 'data(label)', 'z-index': 10 } },
           {
             selector: 'edge',
@@ -220,12 +224,33 @@ function GraphView(props: { bundle: string; focus: string | undefined }) {
             },
           },
         ],
-        // A force layout reads well for a few dozen concepts; past that a concentric one is drawn in one pass.
-        layout: large
-          ? { name: 'concentric', animate: false, minNodeSpacing: 4 }
-          : { name: 'cose', animate: false },
+        layout: { name: 'preset' },
       });
       if (props.focus) cy.getElementById(props.focus).addClass('focus');
+      // A force layout reads well for a few dozen concepts, spaced by their labels; past that a concentric one is
+      // drawn in one pass.
+      const layout = cy.layout(
+        large
+          ? { name: 'concentric', animate: false, minNodeSpacing: 4 }
+          : {
+              name: 'cose',
+              animate: false,
+              nodeDimensionsIncludeLabels: true,
+              padding: 20,
+              // The box the graph is drawn in: a layout of its shape is fitted without shrinking its labels.
+              boundingBox: {
+                x1: 0,
+                y1: 0,
+                w: container.current.clientWidth,
+                h: container.current.clientHeight,
+              },
+            },
+      );
+      const drawnCy = cy;
+      layout.one('layoutstop', () => {
+        if (!large && container.current) declutter(drawnCy, container.current, props.focus);
+      });
+      layout.run();
       cyRef.current = cy;
       cy.on('mouseover', 'node', (event) => event.target.addClass('hover'));
       cy.on('mouseout', 'node', (event) => event.target.removeClass('hover'));
@@ -428,4 +453,48 @@ function ComputationRow(props: { computation: Computation }) {
       )}
     </section>
   );
+}
+
+/**
+ * Cytoscape puts a `<style>` element in the page on its first draw (`.__________cytoscape_container { position:
+ * relative }`) unless an element of its id exists; the console's CSP (style-src 'self') refuses inline styles, so
+ * the rule is in style.css and a marker element stands in for the one it would add.
+ */
+function markCytoscapeStylesheet(): void {
+  const id = '__________cytoscape_stylesheet';
+  if (document.getElementById(id)) return;
+  const marker = document.createElement('meta');
+  marker.id = id;
+  document.head.append(marker);
+}
+
+/**
+ * Leaves out the labels that would overlap: the best-linked concepts (and the selected one) keep theirs, the
+ * others show theirs under the pointer. Counts are on the container for the tests.
+ */
+function declutter(cy: Core, container: HTMLElement, focus: string | undefined): void {
+  const nodes = cy.nodes();
+  const candidates = nodes.map((node) => ({
+    id: node.id(),
+    label: node.boundingBox({
+      includeNodes: false,
+      includeEdges: false,
+      includeLabels: true,
+      includeOverlays: false,
+    }),
+    body: node.boundingBox({
+      includeNodes: true,
+      includeEdges: false,
+      includeLabels: false,
+      includeOverlays: false,
+    }),
+    rank: node.degree(false) + (node.id() === focus ? 1_000 : 0),
+  }));
+  const shown = labelsToShow(candidates);
+  nodes.forEach((node) => {
+    if (shown.has(node.id())) node.removeClass('quiet');
+    else node.addClass('quiet');
+  });
+  container.dataset.labelsShown = String(shown.size);
+  container.dataset.labelsHidden = String(nodes.length - shown.size);
 }

@@ -162,19 +162,45 @@ export function SecurityPage() {
 
 function TrustView(props: { trust: SecurityView['trust'] }) {
   const v = props.trust.verdict;
-  if (!v) return <p class="muted">No project files that trust covers ({props.trust.projectRoot}).</p>;
+  const root = props.trust.projectRoot;
+  if (!v || v.basis === 'nothing')
+    return (
+      <p class="muted" data-testid="trust">
+        Nothing to trust: this project ({root}) has no servers, hooks or skills of its own (no tack.json,
+        .mcp.json or skills folder).
+      </p>
+    );
   return (
     <div data-testid="trust">
       <p>
-        {props.trust.projectRoot}: <b>{v.trusted ? 'trusted' : 'not trusted'}</b>
-        {v.basis ? ` (${v.basis})` : ''}
-        {v.trustedAt ? `, since ${v.trustedAt}` : ''}
-        {v.problem ? ` — ${v.problem}` : ''}
+        <b>{v.trusted ? 'Trusted' : 'Not trusted'}</b>: {trustSentence(v, root)}
+        {v.problem ? ` (${v.problem})` : ''}
       </p>
-      {v.changed.length > 0 && <p>changed since trusted: {v.changed.join(', ')}</p>}
-      {props.trust.heldBack && !v.trusted && <Json value={props.trust.heldBack} />}
+      {v.changed.length > 0 && <p>Changed since it was trusted: {v.changed.join(', ')}.</p>}
+      {props.trust.heldBack && !v.trusted && (
+        <>
+          <p>Held back until then:</p>
+          <Json value={props.trust.heldBack} />
+        </>
+      )}
     </div>
   );
+}
+
+/** What the verdict means, in a sentence that says what to do when something is held back. */
+function trustSentence(v: NonNullable<SecurityView['trust']['verdict']>, root: string): string {
+  if (v.trusted)
+    switch (v.basis) {
+      case 'option':
+        return `this project (${root}) is trusted for this run only (--trust-project).`;
+      case 'environment':
+        return `this project (${root}) is trusted because TACK_TRUST_PROJECT=1 is set.`;
+      default:
+        return `its servers, hooks and skills run${v.trustedAt ? `, as trusted on ${v.trustedAt.slice(0, 10)}` : ''} (${root}).`;
+    }
+  if (v.neverTrusted)
+    return `no project servers are trusted yet: its servers, hooks and skills are held back until you run \`tack trust\` in ${root}.`;
+  return `its files changed since they were trusted, so its servers, hooks and skills are held back: review the changes and run \`tack trust\` in ${root} again.`;
 }
 
 function AuditView() {
@@ -212,36 +238,44 @@ function AuditView() {
         </select>
       </div>
       <Load load={load}>
-        {(entries) => (
-          <table class="grid" data-testid="audit">
-            <thead>
-              <tr>
-                <th>time</th>
-                <th>client</th>
-                <th>server</th>
-                <th>tool</th>
-                <th>outcome</th>
-                <th>duration</th>
-                <th>arguments sha256</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((e, i) => (
-                <tr key={i}>
-                  <td>{e.at.slice(0, 19).replace('T', ' ')}</td>
-                  <td>{e.client}</td>
-                  <td>{e.server}</td>
-                  <td>{e.tool}</td>
-                  <td title={e.detail}>{e.outcome}</td>
-                  <td class="num">{e.durationMs} ms</td>
-                  <td>
-                    <code>{e.argsSha256.slice(0, 12)}</code>
-                  </td>
+        {(entries) =>
+          entries.length === 0 ? (
+            <p class="muted" data-testid="audit-empty">
+              {Object.values(filter).some(Boolean)
+                ? 'No audited call matches these filters.'
+                : 'No calls audited yet: calls through `tack serve` and from this console are recorded here, with their outcome and duration.'}
+            </p>
+          ) : (
+            <table class="grid" data-testid="audit">
+              <thead>
+                <tr>
+                  <th>time</th>
+                  <th>client</th>
+                  <th>server</th>
+                  <th>tool</th>
+                  <th>outcome</th>
+                  <th>duration</th>
+                  <th>arguments sha256</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+              </thead>
+              <tbody>
+                {entries.map((e, i) => (
+                  <tr key={i}>
+                    <td>{e.at.slice(0, 19).replace('T', ' ')}</td>
+                    <td>{e.client}</td>
+                    <td>{e.server}</td>
+                    <td>{e.tool}</td>
+                    <td title={e.detail}>{e.outcome}</td>
+                    <td class="num">{e.durationMs} ms</td>
+                    <td>
+                      <code>{e.argsSha256.slice(0, 12)}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
       </Load>
     </>
   );

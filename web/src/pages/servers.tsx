@@ -35,11 +35,17 @@ export function ServersPage() {
                 inline: <b>{view.inlineTokens}</b> tokens every step (
                 {((100 * view.inlineTokens) / view.contextWindow).toFixed(1)} % of {view.contextWindow})
               </div>
-              <div class="card" data-testid="deferred-cost">
-                deferred: <b>{view.deferredTokens}</b> tokens (search_tools, call_tool, always-loaded) —{' '}
-                {view.deferred ? 'a session defers' : 'a session sends every definition'} (toolSearch{' '}
-                {view.mode})
-              </div>
+              {view.deferred && view.deferredTokens !== undefined ? (
+                <div class="card" data-testid="deferred-cost">
+                  deferred: <b>{view.deferredTokens}</b> tokens a step (search_tools, call_tool,
+                  always-loaded): a session defers (toolSearch {view.mode})
+                </div>
+              ) : (
+                <div class="card" data-testid="no-deferral">
+                  a session sends every definition (toolSearch {view.mode}
+                  {view.mode === 'auto' ? ': it defers past 10 % of the window or 40 tools' : ''})
+                </div>
+              )}
             </div>
             <ServersTable view={view} />
             <h2>Tool-definition tokens per server</h2>

@@ -120,15 +120,23 @@ export function SessionPage(props: { id: string }) {
   const detail = load.data;
   useEffect(() => {
     setLive([]);
-    if (!detail || detail.events.some((e) => e.type === 'session-end')) return;
+    if (detail?.liveness !== 'live' || detail.events.some((e) => e.type === 'session-end')) return;
     // A run in progress: the transcript as it is written, from where the page's copy ends.
     const controller = new AbortController();
+    let ended = false;
     setStreaming(true);
     stream(
       `/sessions/${q(props.id)}/live?offset=${detail.offset}`,
-      (event) => setLive((events) => [...events, event as TimelineEvent]),
+      (event) => {
+        if ((event as TimelineEvent).type === 'session-end') ended = true;
+        setLive((events) => [...events, event as TimelineEvent]);
+      },
       controller.signal,
     )
+      .then(() => {
+        // The stream stopped with no end: the session's process is gone. The page asks again what it is now.
+        if (!ended && !controller.signal.aborted) load.reload();
+      })
       .catch(() => {})
       .finally(() => setStreaming(false));
     return () => controller.abort();
@@ -157,6 +165,12 @@ export function SessionPage(props: { id: string }) {
                 <span class="live" data-testid="live">
                   {' '}
                   ● live
+                </span>
+              )}
+              {d.liveness === 'abandoned' && !end && (
+                <span class="muted" data-testid="abandoned">
+                  {' '}
+                  (the process that ran it is gone and wrote no end)
                 </span>
               )}{' '}
               · {d.session.steps} steps · {d.session.inputTokens}/{d.session.outputTokens} tokens · $

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { q } from '../api';
 import { Load } from '../components';
 import { href, useApi } from '../hooks';
+import { cutAtWord } from '../text';
 
 interface SkillsView {
   index?: { text: string; tokens: number; budgetTokens: number; dropped: string[] };
@@ -71,7 +72,7 @@ export function SkillsPage() {
                   </td>
                   <td>{s.scope}</td>
                   <td class="num">{s.indexTokens}</td>
-                  <td class="muted">{s.description.slice(0, 200)}</td>
+                  <Description text={s.description} />
                 </tr>
               ))}
             </tbody>
@@ -137,5 +138,15 @@ export function SkillPage(props: { name: string }) {
         </>
       )}
     </Load>
+  );
+}
+
+/** A description cut at a word to fit the table, the whole of it in the tooltip. */
+function Description(props: { text: string }) {
+  const shown = cutAtWord(props.text, 200);
+  return (
+    <td class="muted" title={shown.cut ? props.text : undefined} data-testid="skill-description">
+      {shown.text}
+    </td>
   );
 }
