@@ -62,5 +62,8 @@ export function jsonTextDepth(text: string, limit: number): number {
  * HTTP, `tack serve` on stdio): -32600 Invalid Request.
  */
 export function depthRefusalError(limit: number): { code: -32600; message: string } {
-  return { code: -32600, message: `Invalid Request: JSON nested deeper than ${limit} levels (limits.jsonDepth)` };
+  return {
+    code: -32600,
+    message: `Invalid Request: JSON nested deeper than ${limit} levels (limits.jsonDepth)`,
+  };
 }

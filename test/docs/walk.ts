@@ -80,7 +80,9 @@ export function docCommands(page: string): { commands: DocCommand[]; skipped: Sk
       continue;
     }
     if (!lines.slice(i + 1, end).some((line) => line.startsWith('$ ')))
-      throw new Error(`${page}:${i + 1}: a console block without a \`$ \` command line (a block cut in two?)`);
+      throw new Error(
+        `${page}:${i + 1}: a console block without a \`$ \` command line (a block cut in two?)`,
+      );
     let current: DocCommand | undefined;
     for (let j = i + 1; j < end; j++) {
       const text = lines[j] ?? '';
