@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { MAX_ATTACHMENT_CHARS, MAX_ATTACHMENTS } from '../mcp/attachments.js';
 
 /** Files attached per message, and characters read of each: a mention never floods the context. */
-export const MAX_MENTIONS = 5;
-export const MAX_MENTION_CHARS = 50_000;
+export const MAX_MENTIONS = MAX_ATTACHMENTS;
+export const MAX_MENTION_CHARS = MAX_ATTACHMENT_CHARS;
 /** Completion lists at most this many entries of a folder. */
 export const MAX_COMPLETIONS = 200;
 
@@ -46,15 +47,29 @@ export function commonPrefix(words: readonly string[]): string {
  * MAX_MENTION_CHARS; the notes say what was attached or why not.
  */
 export function attachMentions(message: string, cwd: string): { text: string; notes: string[] } {
+  const { parts, notes } = fileAttachments(message, cwd);
+  return { text: parts.length > 0 ? `${message}\n\n${parts.join('\n\n')}` : message, notes };
+}
+
+/**
+ * The files `message` mentions as attachments (at most `max`), without the message; `skip` leaves out what is
+ * not a file (`@server:uri`, a resource).
+ */
+export function fileAttachments(
+  message: string,
+  cwd: string,
+  options: { max?: number; skip?: (mention: string) => boolean } = {},
+): { parts: string[]; notes: string[] } {
+  const max = options.max ?? MAX_MENTIONS;
   const notes: string[] = [];
   const seen = new Set<string>();
   const parts: string[] = [];
   for (const match of message.matchAll(/(?:^|\s)@([^\s]+)/g)) {
     const path = match[1]!.replace(/[.,;:!?)]+$/, '');
-    if (seen.has(path)) continue;
+    if (seen.has(path) || options.skip?.(path)) continue;
     seen.add(path);
-    if (parts.length >= MAX_MENTIONS) {
-      notes.push(`@${path} not attached: at most ${MAX_MENTIONS} files per message`);
+    if (parts.length >= max) {
+      notes.push(`@${path} not attached: at most ${max} files per message`);
       continue;
     }
     const file = resolve(cwd, path);
@@ -74,7 +89,7 @@ export function attachMentions(message: string, cwd: string): { text: string; no
       // Not a file (an e-mail address, a handle): left as typed.
     }
   }
-  return { text: parts.length > 0 ? `${message}\n\n${parts.join('\n\n')}` : message, notes };
+  return { parts, notes };
 }
 
 function inside(root: string, path: string): boolean {
