@@ -41,7 +41,9 @@ export function helpText(extra: ReadonlyArray<{ name: string; help: string }> = 
     ...(extra.length > 0
       ? ['', 'Prompts and skills (name=value or values in order; quote values with spaces):']
       : []),
-    ...extra.map((c) => `${c.name.padEnd(extraWidth)}  ${c.help}`),
+    ...extra.map((c) =>
+      c.name.length > extraWidth ? `${c.name}\n    ${c.help}` : `${c.name.padEnd(extraWidth)}  ${c.help}`,
+    ),
     '',
     ...KEYS.map(([k, what]) => `${k.padEnd(keyWidth)}  ${what}`),
     '',
