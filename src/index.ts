@@ -119,6 +119,12 @@ export {
 } from './config/schema.js';
 export { addPermissionRule } from './config/user-rules.js';
 export { type ErrorSubject, errorMessage, TackError, type TackErrorCode } from './errors.js';
+export {
+  MAX_ATTACHMENT_CHARS,
+  MAX_ATTACHMENTS,
+  MAX_PROMPT_TEXT_CHARS,
+  resourceAttachment,
+} from './mcp/attachments.js';
 export { Catalog, type CatalogTool, type ServerListings } from './mcp/catalog.js';
 export {
   type ConnectionStatus,
@@ -133,6 +139,30 @@ export { type HostServerDefinitions, hostDefinitions, serverIdentity } from './m
 export { type HostEvent, type HostOptions, McpHost, TACK_CLIENT_INFO, unknownServer } from './mcp/host.js';
 export { assignToolNames, MAX_TOOL_NAME_LENGTH, sanitizeToolName, serverOfToolName } from './mcp/names.js';
 export { type OAuthLoginRequest, type OAuthOptions, oauthResource, TackOAuthProvider } from './mcp/oauth.js';
+export {
+  type ArgumentTarget,
+  argumentAt,
+  argumentWord,
+  COMPLETION_TIMEOUT_MS,
+  type CommandWord,
+  completePromptArgument,
+  type ExpandedPrompt,
+  expandPromptCommand,
+  type HeldPromptCheck,
+  type PromptCommand,
+  parsePromptArguments,
+  promptCommands,
+  promptTurn,
+  promptUsage,
+  splitCommandWords,
+} from './mcp/prompt-command.js';
+export {
+  completeResourceMention,
+  findResourceMentions,
+  type ResolvedMentions,
+  type ResourceMention,
+  resolveResourceMentions,
+} from './mcp/resource-mention.js';
 export {
   DEFAULT_MAX_MESSAGE_BYTES,
   type EnvSource,
