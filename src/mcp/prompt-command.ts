@@ -87,7 +87,8 @@ export function splitCommandWords(text: string): CommandWord[] {
  */
 export function parsePromptArguments(command: PromptCommand, text: string): Record<string, string> {
   const declared = command.prompt.arguments ?? [];
-  const args: Record<string, string> = {};
+  // No prototype: an argument named `constructor` or `__proto__` is an argument like any other.
+  const args: Record<string, string> = Object.create(null);
   const positional: string[] = [];
   for (const word of splitCommandWords(text)) {
     if (word.name === undefined) positional.push(word.value);
@@ -99,7 +100,7 @@ export function parsePromptArguments(command: PromptCommand, text: string): Reco
         usageHint(command, 'Its arguments'),
       );
   }
-  const open = declared.filter((a) => !(a.name in args));
+  const open = declared.filter((a) => !Object.hasOwn(args, a.name));
   if (positional.length > 0 && open.length === 0)
     throw new TackError(
       'USAGE',
@@ -110,7 +111,21 @@ export function parsePromptArguments(command: PromptCommand, text: string): Reco
     if (i >= positional.length) return;
     args[argument.name] = i === open.length - 1 ? positional.slice(i).join(' ') : positional[i]!;
   });
-  const missing = declared.filter((a) => a.required === true && !(a.name in args));
+  checkPromptArguments(command, args);
+  return args;
+}
+
+/** A USAGE error naming the required arguments `args` leaves out, or an argument the prompt does not declare. */
+export function checkPromptArguments(command: PromptCommand, args: Record<string, string>): void {
+  const declared = command.prompt.arguments ?? [];
+  const unknown = Object.keys(args).find((name) => !declared.some((a) => a.name === name));
+  if (unknown !== undefined)
+    throw new TackError(
+      'USAGE',
+      `${command.command}: no argument named "${unknown}"`,
+      usageHint(command, 'Its arguments'),
+    );
+  const missing = declared.filter((a) => a.required === true && !Object.hasOwn(args, a.name));
   if (missing.length > 0)
     throw new TackError(
       'USAGE',
@@ -119,7 +134,6 @@ export function parsePromptArguments(command: PromptCommand, text: string): Reco
         .join(', ')}`,
       usageHint(command, 'Usage'),
     );
-  return args;
 }
 
 /** `/mcp__s__p city=<city> [state=<state>]`: the line /help and the errors show. */
@@ -171,7 +185,20 @@ export async function expandPromptCommand(
   if (!match) return undefined;
   const command = promptCommands(host.catalog).find((c) => c.command === match[1]);
   if (!command) return undefined;
-  const args = parsePromptArguments(command, match[2] ?? '');
+  return runPromptCommand(host, command, parsePromptArguments(command, match[2] ?? ''), options);
+}
+
+/**
+ * Runs one prompt command with its arguments (checked: the required ones given, no unknown ones): a held prompt
+ * is refused before its server is asked; the result comes back as the text of a user turn (promptTurn).
+ */
+export async function runPromptCommand(
+  host: McpHost,
+  command: PromptCommand,
+  args: Record<string, string>,
+  options: RequestCallOptions & { held?: readonly HeldPromptCheck[] } = {},
+): Promise<ExpandedPrompt> {
+  checkPromptArguments(command, args);
   const held = options.held?.find(
     (h) => h.kind === 'prompt' && h.server === command.server && h.name === command.prompt.name,
   );
@@ -271,13 +298,13 @@ export function argumentAt(commands: readonly PromptCommand[], before: string): 
   const words = splitCommandWords(rest);
   // A new word starts after trailing whitespace (or when nothing is typed yet).
   const typing = rest === '' || /\s$/.test(rest) ? { value: '', start: rest.length } : words.pop()!;
-  const given: Record<string, string> = {};
+  const given: Record<string, string> = Object.create(null);
   const positional: string[] = [];
   for (const word of words) {
     if (word.name !== undefined) given[word.name] = word.value;
     else positional.push(word.value);
   }
-  const open = declared.filter((a) => !(a.name in given));
+  const open = declared.filter((a) => !Object.hasOwn(given, a.name));
   open.slice(0, positional.length).forEach((a, i) => {
     given[a.name] = positional[i]!;
   });

@@ -161,7 +161,7 @@ export function completeInput(agent: RunningAgent, editor: EditorState, cwd: str
     target.named || word.includes('=') || /^["']/.test(word)
       ? []
       : (target.command.prompt.arguments ?? [])
-          .filter((a) => !(a.name in target.given) && `${a.name}=`.startsWith(word))
+          .filter((a) => !Object.hasOwn(target.given, a.name) && `${a.name}=`.startsWith(word))
           .map((a) => `${a.name}=`);
   const later = completePromptArgument(host, target).then((values) =>
     values.map((value) => argumentWord(target, value)),
