@@ -145,6 +145,7 @@ export {
   argumentWord,
   COMPLETION_TIMEOUT_MS,
   type CommandWord,
+  checkPromptArguments,
   completePromptArgument,
   type ExpandedPrompt,
   expandPromptCommand,
@@ -154,6 +155,7 @@ export {
   promptCommands,
   promptTurn,
   promptUsage,
+  runPromptCommand,
   splitCommandWords,
 } from './mcp/prompt-command.js';
 export {

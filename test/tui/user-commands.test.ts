@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ptyTack } from '../helpers/cli.js';
 import { providerEnv } from '../helpers/fake-provider.js';
 import { EVERYTHING, fixtureEntry } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
@@ -110,4 +111,31 @@ describe('prompts, skills and resources in the real tack chat', () => {
     s.keys('\u0004');
     expect(await s.exited()).toBe(0);
   }, 90_000);
+
+  it('the line mode runs the same prompt commands and mentions', async () => {
+    const p = scope.project('tack-tui-user-commands-plain-');
+    p.write('tack.json', {
+      mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+    });
+    const provider = await fake([{ text: 'Plain prompt done.' }, { text: 'Plain mention done.' }]);
+    const chat = ptyTack(['chat', '--plain', ...MODEL], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+      onStart: (kill) => cleanups.push(kill),
+    });
+    await chat.waitFor('/exit');
+    chat.type('/mcp__everything__args-prompt');
+    await chat.waitFor('needs argument city');
+    chat.type('/mcp__everything__args-prompt Lisbon');
+    await chat.waitFor('Plain prompt done.');
+    expect(lastUserText(provider.requests[0]!.messages)).toBe("What's weather in Lisbon?");
+    chat.type('read @everything:demo://resource/dynamic/text/2');
+    await chat.waitFor('Plain mention done.');
+    expect(lastUserText(provider.requests[1]!.messages)).toContain(
+      'Resource 2: This is a plaintext resource',
+    );
+    expect(provider.requests).toHaveLength(2);
+    chat.type('/exit');
+    expect(await chat.exited()).toBe(0);
+  }, 60_000);
 });

@@ -558,10 +558,26 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
           }
           await switchTo(picked, model);
         }
-      } else if (name?.startsWith('/')) {
-        print(`unknown command ${name}: ${commands}`);
       } else {
-        await runWithInterrupt(agent, line);
+        // Prompt and skill commands, @file and @server:uri: the full screen's own code (no Ink in it).
+        const input = await import('../../tui/chat-input.js');
+        if (name?.startsWith('/') && !input.isUserCommand(agent, name)) {
+          print(`unknown command ${name}: ${commands} (and the prompt and skill commands)`);
+          continue;
+        }
+        let turn: Awaited<ReturnType<typeof input.prepareTurn>>;
+        try {
+          turn = await input.prepareTurn(agent, line, process.cwd());
+        } catch (error) {
+          warn(
+            TackError.isInstance(error) && error.hint
+              ? `${error.message} (${error.hint})`
+              : errorMessage(error),
+          );
+          continue;
+        }
+        for (const note of turn.notes) writeErr(`${note}\n`);
+        await runWithInterrupt(agent, turn.message);
         write('\n');
       }
     }
