@@ -22,6 +22,7 @@ export type { CodeModeOptions, CodeModeSetting } from './agent/code-mode.js';
 export { estimateTokens } from './agent/compaction.js';
 export { HARNESS_RULES, systemPrompt } from './agent/context.js';
 export type { AgentEvent, DefinitionNotice, EndReason, SubagentEvent, Usage } from './agent/events.js';
+export { fileAttachments } from './agent/file-mentions.js';
 export { type Guidelines, type GuidelinesLayer, loadGuidelines } from './agent/guidelines.js';
 export type { DefinitionReviewer } from './agent/held.js';
 export { type HookResult, type HooksConfig, runHooks } from './agent/hooks.js';
@@ -78,6 +79,16 @@ export {
   resumeState,
   Transcript,
 } from './agent/transcript.js';
+export {
+  BUILT_IN_COMMANDS,
+  chatPromptCommands,
+  isUserCommand,
+  type PreparedTurn,
+  prepareTurn,
+  type SkillCommand,
+  skillCommands,
+  userCommandHelp,
+} from './agent/user-turn.js';
 export {
   applyProjectTrust,
   type HeldBack,

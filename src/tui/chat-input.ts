@@ -1,131 +1,19 @@
 import type { RunningAgent } from '../agent/agent.js';
-import { MAX_ATTACHMENTS } from '../mcp/attachments.js';
-import {
-  argumentAt,
-  argumentWord,
-  completePromptArgument,
-  expandPromptCommand,
-  type PromptCommand,
-  promptCommands,
-  promptUsage,
-} from '../mcp/prompt-command.js';
-import {
-  completeResourceMention,
-  findResourceMentions,
-  resolveResourceMentions,
-} from '../mcp/resource-mention.js';
-import type { SkillEntry } from '../skills/library.js';
-import { COMMANDS, completeCommand } from './commands.js';
+import { chatPromptCommands, skillCommands } from '../agent/user-turn.js';
+import { argumentAt, argumentWord, completePromptArgument } from '../mcp/prompt-command.js';
+import { completeResourceMention } from '../mcp/resource-mention.js';
+import { completeCommand } from './commands.js';
 import type { EditorState } from './editor.js';
-import { completeMention, fileAttachments, MAX_COMPLETIONS } from './mentions.js';
+import { completeMention, MAX_COMPLETIONS } from './mentions.js';
+
+// The turn itself (prompt and skill commands, mentions) is the library's: agent/user-turn.ts.
+export { isUserCommand, prepareTurn, userCommandHelp } from '../agent/user-turn.js';
 
 /**
  * What the user controls in the chat besides typing: the servers' prompts as `/mcp__server__prompt` commands,
  * skills as `/skill-name`, and resources as `@server:uri` mentions (next to `@file`). The library does the MCP
- * side (mcp/prompt-command.ts, mcp/resource-mention.ts); this module puts it into a turn and into Tab.
+ * side (mcp/prompt-command.ts, mcp/resource-mention.ts) and the turn (agent/user-turn.ts); this module is Tab.
  */
-
-/** A skill the user invokes by name. */
-export interface SkillCommand {
-  command: string;
-  skill: SkillEntry;
-}
-
-/** Names the chat's own commands take; a skill of the same name is left to them. */
-const BUILT_IN = new Set([...COMMANDS.map((c) => c.name), '/quit']);
-
-export function skillCommands(agent: RunningAgent): SkillCommand[] {
-  return agent.skills.skills
-    .map((skill) => ({ command: `/${skill.name}`, skill }))
-    .filter((c) => !BUILT_IN.has(c.command) && !/\s/.test(c.command));
-}
-
-/** The prompt commands of the servers connected now (a server that is down offers none). */
-export function chatPromptCommands(agent: RunningAgent): PromptCommand[] {
-  return agent.host ? promptCommands(agent.host.catalog) : [];
-}
-
-/** Whether `name` (`/...`) is a prompt or skill command of this session. */
-export function isUserCommand(agent: RunningAgent, name: string): boolean {
-  return (
-    chatPromptCommands(agent).some((c) => c.command === name) ||
-    skillCommands(agent).some((c) => c.command === name)
-  );
-}
-
-/** /help's lines for the prompt and skill commands (descriptions on one line, cut). */
-export function userCommandHelp(agent: RunningAgent): Array<{ name: string; help: string }> {
-  const oneLine = (text: string | undefined) => {
-    const flat = (text ?? '').replace(/\s+/g, ' ').trim();
-    return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
-  };
-  return [
-    ...chatPromptCommands(agent).map((c) => ({
-      name: promptUsage(c),
-      help: `prompt of ${c.server}${c.prompt.description ? `: ${oneLine(c.prompt.description)}` : ''}`,
-    })),
-    ...skillCommands(agent).map((c) => ({ name: c.command, help: `skill: ${oneLine(c.skill.description)}` })),
-  ];
-}
-
-/** A message ready for the session: what the model gets, and a line per attachment or omission for the person. */
-export interface PreparedTurn {
-  message: string;
-  notes: string[];
-  /** The skill a `/skill-name` activated, for the status line. */
-  skill?: string;
-}
-
-/**
- * The user's turn from what was typed: a prompt command becomes the prompt's messages, a skill command the
- * skill's instructions (as activate_skill gives them) followed by what was typed after it, and every `@file` and
- * `@server:uri` of the typed text is attached. Throws a TackError a prompt command cannot run with (a missing
- * argument, a held prompt, the server's refusal); a mention that cannot be read is only a note.
- */
-export async function prepareTurn(
-  agent: RunningAgent,
-  typed: string,
-  cwd: string,
-  signal?: AbortSignal,
-): Promise<PreparedTurn> {
-  const notes: string[] = [];
-  let body = typed;
-  let skill: string | undefined;
-  const first = /^\/\S+/.exec(typed)?.[0];
-  if (first && agent.host) {
-    const expanded = await expandPromptCommand(agent.host, typed, {
-      held: agent.session.held,
-      ...(signal ? { signal } : {}),
-    });
-    if (expanded) {
-      body = expanded.text;
-      for (const note of expanded.notes) notes.push(note);
-    }
-  }
-  const skillCommand =
-    first && body === typed ? skillCommands(agent).find((c) => c.command === first) : undefined;
-  if (skillCommand) {
-    const activation = await agent.session.activateSkill(skillCommand.skill.name);
-    const rest = typed.slice(first!.length).trim();
-    body = `${activation.text}\n\n${rest || `Follow the instructions of skill ${skillCommand.skill.name} above.`}`;
-    skill = skillCommand.skill.name;
-    notes.push(activation.alreadyActive ? `skill ${skill} is already active` : `activated skill ${skill}`);
-  }
-  const isServer = (name: string) => agent.host?.has(name) === true;
-  const resources = findResourceMentions(typed, isServer);
-  const files = fileAttachments(typed, cwd, {
-    skip: (mention) => resources.some((r) => mention === r.raw || mention.startsWith(`${r.server}:`)),
-  });
-  const read = agent.host
-    ? await resolveResourceMentions(agent.host, typed, {
-        max: MAX_ATTACHMENTS,
-        ...(signal ? { signal } : {}),
-      })
-    : { attachments: [], notes: [] };
-  for (const note of [...files.notes, ...read.notes]) notes.push(note);
-  const parts = [body, ...files.parts, ...read.attachments];
-  return { message: parts.join('\n\n'), notes, ...(skill ? { skill } : {}) };
-}
 
 /** Tab's options at once (`now`), and those a server is asked for (`later`, bounded by a short timeout). */
 export interface InputCompletions {

@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BUILT_IN_COMMANDS } from '../../src/agent/user-turn.js';
+import { COMMANDS } from '../../src/tui/commands.js';
 import { ptyTack } from '../helpers/cli.js';
 import { providerEnv } from '../helpers/fake-provider.js';
 import { EVERYTHING, fixtureEntry } from '../helpers/project.js';
@@ -22,6 +24,10 @@ function lastUserText(messages: Array<{ role: string; content: unknown }>): stri
 }
 
 describe('prompts, skills and resources in the real tack chat', () => {
+  it("knows the chat's built-in commands, so a skill never takes one's name", () => {
+    expect([...BUILT_IN_COMMANDS].sort()).toEqual([...COMMANDS.map((c) => c.name), '/quit'].sort());
+  });
+
   it('runs a prompt command with arguments, a skill command and an @server:uri mention; the model gets their text', async () => {
     const p = scope.project('tack-tui-user-commands-');
     p.write('tack.json', {

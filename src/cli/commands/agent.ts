@@ -10,6 +10,7 @@ import type { DefinitionReviewer } from '../../agent/held.js';
 import { type AgentInteraction, elicitationValue } from '../../agent/interaction.js';
 import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
+import { isUserCommand, prepareTurn } from '../../agent/user-turn.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, TackError } from '../../errors.js';
 import { earlierSessions, type SessionRow, sessionSummary } from '../../store/sessions.js';
@@ -559,15 +560,14 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
           await switchTo(picked, model);
         }
       } else {
-        // Prompt and skill commands, @file and @server:uri: the full screen's own code (no Ink in it).
-        const input = await import('../../tui/chat-input.js');
-        if (name?.startsWith('/') && !input.isUserCommand(agent, name)) {
+        // Prompt and skill commands, @file and @server:uri, as the full screen sends them.
+        if (name?.startsWith('/') && !isUserCommand(agent, name)) {
           print(`unknown command ${name}: ${commands} (and the prompt and skill commands)`);
           continue;
         }
-        let turn: Awaited<ReturnType<typeof input.prepareTurn>>;
+        let turn: Awaited<ReturnType<typeof prepareTurn>>;
         try {
-          turn = await input.prepareTurn(agent, line, process.cwd());
+          turn = await prepareTurn(agent, line, process.cwd());
         } catch (error) {
           warn(
             TackError.isInstance(error) && error.hint
