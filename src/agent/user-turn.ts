@@ -56,18 +56,27 @@ export function isUserCommand(agent: RunningAgent, name: string): boolean {
   );
 }
 
-/** /help's lines for the prompt and skill commands (descriptions on one line, cut). */
+/** /help lists at most this many prompt and skill commands (the rest complete with Tab), each usage this long. */
+const MAX_HELP_COMMANDS = 200;
+const MAX_USAGE_CHARS = 200;
+
+/** /help's lines for the prompt and skill commands (descriptions on one line, cut; a long list cut, said so). */
 export function userCommandHelp(agent: RunningAgent): Array<{ name: string; help: string }> {
-  const oneLine = (text: string | undefined) => {
+  const oneLine = (text: string | undefined, max = 80) => {
     const flat = (text ?? '').replace(/\s+/g, ' ').trim();
-    return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
+    return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
   };
-  return [
+  const lines = [
     ...chatPromptCommands(agent).map((c) => ({
-      name: promptUsage(c),
+      name: oneLine(promptUsage(c), MAX_USAGE_CHARS),
       help: `prompt of ${c.server}${c.prompt.description ? `: ${oneLine(c.prompt.description)}` : ''}`,
     })),
     ...skillCommands(agent).map((c) => ({ name: c.command, help: `skill: ${oneLine(c.skill.description)}` })),
+  ];
+  if (lines.length <= MAX_HELP_COMMANDS) return lines;
+  return [
+    ...lines.slice(0, MAX_HELP_COMMANDS),
+    { name: '…', help: `and ${lines.length - MAX_HELP_COMMANDS} more (type / and Tab to find them)` },
   ];
 }
 

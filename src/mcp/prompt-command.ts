@@ -1,5 +1,6 @@
 import type { ContentBlock, GetPromptResult, Prompt, PromptArgument } from '@modelcontextprotocol/client';
 import { TackError } from '../errors.js';
+import { printable } from '../util/printable.js';
 import { MAX_ATTACHMENTS, MAX_PROMPT_TEXT_CHARS, mediaNote, resourceAttachment } from './attachments.js';
 import type { Catalog } from './catalog.js';
 import type { McpHost } from './host.js';
@@ -363,7 +364,10 @@ export async function completePromptArgument(
       // Answered after the race was lost, or failed: nobody waits for it any more.
     });
     const values = result?.completion.values ?? [];
-    return values.filter((v): v is string => typeof v === 'string').slice(0, MAX_COMPLETION_VALUES);
+    // A value a terminal would act on (controls, bidi, invisible characters) is never offered to be typed in.
+    return values
+      .filter((v): v is string => typeof v === 'string' && v === printable(v))
+      .slice(0, MAX_COMPLETION_VALUES);
   } catch {
     return [];
   }

@@ -1,4 +1,5 @@
 import { errorMessage } from '../errors.js';
+import { printable } from '../util/printable.js';
 import { MAX_ATTACHMENTS, resourceAttachment } from './attachments.js';
 import type { Catalog } from './catalog.js';
 import type { McpHost } from './host.js';
@@ -113,6 +114,6 @@ export function completeResourceMention(catalog: Catalog, word: string): string[
   const uris = [
     ...server.resources.map((r) => r.uri),
     ...server.resourceTemplates.map((t) => t.uriTemplate),
-  ].filter((uri) => uri.startsWith(prefix) && !/\s/.test(uri));
+  ].filter((uri) => uri.startsWith(prefix) && !/\s/.test(uri) && uri === printable(uri));
   return [...new Set(uris)].slice(0, MAX_RESOURCE_COMPLETIONS).map((uri) => `@${server.server}:${uri}`);
 }

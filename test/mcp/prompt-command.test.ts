@@ -31,6 +31,7 @@ beforeAll(async () => {
   host = await startHost(project, {
     everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
     refusing: fixtureEntry('refusing-server.js', ['--listings']),
+    hostile: fixtureEntry('hostile-text-server.js'),
   });
   commands = promptCommands(host.catalog);
 }, 60_000);
@@ -251,5 +252,25 @@ describe('a server that cannot list its prompts or resources', () => {
     );
     expect(refusing.diagnostics).toContainEqual(expect.stringMatching(/^listing resources failed/));
     expect(commands.some((c) => c.server === 'refusing')).toBe(false);
+  });
+});
+
+describe('a server whose names and URIs carry terminal controls', () => {
+  it('gets a command name inside [A-Za-z0-9_-], and no URI with controls is offered to be typed in', async () => {
+    const hostile = commands.filter((c) => c.server === 'hostile');
+    expect(hostile).toHaveLength(1);
+    expect(hostile[0]!.command).toMatch(/^\/mcp__hostile__[A-Za-z0-9_-]+$/);
+    expect(completeResourceMention(host.catalog, '@hos')).toEqual(['@hostile:']);
+    // The readme's URI is percent-encoded (offered); the template's holds the raw controls (left out).
+    const offered = completeResourceMention(host.catalog, '@hostile:note://');
+    expect(offered.some((c) => c.startsWith('@hostile:note://readme/'))).toBe(true);
+    expect(offered.some((c) => c.startsWith('@hostile:note://t/'))).toBe(false);
+    for (const word of ['@hos', '@hostile:', '@hostile:note://']) {
+      for (const completion of completeResourceMention(host.catalog, word))
+        expect(completion).toMatch(/^[\x20-\x7e]+$/);
+    }
+    // Its prompt still runs under that name, and its text is the server's (the screen makes it printable).
+    const expanded = await expandPromptCommand(host, hostile[0]!.command);
+    expect(expanded?.text).toContain('prompt-message');
   });
 });
