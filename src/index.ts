@@ -22,6 +22,7 @@ export type { CodeModeOptions, CodeModeSetting } from './agent/code-mode.js';
 export { estimateTokens } from './agent/compaction.js';
 export { HARNESS_RULES, systemPrompt } from './agent/context.js';
 export type { AgentEvent, DefinitionNotice, EndReason, SubagentEvent, Usage } from './agent/events.js';
+export { fileAttachments } from './agent/file-mentions.js';
 export { type Guidelines, type GuidelinesLayer, loadGuidelines } from './agent/guidelines.js';
 export type { DefinitionReviewer } from './agent/held.js';
 export { type HookResult, type HooksConfig, runHooks } from './agent/hooks.js';
@@ -78,6 +79,16 @@ export {
   resumeState,
   Transcript,
 } from './agent/transcript.js';
+export {
+  BUILT_IN_COMMANDS,
+  chatPromptCommands,
+  isUserCommand,
+  type PreparedTurn,
+  prepareTurn,
+  type SkillCommand,
+  skillCommands,
+  userCommandHelp,
+} from './agent/user-turn.js';
 export {
   applyProjectTrust,
   type HeldBack,
@@ -152,6 +163,12 @@ export {
 } from './config/schema.js';
 export { addPermissionRule } from './config/user-rules.js';
 export { type ErrorSubject, errorMessage, TackError, type TackErrorCode } from './errors.js';
+export {
+  MAX_ATTACHMENT_CHARS,
+  MAX_ATTACHMENTS,
+  MAX_PROMPT_TEXT_CHARS,
+  resourceAttachment,
+} from './mcp/attachments.js';
 export { Catalog, type CatalogTool, type ServerListings } from './mcp/catalog.js';
 export {
   type ConnectionStatus,
@@ -166,6 +183,32 @@ export { type HostServerDefinitions, hostDefinitions, serverIdentity } from './m
 export { type HostEvent, type HostOptions, McpHost, TACK_CLIENT_INFO, unknownServer } from './mcp/host.js';
 export { assignToolNames, MAX_TOOL_NAME_LENGTH, sanitizeToolName, serverOfToolName } from './mcp/names.js';
 export { type OAuthLoginRequest, type OAuthOptions, oauthResource, TackOAuthProvider } from './mcp/oauth.js';
+export {
+  type ArgumentTarget,
+  argumentAt,
+  argumentWord,
+  COMPLETION_TIMEOUT_MS,
+  type CommandWord,
+  checkPromptArguments,
+  completePromptArgument,
+  type ExpandedPrompt,
+  expandPromptCommand,
+  type HeldPromptCheck,
+  type PromptCommand,
+  parsePromptArguments,
+  promptCommands,
+  promptTurn,
+  promptUsage,
+  runPromptCommand,
+  splitCommandWords,
+} from './mcp/prompt-command.js';
+export {
+  completeResourceMention,
+  findResourceMentions,
+  type ResolvedMentions,
+  type ResourceMention,
+  resolveResourceMentions,
+} from './mcp/resource-mention.js';
 export {
   DEFAULT_MAX_MESSAGE_BYTES,
   type EnvSource,

@@ -71,6 +71,8 @@ export class AgentSession {
   readonly #price: Price | undefined;
   /** The stable parts of the system prompt (context.ts stableParts), then SessionStart hooks' context. */
   #system: ContextPart[] = [];
+  /** Skills activated this session (by the model's activate_skill or the user's /skill): loaded once each. */
+  readonly #activeSkills = new Set<string>();
   #closed = false;
   /** A `session-start`, or a run, not yet followed by its `session-end`: what close() ends. */
   #open = false;
@@ -102,7 +104,7 @@ export class AgentSession {
       reviewer: options.pins?.reviewer,
       emit,
     });
-    const activeSkills = new Set<string>();
+    const activeSkills = this.#activeSkills;
     const window = options.context?.window ?? DEFAULT_CONTEXT_WINDOW;
     this.#tools = new SessionTools({
       host: options.host,
@@ -438,6 +440,21 @@ export class AgentSession {
         };
       },
     );
+  }
+
+  /**
+   * The user invoked skill `name` (the chat's `/skill-name`): its body as activate_skill gives it to the model,
+   * for the user's turn, and the skill counts as active (not loaded twice, attached again after compaction).
+   * A skill already active gives a line saying so; an unknown one throws UNKNOWN_SKILL naming the skills.
+   */
+  async activateSkill(name: string): Promise<{ text: string; alreadyActive: boolean }> {
+    const skills = this.#options.skills;
+    if (!skills)
+      throw new TackError('UNKNOWN_SKILL', `no skill named "${name}"`, {
+        hint: 'This session has no skills.',
+      });
+    const { text, alreadyActive } = await skills.activate(name, this.#activeSkills);
+    return { text, alreadyActive };
   }
 
   /** Forces compaction now (`/compact`); returns what it did. */

@@ -39,6 +39,7 @@ import {
   findConcepts,
   runComputationFor,
 } from './knowledge.js';
+import { readForPage, runPrompt, serverListing } from './listings.js';
 import { type SandboxServer, startSandbox } from './sandbox.js';
 import { acceptHeld, auditEntries, heldDefinitions, projectTrust } from './security.js';
 import { listSessions, sessionDetail, streamTranscript } from './sessions.js';
@@ -183,6 +184,18 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
         contextWindow: catalog.contextWindow,
         tools: catalog.rows.length,
       });
+    }
+    if (section === 'servers' && name) {
+      // A server's prompts and resources: the console has no conversation, so they are run and read here.
+      const held = (await currentView()).held;
+      if (get && !action) return sendJson(res, 200, serverListing(host, name, held));
+      const body = post && (action === 'prompt' || action === 'read') ? await readJsonBody(req) : undefined;
+      const fields = (body ?? {}) as { name?: unknown; arguments?: unknown; uri?: unknown };
+      if (post && action === 'prompt') {
+        if (typeof fields.name !== 'string') throw new TackError('USAGE', 'name is required');
+        return sendJson(res, 200, await runPrompt(host, name, fields.name, fields.arguments, held));
+      }
+      if (post && action === 'read') return sendJson(res, 200, await readForPage(host, name, fields.uri));
     }
     if (get && section === 'tools' && !name) {
       const catalog = await currentView();

@@ -120,6 +120,7 @@ export class ServerConnection {
     this.#listings = new ServerListings(config, this.log, {
       changed: (kind) => options.onChange?.(this, kind),
       updated: (uri) => options.onChange?.(this, 'resource-updated', uri),
+      failed: (message) => this.#diagnose(message),
     });
     this.#opener = new ConnectionOpener({
       name: this.name,

@@ -21,6 +21,8 @@ export interface ListingsEvents {
   changed(kind: ListKind): void;
   /** A watched resource changed. */
   updated(uri: string): void;
+  /** Listing resources or prompts failed at connect: the server serves on without them (one line, for a person). */
+  failed?(message: string): void;
 }
 
 /**
@@ -53,7 +55,20 @@ export class ServerListings {
   async load(client: Client, ro: RequestOptions): Promise<void> {
     const caps = client.getServerCapabilities() ?? {};
     const kinds = (['tools', 'resources', 'prompts'] as const).filter((kind) => caps[kind] !== undefined);
-    await Promise.all(kinds.map((kind) => this.#list(client, kind, ro)));
+    await Promise.all(
+      kinds.map(async (kind) => {
+        try {
+          await this.#list(client, kind, ro);
+        } catch (error) {
+          // Tools are what a server is for: without them it is down. Prompts and resources are extras a client
+          // can go without: the server stays up without them, and says why once.
+          if (kind === 'tools' || ro.signal?.aborted) throw error;
+          this.#events.failed?.(
+            `listing ${kind} failed, so none are offered: ${errorMessage(error).split('\n')[0]}`,
+          );
+        }
+      }),
+    );
   }
 
   /** list_changed arrives unsolicited on a 2025-era connection and on a listen stream on 2026-07-28. */

@@ -5,11 +5,18 @@ import type { ResolvedModel } from '../agent/model.js';
 import type { InputHistory } from '../store/input-history.js';
 import { earlierSessions, type SessionRow } from '../store/sessions.js';
 import type { SecretMasker } from '../util/secrets.js';
-import { completeCommand, costText, helpText, serversText, skillsText, toolsText } from './commands.js';
+import {
+  completeInput,
+  isUserCommand,
+  prepareTurn,
+  userCommandHelp,
+  watchListingFailures,
+} from './chat-input.js';
+import { costText, helpText, serversText, skillsText, toolsText } from './commands.js';
 import { DialogView, InputBox, ItemView, SessionPicker, StatusLine, type Theme } from './components.js';
 import type { DialogQueue } from './dialogs.js';
 import * as ed from './editor.js';
-import { attachMentions, commonPrefix, completeMention } from './mentions.js';
+import { commonPrefix } from './mentions.js';
 import type { TranscriptView, ViewItem } from './transcript-view.js';
 
 /**
@@ -152,6 +159,9 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     };
   }, [view, dialogs]);
 
+  // A server whose prompts or resources could not be listed serves on without them: said once, in a line.
+  useEffect(() => watchListingFailures(agent, (text) => view.notice(text)), [agent, view]);
+
   useEffect(() => {
     const onResize = () => {
       setWidth(stdout.columns || 80);
@@ -178,13 +188,23 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     if (done.length > 0) setCommitted((c) => ({ batch: c.batch + 1, items: done }));
     setExpanded(false);
     view.user(text);
-    const { text: message, notes } = attachMentions(text, cwd);
-    for (const note of notes) view.notice(note);
     const abort = new AbortController();
     controller.current = abort;
     setRunning(true);
     try {
-      await agentRef.current.session.run(message, { signal: abort.signal });
+      // A prompt or skill command becomes its text; @file and @server:uri mentions are attached.
+      let turn: Awaited<ReturnType<typeof prepareTurn>>;
+      try {
+        turn = await prepareTurn(agentRef.current, text, cwd, abort.signal);
+      } catch (error) {
+        // Nothing was sent: the command's usage (its hint) says how to write it.
+        view.apply({ type: 'error', message: errorText(error) });
+        return;
+      }
+      for (const note of turn.notes) view.notice(note);
+      if (turn.skill && !view.status.activeSkills.includes(turn.skill))
+        view.status.activeSkills.push(turn.skill);
+      await agentRef.current.session.run(turn.message, { signal: abort.signal });
     } catch (error) {
       view.apply({ type: 'error', message: error instanceof Error ? error.message : String(error) });
     } finally {
@@ -290,7 +310,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
         exit();
         return;
       case '/help':
-        view.output('/help', helpText());
+        view.output('/help', helpText(userCommandHelp(agent)));
         return;
       case '/tools':
         view.output('/tools', toolsText(agent));
@@ -334,7 +354,8 @@ export function ChatApp(props: ChatAppProps): ReactNode {
         return;
       }
       default:
-        view.output(name ?? line, `unknown command ${name}: type /help for the list`);
+        if (name && isUserCommand(agentRef.current, name)) await run(line);
+        else view.output(name ?? line, `unknown command ${name}: type /help for the list`);
     }
   };
 
@@ -459,18 +480,27 @@ export function ChatApp(props: ChatAppProps): ReactNode {
 
   function complete(): void {
     const editor = editorRef.current;
-    const { word } = ed.wordAtCursor(editor);
-    const options =
-      word.startsWith('/') && editor.text.trimStart() === word
-        ? completeCommand(word)
-        : word.startsWith('@')
-          ? completeMention(word, cwd)
-          : [];
-    if (options.length === 0) return;
+    const { now, later } = completeInput(agentRef.current, editor, cwd);
+    const shown = fill(editor, now);
+    // A server's completions land only if nothing was typed meanwhile.
+    void later?.then((more) => {
+      if (more.length > 0 && editorRef.current === shown) fill(editor, [...now, ...more]);
+    });
+  }
+
+  /** Puts `options` in at the cursor of `editor` (one: whole, several: their common prefix, and the list). */
+  function fill(editor: ed.EditorState, options: string[]): ed.EditorState {
+    if (options.length === 0) return editor;
     const prefix = options.length === 1 ? options[0]! : commonPrefix(options);
-    const filled = options.length === 1 && !prefix.endsWith('/') ? `${prefix} ` : prefix;
-    setEditor(ed.replaceWord(editor, filled));
+    const filled = options.length === 1 && !/[/=:]$/.test(prefix) ? `${prefix} ` : prefix;
+    // Several options that share less than what is typed (a quoted value among names) are listed, not filled in.
+    const next =
+      options.length > 1 && !filled.startsWith(ed.wordAtCursor(editor).word)
+        ? editor
+        : ed.replaceWord(editor, filled);
+    setEditor(next);
     setCompletions(options.length > 1 ? options : []);
+    return next;
   }
 
   function answerDialog(

@@ -19,7 +19,7 @@ export const KEYS: ReadonlyArray<[string, string]> = [
   ['Enter', 'send'],
   ['Alt-Enter, Ctrl-J, or \\ at the end of a line', 'new line'],
   ['Up / Down', 'move between lines; on the first or last line, recall earlier messages of this project'],
-  ['Tab', 'complete a /command or an @file'],
+  ['Tab', 'complete a /command, a prompt argument, an @file or an @server:resource'],
   ['Ctrl-O', 'expand or fold the tool calls of the last turn (arguments and results, secrets masked)'],
   ['Esc', 'interrupt the current step (in a dialog: deny)'],
   ['Ctrl-C', 'interrupt the turn; on an empty prompt, twice to quit'],
@@ -28,15 +28,27 @@ export const KEYS: ReadonlyArray<[string, string]> = [
   ['y / s / a / n', 'in an approval: once / this session / always (saved) / deny'],
 ];
 
-export function helpText(): string {
+/** /help: the built-in commands, then `extra` (the servers' prompts and the skills, chat-input.ts), the keys. */
+export function helpText(extra: ReadonlyArray<{ name: string; help: string }> = []): string {
   const width = COMMANDS.reduce((n, c) => Math.max(n, c.name.length), 0);
+  const extraWidth = Math.min(
+    48,
+    extra.reduce((n, c) => Math.max(n, c.name.length), 0),
+  );
   const keyWidth = KEYS.reduce((n, [k]) => Math.max(n, k.length), 0);
   return [
     ...COMMANDS.map((c) => `${c.name.padEnd(width)}  ${c.help}`),
+    ...(extra.length > 0
+      ? ['', 'Prompts and skills (name=value or values in order; quote values with spaces):']
+      : []),
+    ...extra.map((c) =>
+      c.name.length > extraWidth ? `${c.name}\n    ${c.help}` : `${c.name.padEnd(extraWidth)}  ${c.help}`,
+    ),
     '',
     ...KEYS.map(([k, what]) => `${k.padEnd(keyWidth)}  ${what}`),
     '',
-    '@path in a message attaches that file (inside this folder) to it.',
+    '@path in a message attaches that file (inside this folder) to it; @server:uri attaches a resource of an MCP',
+    "server (a template's {variables} filled in).",
   ].join('\n');
 }
 

@@ -272,7 +272,11 @@ export function InputBox({
           ),
     ),
     completions.length > 0
-      ? h(Text, { color: t.color('gray'), wrap: 'truncate-end' }, completions.slice(0, 12).join('  '))
+      ? h(
+          Text,
+          { color: t.color('gray'), wrap: 'truncate-end' },
+          printable(completions.slice(0, 12).join('  ')),
+        )
       : null,
   );
 }

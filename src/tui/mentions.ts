@@ -1,9 +1,11 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { fileAttachments } from '../agent/file-mentions.js';
+import { MAX_ATTACHMENT_CHARS, MAX_ATTACHMENTS } from '../mcp/attachments.js';
 
 /** Files attached per message, and characters read of each: a mention never floods the context. */
-export const MAX_MENTIONS = 5;
-export const MAX_MENTION_CHARS = 50_000;
+export const MAX_MENTIONS = MAX_ATTACHMENTS;
+export const MAX_MENTION_CHARS = MAX_ATTACHMENT_CHARS;
 /** Completion lists at most this many entries of a folder. */
 export const MAX_COMPLETIONS = 200;
 
@@ -46,34 +48,7 @@ export function commonPrefix(words: readonly string[]): string {
  * MAX_MENTION_CHARS; the notes say what was attached or why not.
  */
 export function attachMentions(message: string, cwd: string): { text: string; notes: string[] } {
-  const notes: string[] = [];
-  const seen = new Set<string>();
-  const parts: string[] = [];
-  for (const match of message.matchAll(/(?:^|\s)@([^\s]+)/g)) {
-    const path = match[1]!.replace(/[.,;:!?)]+$/, '');
-    if (seen.has(path)) continue;
-    seen.add(path);
-    if (parts.length >= MAX_MENTIONS) {
-      notes.push(`@${path} not attached: at most ${MAX_MENTIONS} files per message`);
-      continue;
-    }
-    const file = resolve(cwd, path);
-    if (isAbsolute(path) || !inside(cwd, file)) {
-      notes.push(`@${path} not attached: only files inside ${cwd}`);
-      continue;
-    }
-    try {
-      if (!statSync(file).isFile()) continue;
-      const text = readFileSync(file, 'utf8');
-      const cut = text.length > MAX_MENTION_CHARS;
-      parts.push(
-        `<file path="${relative(cwd, file)}"${cut ? ` cut_at="${MAX_MENTION_CHARS}"` : ''}>\n${cut ? text.slice(0, MAX_MENTION_CHARS) : text}\n</file>`,
-      );
-      notes.push(`attached ${relative(cwd, file)}${cut ? ` (first ${MAX_MENTION_CHARS} characters)` : ''}`);
-    } catch {
-      // Not a file (an e-mail address, a handle): left as typed.
-    }
-  }
+  const { parts, notes } = fileAttachments(message, cwd);
   return { text: parts.length > 0 ? `${message}\n\n${parts.join('\n\n')}` : message, notes };
 }
 

@@ -261,6 +261,47 @@ describe('tack console: pages', () => {
     expect(deferring.deferredTokens).toBeLessThan(deferring.inlineTokens + 1000);
   });
 
+  it("a server's page runs its prompts and reads its resources and templates (the console has no chat input)", async () => {
+    const page = await open();
+    page.setDefaultTimeout(10_000);
+    await page.click('[data-testid=servers-table] a:text-is("fixture")');
+    const prompt = page.locator('[data-testid=prompt-greet]');
+    await prompt.waitFor();
+    expect(await prompt.textContent()).toContain('/mcp__fixture__greet name=<name>');
+    // A required argument left empty is named, and the server is not asked.
+    await prompt.locator('button[type=submit]').click();
+    await page.waitForSelector('[data-testid=prompt-error]');
+    expect(await page.textContent('[data-testid=prompt-error]')).toContain(
+      '/mcp__fixture__greet needs argument name',
+    );
+    await page.fill('#prompt-greet-name', 'Ada');
+    await prompt.locator('button[type=submit]').click();
+    await page.waitForSelector('[data-testid=prompt-text] >> text=Say hello to Ada.');
+    const readme = page.locator('[data-testid="resource-memo://readme"]');
+    await readme.locator('button').click();
+    await readme.locator('[data-testid=resource-text] >> text=fixture readme').waitFor();
+    const notes = page.locator('[data-testid="resource-memo://notes/{id}"]');
+    await notes.locator('button').click();
+    await notes.locator('.error >> text=fill in {id}').waitFor();
+    await notes.locator('input').fill('memo://notes/7');
+    await notes.locator('button').click();
+    await notes.locator('[data-testid=resource-text] >> text=# Note 7').waitFor();
+    await shot(page, 'server');
+    await page.close();
+    // The same through the API: an unknown prompt and a non-string argument are refused with their names.
+    const api = (path: string, body: unknown) =>
+      fetch(`${running.origin}/api${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const unknown = await api('/servers/fixture/prompt', { name: 'nope' });
+    expect(unknown.status).toBeGreaterThanOrEqual(400);
+    expect(JSON.stringify(await unknown.json())).toContain('lists no prompt named \\"nope\\"');
+    const number = await api('/servers/fixture/prompt', { name: 'greet', arguments: { name: 7 } });
+    expect(JSON.stringify(await number.json())).toContain('prompt argument \\"name\\" must be a string');
+  });
+
   it('calls a tool from its schema form: the gate asks in a dialog with the arguments, the answer decides', async () => {
     const page = await open('#/servers/tool/mcp__fixture__echo');
     await page.fill('#arg-text', 'from the console');

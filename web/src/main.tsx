@@ -4,6 +4,7 @@ import { Load } from './components';
 import { href, useApi, useRoute } from './hooks';
 import { KnowledgePage } from './pages/knowledge';
 import { SecurityPage } from './pages/security';
+import { ServerPage } from './pages/server';
 import { ServersPage, ToolPage } from './pages/servers';
 import { SessionPage, SessionsPage } from './pages/sessions';
 import { SkillPage, SkillsPage } from './pages/skills';
@@ -28,6 +29,7 @@ const PAGES = [
 function Page(props: { route: string[] }) {
   const [page = 'servers', a, b] = props.route;
   if (page === 'servers' && a === 'tool' && b) return <ToolPage name={b} />;
+  if (page === 'servers' && a === 'server' && b) return <ServerPage name={b} />;
   if (page === 'sessions') return a ? <SessionPage id={a} /> : <SessionsPage />;
   if (page === 'security') return <SecurityPage />;
   if (page === 'knowledge')

@@ -207,3 +207,47 @@ export interface SessionDetail {
   /** live: still running; ended; abandoned: its process is gone without writing its end. */
   liveness: 'live' | 'ended' | 'abandoned';
 }
+
+/** GET /api/servers/<name>: a server's prompts, resources and templates (src/console/listings.ts). */
+export interface ServerListingView {
+  server: string;
+  status: string;
+  diagnostics: string[];
+  prompts: Array<{
+    name: string;
+    title?: string;
+    description?: string;
+    arguments: Array<{ name: string; description?: string; required?: boolean }>;
+    /** The chat's `/mcp__server__prompt` usage line. */
+    command?: string;
+    held?: string;
+  }>;
+  resources: Array<{ uri: string; name: string; title?: string; description?: string; mimeType?: string }>;
+  templates: Array<{
+    uriTemplate: string;
+    name: string;
+    title?: string;
+    description?: string;
+    mimeType?: string;
+  }>;
+  counts: { prompts: number; resources: number; templates: number };
+}
+
+/** POST /api/servers/<name>/prompt: the prompt as the text of a user turn. */
+export interface PromptRun {
+  command: string;
+  text: string;
+  notes: string[];
+}
+
+/** POST /api/servers/<name>/read. */
+export interface ResourceRead {
+  contents: Array<{
+    uri: string;
+    mimeType?: string;
+    text?: string;
+    cutAt?: number;
+    length?: number;
+    bytes?: number;
+  }>;
+}

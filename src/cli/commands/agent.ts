@@ -10,6 +10,7 @@ import type { DefinitionReviewer } from '../../agent/held.js';
 import { type AgentInteraction, elicitationValue } from '../../agent/interaction.js';
 import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
+import { isUserCommand, prepareTurn } from '../../agent/user-turn.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, TackError } from '../../errors.js';
 import { earlierSessions, type SessionRow, sessionSummary } from '../../store/sessions.js';
@@ -592,10 +593,25 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
           }
           await switchTo(picked, model);
         }
-      } else if (name?.startsWith('/')) {
-        print(`unknown command ${name}: ${commands}`);
       } else {
-        await runWithInterrupt(agent, line);
+        // Prompt and skill commands, @file and @server:uri, as the full screen sends them.
+        if (name?.startsWith('/') && !isUserCommand(agent, name)) {
+          print(`unknown command ${name}: ${commands} (and the prompt and skill commands)`);
+          continue;
+        }
+        let turn: Awaited<ReturnType<typeof prepareTurn>>;
+        try {
+          turn = await prepareTurn(agent, line, process.cwd());
+        } catch (error) {
+          warn(
+            TackError.isInstance(error) && error.hint
+              ? `${error.message} (${error.hint})`
+              : errorMessage(error),
+          );
+          continue;
+        }
+        for (const note of turn.notes) writeErr(`${note}\n`);
+        await runWithInterrupt(agent, turn.message);
         write('\n');
       }
     }

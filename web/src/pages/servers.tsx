@@ -84,7 +84,14 @@ function ServersTable(props: { view: ServersView }) {
       <tbody>
         {props.view.servers.map((s) => (
           <tr key={s.name}>
-            <td>{s.name}</td>
+            <td>
+              <a href={href('servers', 'server', s.name)}>{s.name}</a>
+              {s.counts.prompts + s.counts.resources + s.counts.resourceTemplates > 0 && (
+                <div class="muted small">
+                  {s.counts.prompts} prompts, {s.counts.resources + s.counts.resourceTemplates} resources
+                </div>
+              )}
+            </td>
             <td>
               <span class={`state state-${s.status}`}>{s.status}</span>
               {s.error && <div class="error small">{s.error.message}</div>}
