@@ -16,6 +16,7 @@ import type { McpHost } from '../../mcp/host.js';
 import { earlierSessions, type SessionRow, sessionSummary } from '../../store/sessions.js';
 import { startTelemetry } from '../../telemetry/start.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
+import { createChatTui } from '../../tui/chat-tui.js';
 import { printableJson } from '../../util/printable.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
 import { describeFinding } from '../findings.js';
@@ -421,7 +422,6 @@ async function fullScreenChat(options: AgentCliOptions): Promise<number> {
   });
   const config = await loadCliConfig(options);
   const model = resolveModel(options.model ?? config.agent.model);
-  const { createChatTui } = await import('../../tui/chat-tui.js');
   const tui = createChatTui(model.spec);
   // The screen is drawn before the session has started (MCP servers take seconds, a cold `npx` one much longer):
   // the chat shows them coming up and takes input meanwhile.
