@@ -48,6 +48,11 @@ export interface StartAgentOptions {
   servers?: boolean;
   onEvent?: (event: AgentEvent) => void;
   /**
+   * Told the MCP host as soon as it exists, before its servers connect: a UI can show each server coming up
+   * (`host.on` status events) while startAgent waits for them.
+   */
+  onHost?: (host: McpHost) => void;
+  /**
    * Where warnings raised while starting go (a project held back until trusted, a store that would not open);
    * default nowhere. What happens during the session arrives as `notice` events instead.
    */
@@ -168,7 +173,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   };
   try {
     if (options.servers !== false && config.servers.length > 0) {
-      host = await McpHost.start({
+      host = new McpHost({
         config,
         ...(store ? { store } : {}),
         capabilities: INTERACTIVE_CAPABILITIES,
@@ -176,6 +181,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
         oauth: { interactive: options.interaction !== undefined },
         configureClient: interactionHandlers(options.interaction, model),
       });
+      options.onHost?.(host);
+      await host.connectAll();
     }
     const notices: string[] = [];
     const loaded = await loadSkills({

@@ -193,6 +193,27 @@ export function questions(options: { terminal?: boolean } = {}): Questions {
   };
 }
 
+/**
+ * The lines of stdin when it is not a terminal (a pipe, a file): read as they come and kept until asked for, so a
+ * line that arrives while the caller is busy (a turn running) is not lost; undefined at the end of input.
+ */
+export interface InputLines {
+  next(): Promise<string | undefined>;
+  close(): void;
+}
+
+export function inputLines(): InputLines {
+  const rl = createInterface({ input: process.stdin, terminal: false, crlfDelay: Number.POSITIVE_INFINITY });
+  const lines = rl[Symbol.asyncIterator]();
+  return {
+    next: async () => {
+      const line = await lines.next();
+      return line.done ? undefined : line.value;
+    },
+    close: () => rl.close(),
+  };
+}
+
 /** One readable line, the hint, any details; returns the exit code (2 usage and config, 130 interrupted, else 1). */
 export function reportError(error: unknown): number {
   if (TackError.isInstance(error)) {

@@ -13,10 +13,20 @@ import {
   watchListingFailures,
 } from './chat-input.js';
 import { costText, helpText, serversText, skillsText, toolsText } from './commands.js';
-import { DialogView, InputBox, ItemView, SessionPicker, StatusLine, type Theme } from './components.js';
+import {
+  DialogView,
+  InputBox,
+  ItemView,
+  RunningLine,
+  SessionPicker,
+  StatusLine,
+  type Theme,
+} from './components.js';
 import type { DialogQueue } from './dialogs.js';
 import * as ed from './editor.js';
 import { commonPrefix } from './mentions.js';
+import { connectingText, type ServerProgress } from './startup.js';
+import { statusText } from './status.js';
 import type { TranscriptView, ViewItem } from './transcript-view.js';
 
 /**
@@ -40,7 +50,15 @@ export interface SessionSwitch {
 export const PICKER_SESSIONS = 50;
 
 export interface ChatAppProps {
-  agent: RunningAgent;
+  /**
+   * The session, or its start in flight: the chat is drawn and takes input at once, the servers' progress on the
+   * status line; a message sent meanwhile waits for the session. A start that fails ends the chat (onStartFailed).
+   */
+  agent: RunningAgent | Promise<RunningAgent>;
+  /** The servers coming up while the session starts (the status line's `connecting 2/3: ...`). */
+  progress?: ServerProgress | undefined;
+  /** The session could not start: the chat has left, and the caller reports why. */
+  onStartFailed?(error: unknown): void;
   /** Without it, /resume and /model can only say that they are not available. */
   switcher?: SessionSwitch | undefined;
   view: TranscriptView;
@@ -60,6 +78,15 @@ export interface ChatAppProps {
 const FRAME_MS = 33;
 /** Two Ctrl-C within this long quit. */
 const DOUBLE_PRESS_MS = 2000;
+/** The running line's clock ticks this often. */
+const TICK_MS = 1000;
+
+/** What the chat answers while the session starts; every other command waits for it. */
+const STARTING_COMMANDS = new Set(['/exit', '/quit', '/help', '/status', '/servers', '/clear']);
+
+function isPromise(value: RunningAgent | Promise<RunningAgent>): value is Promise<RunningAgent> {
+  return typeof (value as Promise<RunningAgent>).then === 'function';
+}
 
 /**
  * `tack chat` full screen: the transcript (earlier turns written once to the terminal's scrollback, the last turn
@@ -67,14 +94,19 @@ const DOUBLE_PRESS_MS = 2000;
  * session only through its public API (run, compact, tools) and draws only from its events (TranscriptView).
  */
 export function ChatApp(props: ChatAppProps): ReactNode {
-  const { view, dialogs, cwd, masker, theme, switcher } = props;
-  // The session can change (/resume, /model): everything that acts on it reads the ref.
-  const [agent, setAgentState] = useState(props.agent);
-  const agentRef = useRef(props.agent);
+  const { view, dialogs, cwd, masker, theme, switcher, progress } = props;
+  // The session can change (/resume, /model): everything that acts on it reads the ref. Undefined while it starts.
+  const first = isPromise(props.agent) ? undefined : props.agent;
+  const [agent, setAgentState] = useState<RunningAgent | undefined>(first);
+  const agentRef = useRef<RunningAgent | undefined>(first);
+  /** The first session, once started; what a message or command sent while it starts waits for. */
+  const ready = useRef<Promise<RunningAgent>>(
+    isPromise(props.agent) ? props.agent : Promise.resolve(props.agent),
+  );
   const modelRef = useRef(switcher?.model);
-  const history = () => props.history ?? agentRef.current.store?.inputHistory;
+  const history = () => props.history ?? agentRef.current?.store?.inputHistory;
   const app = useApp();
-  const { stdout } = useStdout();
+  const { stdout, write: writeOut } = useStdout();
   const [width, setWidth] = useState(stdout.columns || 80);
   const [rows, setRows] = useState(stdout.rows || 24);
   const [, setFrame] = useState(0);
@@ -105,23 +137,44 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   const lastCtrlC = useRef(0);
   const recalled = useRef<{ entries: string[]; index: number; draft: string } | undefined>(undefined);
   const entries = useRef<string[]>([]);
-  // The kept history arrives from the store (asynchronous: it may be a PostgreSQL server); what was typed
-  // meanwhile stays after it. Read once, from the store of the session the chat started on.
-  const firstHistory = props.history ?? props.agent.store?.inputHistory;
+  const exiting = useRef(false);
+
+  // The first session: drawn on (its earlier turns when resumed) once it has started. The kept input history
+  // arrives from its store (asynchronous: it may be a PostgreSQL server); what was typed meanwhile stays after it.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once, for the session the chat was started with.
   useEffect(() => {
     let live = true;
-    firstHistory?.list(cwd).then(
-      (kept) => {
-        if (live) entries.current = [...kept, ...entries.current];
+    ready.current.then(
+      (started) => {
+        progress?.detach();
+        view.started();
+        if (!live) return;
+        agentRef.current = started;
+        setAgentState(started);
+        if (started.resumed) {
+          view.history(started.session.messages, started.session.usage);
+          for (const note of started.resumed.notes) view.notice(`resume: ${note}`);
+        }
+        setFrame((n) => n + 1);
+        (props.history ?? started.store?.inputHistory)?.list(cwd).then(
+          (kept) => {
+            if (live) entries.current = [...kept, ...entries.current];
+          },
+          () => {
+            // The history is a convenience: a store that cannot be read starts it empty.
+          },
+        );
       },
-      () => {
-        // The history is a convenience: a store that cannot be read starts it empty.
+      (error: unknown) => {
+        if (!live) return;
+        props.onStartFailed?.(error);
+        exit();
       },
     );
     return () => {
       live = false;
     };
-  }, [firstHistory, cwd]);
+  }, []);
   /** The /resume picker: the folder's earlier sessions, newest first, and the one under the cursor. */
   const [picker, setPickerState] = useState<{ rows: SessionRow[]; index: number } | undefined>(undefined);
   const pickerRef = useRef(picker);
@@ -129,16 +182,6 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     pickerRef.current = next;
     setPickerState(next);
   };
-
-  // A session resumed at start (`tack chat --resume`) shows its earlier turns, as one picked with /resume does.
-  useEffect(() => {
-    const first = agentRef.current;
-    if (!first.resumed) return;
-    view.history(first.session.messages, first.session.usage);
-    // This runs before the view's subscription below: draw it now.
-    setFrame((n) => n + 1);
-  }, [view]);
-  const exiting = useRef(false);
 
   // Events arrive per token; the screen follows at most once a frame.
   useEffect(() => {
@@ -152,15 +195,27 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     };
     const offView = view.subscribe(redraw);
     const offDialogs = dialogs.subscribe(() => setFrame((n) => n + 1));
+    const offProgress = progress?.subscribe(redraw);
     return () => {
       offView();
       offDialogs();
+      offProgress?.();
       if (timer) clearTimeout(timer);
     };
-  }, [view, dialogs]);
+  }, [view, dialogs, progress]);
+
+  // The running line's clock: a frame a second while a turn runs.
+  useEffect(() => {
+    if (!running) return;
+    const tick = setInterval(() => setFrame((n) => n + 1), TICK_MS);
+    return () => clearInterval(tick);
+  }, [running]);
 
   // A server whose prompts or resources could not be listed serves on without them: said once, in a line.
-  useEffect(() => watchListingFailures(agent, (text) => view.notice(text)), [agent, view]);
+  useEffect(
+    () => (agent ? watchListingFailures(agent, (text) => view.notice(text)) : undefined),
+    [agent, view],
+  );
 
   useEffect(() => {
     const onResize = () => {
@@ -182,20 +237,48 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     props.onExit();
   };
 
-  const run = async (text: string) => {
-    // The previous turn goes to the scrollback; this one is drawn live.
+  /** Earlier items go to the scrollback (written once, in order); what comes next is drawn live. */
+  const commit = () => {
     const done = view.takeItems();
     if (done.length > 0) setCommitted((c) => ({ batch: c.batch + 1, items: done }));
+  };
+
+  /**
+   * The session, waiting for it while it starts (a message sent before the servers are up waits for them: the
+   * model is then offered every tool that came up, not whatever was ready at the time). Undefined if it never
+   * started or the wait was interrupted.
+   */
+  const session = async (signal?: AbortSignal): Promise<RunningAgent | undefined> => {
+    if (agentRef.current) return agentRef.current;
+    const aborted = new Promise<undefined>((resolve) => {
+      if (signal?.aborted) resolve(undefined);
+      signal?.addEventListener('abort', () => resolve(undefined), { once: true });
+    });
+    try {
+      await Promise.race([ready.current, aborted]);
+    } catch {
+      return undefined; // the start failed: the chat is leaving and the caller says why
+    }
+    return agentRef.current;
+  };
+
+  const run = async (text: string) => {
+    // The previous turn goes to the scrollback; this one is drawn live.
+    commit();
     setExpanded(false);
     view.user(text);
     const abort = new AbortController();
     controller.current = abort;
+    view.beginTurn();
     setRunning(true);
     try {
+      // Once the session is up: a message sent before the servers are, waits for them.
+      const current = await session(abort.signal);
+      if (!current || abort.signal.aborted) return;
       // A prompt or skill command becomes its text; @file and @server:uri mentions are attached.
       let turn: Awaited<ReturnType<typeof prepareTurn>>;
       try {
-        turn = await prepareTurn(agentRef.current, text, cwd, abort.signal);
+        turn = await prepareTurn(current, text, cwd, abort.signal);
       } catch (error) {
         // Nothing was sent: the command's usage (its hint) says how to write it.
         view.apply({ type: 'error', message: errorText(error) });
@@ -204,11 +287,12 @@ export function ChatApp(props: ChatAppProps): ReactNode {
       for (const note of turn.notes) view.notice(note);
       if (turn.skill && !view.status.activeSkills.includes(turn.skill))
         view.status.activeSkills.push(turn.skill);
-      await agentRef.current.session.run(turn.message, { signal: abort.signal });
+      await current.session.run(turn.message, { signal: abort.signal });
     } catch (error) {
       view.apply({ type: 'error', message: error instanceof Error ? error.message : String(error) });
     } finally {
       controller.current = undefined;
+      view.endTurn();
       setRunning(false);
     }
   };
@@ -222,7 +306,8 @@ export function ChatApp(props: ChatAppProps): ReactNode {
       view.output(modelSpec ? '/model' : '/resume', 'not available here: this chat cannot start sessions');
       return;
     }
-    const old = agentRef.current;
+    const old = await session();
+    if (!old) return;
     const oldModel = modelRef.current;
     let model = oldModel;
     try {
@@ -270,8 +355,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     switcher.onAgent?.(next);
     if (next.session.id !== old.session.id || !sameSession) {
       // The turns on screen belong to the other session: they go to the scrollback, this one's are shown.
-      const done = view.takeItems();
-      if (done.length > 0) setCommitted((c) => ({ batch: c.batch + 1, items: done }));
+      commit();
       view.notice(`resumed session ${next.session.id}`);
       view.history(next.session.messages, next.session.usage);
     } else if (modelSpec)
@@ -281,7 +365,8 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   };
 
   const openPicker = async () => {
-    const current = agentRef.current;
+    const current = await session();
+    if (!current) return;
     const sessions = current.store?.sessions;
     if (!sessions) {
       view.output('/resume', 'no session index: the tack store is not open (use tack chat --resume <id>)');
@@ -304,30 +389,41 @@ export function ChatApp(props: ChatAppProps): ReactNode {
   const command = async (line: string) => {
     const [name, ...args] = line.split(/\s+/);
     const arg = args.join(' ').trim();
+    if (!agentRef.current && !STARTING_COMMANDS.has(name ?? '')) {
+      // Everything else asks the session: it answers once the servers are up.
+      view.notice(`${name} answers once the session has started (${connectingText(progress?.rows() ?? [])})`);
+      if (!(await session())) return;
+    }
+    const agent = agentRef.current;
     switch (name) {
       case '/exit':
       case '/quit':
         exit();
         return;
       case '/help':
-        view.output('/help', helpText(userCommandHelp(agent)));
+        view.output('/help', helpText(agent ? userCommandHelp(agent) : []));
+        return;
+      case '/status':
+        view.output('/status', statusText({ view, agent, cwd, progress: progress?.rows() ?? [] }));
         return;
       case '/tools':
-        view.output('/tools', toolsText(agent));
+        if (agent) view.output('/tools', toolsText(agent));
         return;
       case '/skills':
-        view.output('/skills', skillsText(agent, view.status.activeSkills));
+        if (agent) view.output('/skills', skillsText(agent, view.status.activeSkills));
         return;
       case '/servers':
-        view.output('/servers', serversText(agent));
+        view.output('/servers', agent ? serversText(agent) : connectingText(progress?.rows() ?? []));
         return;
       case '/cost':
-        view.output('/cost', costText(agent));
+        if (agent) view.output('/cost', costText(agent));
         return;
       case '/clear':
         setCommitted((c) => ({ batch: c.batch + 1, items: [] }));
         view.clear();
-        stdout.write('\u001b[2J\u001b[3J\u001b[H');
+        // Through Ink, which erases its frame first and draws it again after: written past it, the frame it
+        // remembers would be off by the lines the clear moved.
+        writeOut('\u001b[2J\u001b[3J\u001b[H');
         return;
       case '/resume':
         if (arg !== '') await switchSession(arg);
@@ -339,12 +435,13 @@ export function ChatApp(props: ChatAppProps): ReactNode {
             '/model',
             `${modelRef.current?.spec ?? view.status.model} (switch with /model <provider:id>, e.g. /model openai:gpt-5)`,
           );
-        else await switchSession(agentRef.current.session.id, arg);
+        else if (agent) await switchSession(agent.session.id, arg);
         return;
       case '/compact': {
+        if (!agent) return;
         setRunning(true);
         try {
-          const done = await agentRef.current.session.compact();
+          const done = await agent.session.compact();
           if (!done) view.notice('nothing to compact');
         } catch (error) {
           view.apply({ type: 'error', message: `compaction failed: ${(error as Error).message}` });
@@ -354,7 +451,9 @@ export function ChatApp(props: ChatAppProps): ReactNode {
         return;
       }
       default:
-        if (name && isUserCommand(agentRef.current, name)) await run(line);
+        // Before the session is up, a command that is not built in may be a server's prompt or a skill: the
+        // turn waits for the session and says so if it is neither.
+        if (name && (!agentRef.current || isUserCommand(agentRef.current, name))) await run(line);
         else view.output(name ?? line, `unknown command ${name}: type /help for the list`);
     }
   };
@@ -371,7 +470,13 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     recalled.current = undefined;
     setEditor(ed.EMPTY_EDITOR);
     setCompletions([]);
-    if (trimmed.startsWith('/') && !trimmed.includes('\n')) void command(trimmed);
+    if (trimmed.startsWith('/') && !trimmed.includes('\n'))
+      void command(trimmed).then(() => {
+        // A command's output is complete: it goes to the scrollback now, with what came before it, so the live
+        // frame stays the input and what is in flight (a /help taller than the screen would make every frame a
+        // full repaint).
+        if (view.items.some((item) => item.kind === 'output')) commit();
+      });
     else void run(trimmed);
   };
 
@@ -551,7 +656,8 @@ export function ChatApp(props: ChatAppProps): ReactNode {
 
   // The status figures that ask the session and the host: once per change of the view, not per keystroke.
   // biome-ignore lint/correctness/useExhaustiveDependencies: view.version and running are what say they changed.
-  const extra = useMemo(() => {
+  const figures = useMemo(() => {
+    if (!agent) return undefined;
     const host = agent.host;
     const servers = host?.servers() ?? [];
     const up = servers.filter((s) => s.status === 'connected').length;
@@ -565,6 +671,9 @@ export function ChatApp(props: ChatAppProps): ReactNode {
         : `${tools.length} tools`,
     };
   }, [agent, view.version, running]);
+  // While the session starts: each server as it comes up (a few snapshots a frame, no session to ask yet).
+  const extra = figures ?? { servers: connectingText(progress?.rows() ?? []), tools: '' };
+  const progressNow = running ? view.turnProgress() : undefined;
 
   return h(
     Box,
@@ -580,6 +689,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     ...view.items.map((item) =>
       h(ItemView, { key: item.id, item, width, expanded, masker, theme, liveLines: Math.max(5, rows - 12) }),
     ),
+    running && !dialog ? h(RunningLine, { progress: progressNow, waiting: !agent, theme }) : null,
     h(Box, { marginTop: 1 }),
     dialog
       ? h(DialogView, { dialog, masker, answerText: answer, theme })
@@ -588,7 +698,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
         : h(InputBox, {
             editor,
             active: true,
-            hint: running ? 'working… (Esc interrupts)' : 'message, /help, @file',
+            hint: running ? 'type ahead; Enter sends once the turn ends' : 'message, /help, @file',
             completions,
             theme,
           }),

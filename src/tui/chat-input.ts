@@ -24,26 +24,31 @@ export interface InputCompletions {
 /**
  * Completions for the word at the cursor: a first word `/...` from the built-in, prompt and skill commands; an
  * argument of a prompt command from its names (`city=`) and the server's `completion/complete`; `@...` from the
- * folder's files and the servers' resources and templates (`@server:uri`).
+ * folder's files and the servers' resources and templates (`@server:uri`). Before the session is up, only what
+ * needs no server.
  */
-export function completeInput(agent: RunningAgent, editor: EditorState, cwd: string): InputCompletions {
+export function completeInput(
+  agent: RunningAgent | undefined,
+  editor: EditorState,
+  cwd: string,
+): InputCompletions {
   const before = editor.text.slice(0, editor.cursor);
   const word = /\S*$/.exec(before)![0];
   if (word.startsWith('/') && before.trimStart() === word) {
     const names = [
       ...completeCommand(word),
-      ...chatPromptCommands(agent).map((c) => c.command),
-      ...skillCommands(agent).map((c) => c.command),
+      ...(agent ? chatPromptCommands(agent).map((c) => c.command) : []),
+      ...(agent ? skillCommands(agent).map((c) => c.command) : []),
     ];
     return { now: [...new Set(names)].filter((n) => n.startsWith(word)).slice(0, MAX_COMPLETIONS) };
   }
   if (word.startsWith('@')) {
-    const resources = agent.host ? completeResourceMention(agent.host.catalog, word) : [];
+    const resources = agent?.host ? completeResourceMention(agent.host.catalog, word) : [];
     const files = word.slice(1).includes(':') && resources.length > 0 ? [] : completeMention(word, cwd);
     return { now: [...resources, ...files].slice(0, MAX_COMPLETIONS) };
   }
-  const host = agent.host;
-  const target = host ? argumentAt(chatPromptCommands(agent), before) : undefined;
+  const host = agent?.host;
+  const target = agent && host ? argumentAt(chatPromptCommands(agent), before) : undefined;
   if (!host || !target) return { now: [] };
   const names =
     target.named || word.includes('=') || /^["']/.test(word)

@@ -8,6 +8,7 @@ export const COMMANDS: ReadonlyArray<{ name: string; help: string }> = [
   { name: '/skills', help: 'the skills the model may activate, and which are active' },
   { name: '/servers', help: 'each MCP server: up or down, and its tool count' },
   { name: '/cost', help: 'tokens and cost of this session' },
+  { name: '/status', help: 'model, session, folder, servers, and the notes given at start' },
   { name: '/compact', help: 'compact the history now' },
   { name: '/resume', help: 'pick an earlier session of this folder and continue it (or /resume <id>)' },
   { name: '/model', help: 'show the model; /model <provider:id> switches it from the next turn' },

@@ -68,7 +68,52 @@ export function ItemView({ item, width, expanded, masker, theme: t, liveLines = 
         h(Text, { color: t.color('magenta'), bold: true }, item.title),
         h(Text, { wrap: 'wrap' }, printable(item.text)),
       );
+    case 'intro':
+      return h(
+        Box,
+        { flexDirection: 'column' },
+        h(
+          Text,
+          { wrap: 'truncate-middle' },
+          h(Text, { bold: true }, 'tack chat'),
+          ` in ${printable(item.folder)}`,
+        ),
+        h(
+          Text,
+          { color: t.color('gray'), wrap: 'wrap' },
+          'Type a message and Enter; /help lists the commands and keys, @file attaches a file, Ctrl-D leaves.',
+        ),
+      );
+    case 'notes':
+      // One line, whatever the notes say: the first screen is for the input and the servers.
+      return h(
+        Text,
+        { color: t.color('gray'), wrap: 'truncate-end' },
+        `ℹ ${item.notes.length === 1 ? 'a note' : `${item.notes.length} notes`} at start (/status shows ${item.notes.length === 1 ? 'it' : 'them'}): ${printable(item.notes.join('; '))}`,
+      );
   }
+}
+
+/**
+ * The line under the transcript while the agent works: how long the turn has run and its tokens so far (as
+ * Claude Code and Codex show them), or, for a message sent before the servers are up, that it waits for them.
+ */
+export function RunningLine({
+  progress,
+  waiting,
+  theme: t,
+}: {
+  progress: { seconds: number; tokens: number } | undefined;
+  /** The session is still starting: the message is sent once it is ready. */
+  waiting: boolean;
+  theme: Theme;
+}): ReactNode {
+  const text = waiting
+    ? `⋯ waiting for the servers to connect${progress ? ` ${progress.seconds}s` : ''} · Esc cancels`
+    : progress
+      ? `⋯ working ${progress.seconds}s · ${formatTokens(progress.tokens)} tokens · Esc interrupts`
+      : '⋯ working…';
+  return h(Text, { color: t.color('blue'), wrap: 'truncate-end' }, text);
 }
 
 /**

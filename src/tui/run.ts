@@ -1,39 +1,12 @@
 import { render } from 'ink';
 import { createElement as h } from 'react';
 import type { RunningAgent } from '../agent/agent.js';
-import type { Approver } from '../agent/approval.js';
-import type { AgentEvent } from '../agent/events.js';
-import type { DefinitionReviewer } from '../agent/held.js';
-import type { AgentInteraction } from '../agent/interaction.js';
 import type { SecretMasker } from '../util/secrets.js';
 import { ChatApp, type SessionSwitch } from './app.js';
+import type { ChatTui } from './chat-tui.js';
 import { theme } from './components.js';
-import { DialogQueue } from './dialogs.js';
-import { TranscriptView } from './transcript-view.js';
 
-/** What the session is started with so the TUI sees its events and answers its questions. */
-export interface ChatTui {
-  view: TranscriptView;
-  dialogs: DialogQueue;
-  onEvent(event: AgentEvent): void;
-  approver: Approver;
-  reviewer: DefinitionReviewer;
-  interaction: AgentInteraction;
-}
-
-/** Made before the session starts: the events of its start (notices, held definitions) are shown too. */
-export function createChatTui(): ChatTui {
-  const view = new TranscriptView();
-  const dialogs = new DialogQueue();
-  return {
-    view,
-    dialogs,
-    onEvent: (event) => view.apply(event),
-    approver: dialogs.approver,
-    reviewer: dialogs.reviewer,
-    interaction: dialogs.interaction,
-  };
-}
+export { type ChatTui, createChatTui } from './chat-tui.js';
 
 export interface RunChatOptions {
   cwd: string;
@@ -49,16 +22,26 @@ export interface RunChatOptions {
 
 export type { SessionSwitch };
 
-/** Runs the full-screen chat until the user leaves; resolves with the exit code. */
+/**
+ * Runs the full-screen chat until the user leaves; resolves with the exit code. Given the session's start in
+ * flight (startAgent's promise, with `tui.onHost` as its onHost), the chat is drawn at once: the working folder,
+ * the input and the servers coming up; a start that fails ends the chat and rejects with its error.
+ */
 export async function runChatTui(
-  agent: RunningAgent,
+  agent: RunningAgent | Promise<RunningAgent>,
   tui: ChatTui,
   options: RunChatOptions,
 ): Promise<number> {
   let left = false;
+  let startError: { error: unknown } | undefined;
+  tui.view.intro(options.cwd);
   const instance = render(
     h(ChatApp, {
       agent,
+      progress: tui.progress,
+      onStartFailed: (error) => {
+        startError = { error };
+      },
       view: tui.view,
       dialogs: tui.dialogs,
       window: options.window,
@@ -73,14 +56,19 @@ export async function runChatTui(
     {
       exitOnCtrlC: false,
       patchConsole: true,
-      // A keystroke is drawn within a frame of 16 ms rather than Ink's default 33; only changed lines are
-      // rewritten, so a streaming answer costs the lines it adds (bench/tui.ts).
+      // A keystroke is drawn within a frame of 16 ms rather than Ink's default 33 (bench/tui.ts).
       maxFps: 60,
-      incrementalRendering: true,
+      // Not Ink 6.8's incremental renderer: for a frame that ends in a newline (every frame shorter than the
+      // screen) it moves the cursor up one row too few, so each changed line lands a row low and the frame creeps
+      // down, pushing its own top (the input box's border, a running tool's line) into the scrollback. The
+      // standard renderer erases the frame and writes it again, inside a synchronized update where the terminal
+      // supports one; the live frame is kept short (answers show their last screenful) so that stays cheap.
+      incrementalRendering: false,
       ...(options.stdin ? { stdin: options.stdin } : {}),
       ...(options.stdout ? { stdout: options.stdout } : {}),
     },
   );
   await instance.waitUntilExit();
+  if (startError) throw startError.error;
   return left ? 0 : 1;
 }

@@ -36,7 +36,11 @@ export type ViewItem =
   | { kind: 'notice'; id: number; text: string; tone: 'info' | 'held' | 'compaction' }
   | { kind: 'error'; id: number; text: string }
   | { kind: 'end'; id: number; reason: EndReason; detail: string }
-  | { kind: 'output'; id: number; title: string; text: string };
+  | { kind: 'output'; id: number; title: string; text: string }
+  /** The first screen's header: the working folder and where to start. */
+  | { kind: 'intro'; id: number; folder: string }
+  /** Notes the session gave while it started (no price for the model, the trifecta), shown as one line. */
+  | { kind: 'notes'; id: number; notes: string[] };
 
 /** The status line's figures, all from the session's own events. */
 export interface StatusFigures {
@@ -169,6 +173,13 @@ export class TranscriptView {
   readonly status: StatusFigures;
   /** Bumped on every change, so a renderer can tell a new state from the one it drew. */
   version = 0;
+  /** Until started(): plain notices are the session's start notes, folded into one line (see startNotes). */
+  #starting = true;
+  #notes: Extract<ViewItem, { kind: 'notes' }> | undefined;
+  /** Every note given at start, for /status (the line on screen goes to the scrollback with the first turn). */
+  readonly startNotes: string[] = [];
+  /** The turn in flight: when it started, the session's tokens then, and answer text streamed since the last usage. */
+  #turn: { startedAt: number; tokensBefore: number; streamedChars: number } | undefined;
   readonly #listeners = new Set<() => void>();
 
   constructor(model = '', sessionId = '') {
@@ -227,6 +238,54 @@ export class TranscriptView {
   notice(text: string): void {
     this.#root.add({ kind: 'notice', id: ++this.#id, text, tone: 'info' });
     this.changed();
+  }
+
+  /** The first screen's header, before anything else is drawn. */
+  intro(folder: string): void {
+    this.#root.add({ kind: 'intro', id: ++this.#id, folder });
+    this.changed();
+  }
+
+  /** The session has started: its notices from now on are shown in place, one item each. */
+  started(): void {
+    this.#starting = false;
+  }
+
+  /** A start note: the first one adds the one-line item, the next ones join it. */
+  #startNote(text: string): void {
+    this.startNotes.push(text);
+    if (this.#notes && this.#root.items.includes(this.#notes)) this.#notes.notes.push(text);
+    else {
+      this.#notes = { kind: 'notes', id: ++this.#id, notes: [text] };
+      this.#root.add(this.#notes);
+    }
+  }
+
+  /** A turn starts now: the running line counts its time and tokens from here. */
+  beginTurn(now = Date.now()): void {
+    this.#turn = {
+      startedAt: now,
+      tokensBefore: this.status.inputTokens + this.status.outputTokens,
+      streamedChars: 0,
+    };
+  }
+
+  endTurn(): void {
+    this.#turn = undefined;
+  }
+
+  /**
+   * The turn in flight: seconds since it started and its tokens so far (input and output of the steps done, and
+   * an estimate of the answer streaming now, 4 characters a token, until its step's usage arrives).
+   */
+  turnProgress(now = Date.now()): { seconds: number; tokens: number } | undefined {
+    const turn = this.#turn;
+    if (!turn) return undefined;
+    const counted = this.status.inputTokens + this.status.outputTokens - turn.tokensBefore;
+    return {
+      seconds: Math.max(0, Math.floor((now - turn.startedAt) / 1000)),
+      tokens: Math.max(0, counted) + Math.ceil(turn.streamedChars / 4),
+    };
   }
 
   /** Removes the items shown so far and returns them (the TUI writes them to the scrollback once). */
@@ -312,6 +371,12 @@ export class TranscriptView {
         break;
       case 'text-delta':
         root.text(event.text);
+        if (this.#turn) this.#turn.streamedChars += event.text.length;
+        break;
+      case 'notice':
+        // Held definitions always stand on their own line: they ask for a decision.
+        if (this.#starting && !event.definition) this.#startNote(event.text);
+        else root.apply(event);
         break;
       case 'message':
         if (event.message.role === 'assistant') root.closeAnswer();
@@ -331,6 +396,7 @@ export class TranscriptView {
         break;
       }
       case 'usage':
+        if (this.#turn) this.#turn.streamedChars = 0;
         Object.assign(this.status, {
           contextTokens: event.stepUsage.inputTokens,
           inputTokens: event.total.inputTokens,

@@ -12,6 +12,11 @@ export interface ScreenSession {
   /** The visible screen, one string per row, trailing blanks trimmed. */
   rows(): string[];
   screen(): string;
+  /**
+   * Everything the terminal holds, the scrollback above the screen and the screen, one string per line, trailing
+   * blanks trimmed (the emulator keeps `scrollback` lines, 10,000 by default here).
+   */
+  lines(): string[];
   /** Every byte tack wrote, escape sequences included. */
   raw(): string;
   waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>;
@@ -27,6 +32,8 @@ export function screenTack(
     env: Record<string, string | undefined>;
     cols: number;
     rows: number;
+    /** Lines kept above the screen (default 10,000, enough for any test's whole conversation). */
+    scrollback?: number;
     onStart?: (kill: () => void) => void;
   },
 ): ScreenSession {
@@ -42,7 +49,12 @@ export function screenTack(
   });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   options.onStart?.(() => child.kill('SIGKILL'));
-  const term = new xterm.Terminal({ cols: options.cols, rows: options.rows, allowProposedApi: true });
+  const term = new xterm.Terminal({
+    cols: options.cols,
+    rows: options.rows,
+    scrollback: options.scrollback ?? 10_000,
+    allowProposedApi: true,
+  });
   let raw = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     raw += chunk.toString();
@@ -56,10 +68,17 @@ export function screenTack(
     return out;
   };
   const screen = () => rows().join('\n');
+  const lines = () => {
+    const buffer = term.buffer.active;
+    const out: string[] = [];
+    for (let i = 0; i < buffer.length; i++) out.push(buffer.getLine(i)?.translateToString(true) ?? '');
+    return out;
+  };
   return {
     child,
     rows,
     screen,
+    lines,
     raw: () => raw,
     async waitFor(text, timeoutMs = 20_000) {
       const seen = () => (typeof text === 'string' ? screen().includes(text) : text.test(screen()));

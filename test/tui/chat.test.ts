@@ -277,6 +277,8 @@ describe('tack chat, full screen, against a real session', () => {
     await expect.poll(() => /│ › second question/.test(first.screen())).toBe(false);
     await first.agent.close();
     const second = await chat(p, [{ text: 'Three.' }], {});
+    // The kept history arrives from the store once the session has started, after the first frame.
+    await new Promise((r) => setTimeout(r, 1000));
     second.key(UP);
     await second.waitFor(/│ › second question/);
     expect(await second.agent.store?.inputHistory.list(p.dir)).toEqual(['first question', 'second question']);
@@ -286,7 +288,7 @@ describe('tack chat, full screen, against a real session', () => {
     const p = scope.project('tack-tui-');
     const c = await chat(p, [{ text: 'too late', delayMs: 10_000 }], {});
     await send(c, 'slow one');
-    await c.waitFor('working…');
+    await c.waitFor(/⋯ working \d+s · \d+ tokens · Esc interrupts/);
     c.key(ESC);
     await c.waitFor('aborted: interrupted');
     await send(c, '/help');

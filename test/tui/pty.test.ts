@@ -35,7 +35,113 @@ function layoutIntact(s: ScreenSession, cols: number): void {
   expect(rows[bottom + 1]).toMatch(/^anthropic:claude-sonnet-4-5 │ ctx /);
 }
 
+/**
+ * The whole terminal, scrollback included, holds one frame: the one at the bottom. Above it no input box border
+ * (╭ ╰), no input line (│ ›) and no running line (⋯) may be left, and each message was written once.
+ */
+function scrollbackClean(s: ScreenSession, messages: readonly string[]): void {
+  const lines = s.lines();
+  const frameTop = lines.findLastIndex((l) => l.startsWith('╭'));
+  expect(frameTop, s.lines().join('\n')).toBeGreaterThan(0);
+  const above = lines.slice(0, frameTop);
+  const stray = above.filter((l) => /^(╭|╰|│ ›|⋯ )/.test(l));
+  expect(stray, above.join('\n')).toEqual([]);
+  for (const message of messages)
+    expect(
+      lines.filter((l) => l === `› ${message}`),
+      `"› ${message}" once in:\n${lines.join('\n')}`,
+    ).toHaveLength(1);
+}
+
 describe('tack chat in a pseudo-terminal, read off an emulated screen', () => {
+  for (const [cols, rows] of [
+    [120, 40],
+    [100, 30],
+    [80, 24],
+  ] as const) {
+    it(`leaves no stale frame in the scrollback at ${cols}x${rows}: turns, a tool call, /help`, async () => {
+      const p = project();
+      const provider = await fake([
+        { text: 'First answer.' },
+        { toolCalls: [{ id: 'w1', name: 'mcp__weather__get_forecast', input: { city: 'Lisbon' } }] },
+        { text: 'Second answer, **sunny**.' },
+        { text: 'Third answer:\n\n- one\n- two' },
+        { text: 'Fourth answer.' },
+      ]);
+      const s = screenTack(['chat', ...MODEL], {
+        cwd: p.dir,
+        env: { ...p.env, ...providerEnv(provider) },
+        cols,
+        rows,
+        onStart: (kill) => cleanups.push(kill),
+      });
+      await s.waitFor('servers 3 up');
+      const turn = async (message: string, answer: string) => {
+        s.keys(message);
+        await s.waitFor(`› ${message}`);
+        s.keys('\r');
+        await s.waitFor(answer);
+        await s.waitFor('message, /help, @file');
+      };
+      await turn('hello there', 'First answer.');
+      await turn('the weather', 'Second answer, sunny.');
+      s.keys('/help');
+      await s.waitFor('› /help');
+      s.keys('\r');
+      await s.waitFor('@path in a message attaches');
+      await turn('a list', 'two');
+      await turn('last one', 'Fourth answer.');
+      layoutIntact(s, cols);
+      scrollbackClean(s, ['hello there', 'the weather', 'a list', 'last one']);
+      // The /help output is in the scrollback once, whole.
+      expect(s.lines().filter((l) => l.startsWith('/help     this list'))).toHaveLength(1);
+      s.keys('\u0004');
+      expect(await s.exited()).toBe(0);
+    }, 90_000);
+  }
+
+  it('draws at once while a slow server starts, takes a message meanwhile, and shows time and tokens', async () => {
+    const p = scope.project('tack-tui-pty-');
+    p.write('tack.json', {
+      mcpServers: {
+        notes: { command: process.execPath, args: [join(EXAMPLES, 'notes.js')] },
+        weather: { command: process.execPath, args: [join(EXAMPLES, 'weather-legacy.js')], trusted: true },
+        // Answers initialize only after 10 s: a cold `npx` server.
+        slow: fixtureEntry('stdio-server.js', ['--delay-start', '10000', '--name', 'slow']),
+      },
+    });
+    const provider = await fake([
+      { toolCalls: [{ id: 'w1', name: 'mcp__weather__get_forecast', input: { city: 'Lisbon' } }] },
+      // Long enough for the running line to count seconds, after a step whose tokens it shows.
+      { text: 'Lisbon is sunny.', delayMs: 3500 },
+    ]);
+    const s = screenTack(['chat', ...MODEL], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+      cols: 100,
+      rows: 30,
+      onStart: (kill) => cleanups.push(kill),
+    });
+    // The first frame: the folder, the /help hint, the input box and the servers coming up, the slow one not yet.
+    await s.waitFor(/connecting \d\/3: .*slow …/);
+    expect(s.screen()).toContain(`tack chat in ${p.dir}`);
+    expect(s.screen()).toContain('/help lists the commands');
+    layoutIntact(s, 100);
+    // A message sent now waits for the servers, then goes out with every tool, the slow server's too.
+    s.keys('weather in Lisbon?');
+    await s.waitFor('› weather in Lisbon?');
+    s.keys('\r');
+    await s.waitFor(/⋯ waiting for the servers to connect \d+s/);
+    expect(provider.requests).toHaveLength(0);
+    await s.waitFor(/⋯ working [1-9]\d*s · [1-9][\d.]*k? tokens · Esc interrupts/, 30_000);
+    expect(s.screen()).toContain('servers 3 up');
+    expect(provider.requests[0]!.tools.map((t) => t.name)).toContain('mcp__slow__echo');
+    await s.waitFor('Lisbon is sunny.');
+    expect(s.screen()).not.toMatch(/⋯ working/);
+    s.keys('\u0004');
+    expect(await s.exited()).toBe(0);
+  }, 90_000);
+
   for (const cols of [60, 200]) {
     it(`two turns at ${cols} columns: Markdown streamed, a tool call expanded, an approval, /exit`, async () => {
       const p = project();

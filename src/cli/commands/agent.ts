@@ -13,13 +13,17 @@ import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent
 import { isUserCommand, prepareTurn } from '../../agent/user-turn.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, TackError } from '../../errors.js';
+import type { McpHost } from '../../mcp/host.js';
 import { earlierSessions, type SessionRow, sessionSummary } from '../../store/sessions.js';
 import { startTelemetry } from '../../telemetry/start.js';
 import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
+import { createChatTui } from '../../tui/chat-tui.js';
 import { printableJson } from '../../util/printable.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
 import { describeFinding } from '../findings.js';
 import {
+  type InputLines,
+  inputLines,
   isTerminal,
   print,
   printErr,
@@ -253,6 +257,10 @@ async function open(
     config?: TackConfig;
     /** The model already resolved (the full-screen chat resolves it to switch back to it). */
     model?: ResolvedModel;
+    /** Told the MCP host before its servers connect (the full-screen chat shows them coming up). */
+    onHost?: (host: McpHost) => void;
+    /** Where start warnings go instead of stderr (the full screen shows them in place). */
+    onWarning?: (message: string) => void;
   } = {},
 ): Promise<RunningAgent> {
   const config = extra.config ?? (await loadCliConfig(options));
@@ -289,7 +297,8 @@ async function open(
       else renderEvent(event, extra.json === true);
       extra.onEvent?.(event);
     },
-    onWarning: (warning) => warn(warning.message),
+    ...(extra.onHost ? { onHost: extra.onHost } : {}),
+    onWarning: (warning) => (extra.onWarning ?? warn)(warning.message),
   });
   return endOnSignals(agent);
 }
@@ -427,10 +436,12 @@ function flagSet(value: string | undefined): boolean {
   return value !== undefined && value !== '0' && value !== 'false';
 }
 
-/** `tack chat`: the full-screen interface in a terminal (src/tui, loaded only here), else the line mode. */
+/**
+ * `tack chat`: the full-screen interface in a terminal (src/tui, loaded only here), else the line mode; with stdin
+ * not a terminal (`printf 'question\n/exit\n' | tack chat --plain`) each line is a turn or a command. Nothing is
+ * refused: a pipe cannot answer an approval, so calls that would ask are refused as `tack run` refuses them.
+ */
 export async function chatCommand(options: AgentCliOptions): Promise<number> {
-  if (!process.stdin.isTTY)
-    throw new TackError('USAGE', 'tack chat needs a terminal', { hint: 'Use tack run "<task>" in scripts.' });
   return traced(() => (wantsFullScreen(options) ? fullScreenChat(options) : lineChat(options)));
 }
 
@@ -438,14 +449,36 @@ async function fullScreenChat(options: AgentCliOptions): Promise<number> {
   // NO_COLOR (https://no-color.org): every chalk the interface loads reads FORCE_COLOR, so it is set first.
   const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '';
   if (noColor) process.env.FORCE_COLOR = '0';
-  const { createChatTui, runChatTui } = await import('../../entries/tui.js');
+  // Ink and React take a while to load (seconds on a busy machine): they load while the configuration is read
+  // and the session starts (the screen's state lives in modules without them).
+  const screen = import('../../entries/tui.js');
+  screen.catch(() => {
+    // Awaited below; a failure to load is reported there.
+  });
   const config = await loadCliConfig(options);
-  const tui = createChatTui();
   const model = resolveModel(options.model ?? config.agent.model);
-  let agent = await open(options, { frontend: tui, config, model });
+  const tui = createChatTui(model.spec);
+  // The screen is drawn before the session has started (MCP servers take seconds, a cold `npx` one much longer):
+  // the chat shows them coming up and takes input meanwhile.
+  const starting = open(options, {
+    frontend: tui,
+    config,
+    model,
+    onHost: tui.onHost,
+    onWarning: tui.onWarning,
+  });
+  let agent: RunningAgent | undefined;
+  starting.then(
+    (started) => {
+      agent ??= started;
+    },
+    () => {
+      // runChatTui ends the chat and rethrows the error.
+    },
+  );
   try {
-    if (agent.resumed) for (const note of agent.resumed.notes) tui.view.notice(`resume: ${note}`);
-    return await runChatTui(agent, tui, {
+    const { runChatTui } = await screen;
+    return await runChatTui(starting, tui, {
       cwd: process.cwd(),
       window: config.agent.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
       masker: secretMaskerFor(config),
@@ -461,8 +494,16 @@ async function fullScreenChat(options: AgentCliOptions): Promise<number> {
       },
     });
   } finally {
-    await agent.close();
-    sayHowToResume(agent);
+    if (!agent) {
+      // Left while the servers were still coming up: stop them rather than wait for a slow one, then close
+      // what the start made.
+      await tui.progress.host?.close();
+      agent = await starting.catch(() => undefined);
+    }
+    if (agent) {
+      await agent.close();
+      sayHowToResume(agent);
+    }
   }
 }
 
@@ -471,11 +512,22 @@ function sayHowToResume(agent: RunningAgent): void {
   writeErr(`session ${agent.session.id} (tack chat --resume ${agent.session.id.split('-').at(-1)})\n`);
 }
 
-/** The line-based chat: answers on stdout, everything else on stderr, questions at a readline prompt. */
+/**
+ * The line-based chat: answers on stdout, everything else on stderr, questions at a prompt. With stdin not a
+ * terminal the lines are read from it (no prompt), one turn or command each, until its end or /exit; the exit code
+ * is 0 when every turn completed, else `tack run`'s code for the first that did not (4 for calls refused unasked).
+ */
 async function lineChat(options: AgentCliOptions): Promise<number> {
   const config = await loadCliConfig(options);
   let model = resolveModel(options.model ?? config.agent.model);
-  let agent = await open(options, { config, model });
+  const piped = process.stdin.isTTY !== true;
+  const refused: Array<{ name: string; reason: string }> = [];
+  const onEvent = (event: AgentEvent) => {
+    if (event.type === 'approval' && event.unasked) refused.push({ name: event.name, reason: event.reason });
+  };
+  let agent = await open(options, { config, model, onEvent });
+  const lines: InputLines | undefined = piped ? inputLines() : undefined;
+  let code = 0;
   /** The sessions /resume listed last, so `/resume 2` names one. */
   let listed: SessionRow[] = [];
   /** The running agent was closed and none replaced it (a failed switch): nothing to close at the end. */
@@ -490,13 +542,13 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
     const old = agent;
     await old.close();
     try {
-      agent = await open({ ...options, resume }, { config, model: next });
+      agent = await open({ ...options, resume }, { config, model: next, onEvent });
       model = next;
     } catch (error) {
       warn(`cannot open session ${resume}: ${errorMessage(error)}`);
       // If the session it was on cannot be opened again either, that error ends the chat (nothing is left open).
       closed = true;
-      agent = await open({ ...options, resume: old.session.id }, { config, model });
+      agent = await open({ ...options, resume: old.session.id }, { config, model, onEvent });
       closed = false;
     }
     for (const note of agent.resumed?.notes ?? []) warn(`resume: ${note}`);
@@ -508,15 +560,21 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
     writeErr(`tack chat: session ${agent.session.id}; ${commands}\n`);
     for (;;) {
       let line: string;
-      try {
-        line = (await ask('\n> ')).trim();
-      } catch {
-        return 0; // stdin closed
+      if (lines) {
+        const next = await lines.next();
+        if (next === undefined) return code; // end of input
+        line = next.trim();
+      } else {
+        try {
+          line = (await ask('\n> ')).trim();
+        } catch {
+          return code; // stdin closed
+        }
       }
       if (line === '') continue;
       const [name, ...rest] = line.split(/\s+/);
       const arg = rest.join(' ');
-      if (name === '/exit' || name === '/quit') return 0;
+      if (name === '/exit' || name === '/quit') return code;
       if (name === '/tools') {
         print(
           agent.session
@@ -611,11 +669,15 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
           continue;
         }
         for (const note of turn.notes) writeErr(`${note}\n`);
-        await runWithInterrupt(agent, turn.message);
+        const before = refused.length;
+        const result = await runWithInterrupt(agent, turn.message);
         write('\n');
+        if (code === 0) code = exitCodeOf(result.reason, refused.length - before);
       }
     }
   } finally {
+    lines?.close();
+    if (refused.length > 0) writeErr(refusedSummary(refused));
     closePrompts();
     if (!closed) {
       await agent.close();
