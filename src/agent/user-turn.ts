@@ -22,6 +22,7 @@ export const BUILT_IN_COMMANDS: readonly string[] = [
   '/tools',
   '/skills',
   '/servers',
+  '/status',
   '/cost',
   '/compact',
   '/resume',

@@ -62,7 +62,8 @@ async function shot(page: Page, name: string): Promise<void> {
 
 /**
  * What Chromium reported refusing under the console's Content-Security-Policy, on every page opened. An MCP App
- * view's refusals (`/view/...`, its own stricter policy, tested on purpose) are not the console's.
+ * view's refusals (its sandbox proxy on another origin and the view's `about:srcdoc` frame, under the view's own
+ * stricter policy, tested on purpose) are not the console's: only messages from the console's origin count.
  */
 const cspViolations: string[] = [];
 
@@ -73,7 +74,7 @@ async function open(hash = '', url = running.url): Promise<Page> {
   });
   page.on('console', (message) => {
     const from = message.location().url;
-    if (/Content Security Policy/i.test(message.text()) && !from.includes('/view/'))
+    if (/Content Security Policy/i.test(message.text()) && from.startsWith(new URL(url).origin))
       cspViolations.push(`${from}: ${message.text()}`);
   });
   await page.goto(`${url}${hash}`);
