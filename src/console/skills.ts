@@ -1,12 +1,12 @@
 import { TackError } from '../errors.js';
-import { renderEntry, type SkillLibrary } from '../skills/library.js';
+import { invalidText, renderEntry, type SkillLibrary } from '../skills/library.js';
 import { readSkill } from '../skills/skill.js';
 import { validateSkill } from '../skills/validate.js';
 import { countTokens } from '../tokens/count.js';
 
 /** Tier 1 as the model gets it, with each skill's entry cost (what `tack skills list` and `index` show). */
 export async function skillsIndex(library: SkillLibrary | undefined, contextWindow: number) {
-  if (!library) return { index: undefined, skills: [], warnings: [] };
+  if (!library) return { index: undefined, skills: [], invalid: [], warnings: [] };
   const index = await library.renderIndex({ countTokens, contextWindow });
   const indexed = new Map(index.entries.map((e) => [e.name, e]));
   const skills = [];
@@ -30,6 +30,13 @@ export async function skillsIndex(library: SkillLibrary | undefined, contextWind
       dropped: index.dropped,
     },
     skills,
+    // Found but not offered: the validator's errors say why (validate.ts, skillVerdict).
+    invalid: library.invalid.map((skill) => ({
+      name: skill.name,
+      scope: skill.scope,
+      path: skill.file,
+      reasons: skill.errors.map((e) => e.message),
+    })),
     warnings: library.warnings,
   };
 }
@@ -37,6 +44,22 @@ export async function skillsIndex(library: SkillLibrary | undefined, contextWind
 /** Tier 2 and 3 of one skill: its body, its files and what the validator says of it. */
 export async function skillDetail(library: SkillLibrary | undefined, name: string) {
   if (!library) throw new TackError('UNKNOWN_SKILL', `no skill named "${name}"`);
+  const invalid = library.get(name) ? undefined : library.invalid.find((s) => s.name === name);
+  if (invalid) {
+    // Not offered, so not activated: its page shows why, and the validator's findings.
+    const text = `[${invalidText(invalid)}.]`;
+    return {
+      name: invalid.name,
+      description: '',
+      scope: invalid.scope,
+      dir: invalid.dir,
+      valid: false,
+      body: text,
+      bodyTokens: await countTokens(text),
+      files: [],
+      issues: await validateSkill(await readSkill(invalid.dir), { countTokens }),
+    };
+  }
   const skill = library.require(name);
   const body = await library.activate(skill.name);
   const issues = skill.remote ? [] : await validateSkill(await readSkill(skill.dir), { countTokens });
@@ -45,6 +68,7 @@ export async function skillDetail(library: SkillLibrary | undefined, name: strin
     description: skill.description,
     scope: skill.scope,
     dir: skill.dir,
+    valid: true,
     body: body.text,
     bodyTokens: await countTokens(body.text),
     files: body.files,

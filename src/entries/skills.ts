@@ -13,6 +13,9 @@ export {
 } from '../skills/discover.js';
 export {
   type IndexOptions,
+  type InvalidSkill,
+  invalidText,
+  notServedText,
   type RemoteSkill,
   type RenderedIndex,
   renderEntry,
@@ -42,7 +45,10 @@ export {
   type Severity,
   type SkillIssue,
   type SkillRule,
+  type SkillVerdict,
+  skillVerdict,
   type ValidateOptions,
   validatePaths,
   validateSkill,
+  verdictOf,
 } from '../skills/validate.js';

@@ -1,11 +1,13 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { TackError } from '../errors.js';
+import { pushAll } from '../util/arrays.js';
 import { compareText } from '../util/text-order.js';
 import { readPrefix } from './bounded-read.js';
 import { type DiscoveredSkill, type DiscoverOptions, discoverSkills, type SkillScope } from './discover.js';
 import { resolveInside, skillFileError } from './inside-skill.js';
-import { MAX_SKILL_BYTES, oversizedText, readSkill } from './skill.js';
+import { folderName, MAX_SKILL_BYTES, oversizedText, readSkill } from './skill.js';
+import { type SkillIssue, type SkillVerdict, skillVerdict } from './validate.js';
 
 /** One skill the library offers: what tier 1 shows, and where the rest is. */
 export interface SkillEntry {
@@ -20,6 +22,19 @@ export interface SkillEntry {
   location?: string;
   /** Set for a skill an MCP server serves (remote.ts): its files are read over MCP, not from disk. */
   remote?: RemoteSkill;
+}
+
+/**
+ * A skill found on disk that the validator calls invalid (validate.ts, skillVerdict): it is not offered to the
+ * model, served or counted, and every listing shows it with `errors`, the reasons.
+ */
+export interface InvalidSkill {
+  /** Its front matter's name when it has one, else its folder's. */
+  name: string;
+  dir: string;
+  file: string;
+  scope: SkillScope;
+  errors: SkillIssue[];
 }
 
 /** A skill served over MCP: what the library needs to show its body and files. */
@@ -61,6 +76,7 @@ export interface RenderedIndex {
 }
 
 const MAX_FILE_BYTES = 256 * 1024;
+const VERDICT_BATCH = 256;
 const MAX_LISTED_FILES = 200;
 
 /**
@@ -69,42 +85,73 @@ const MAX_LISTED_FILES = 200;
  * `readFile()` and (scripts.ts) `runScript()`, only inside the skill's folder.
  */
 export class SkillLibrary {
+  /** The skills offered: valid ones, in precedence order. */
   readonly skills: readonly SkillEntry[];
   readonly warnings: readonly string[];
+  /** Skills found but invalid, with the reasons: listed, never offered. */
+  readonly invalid: readonly InvalidSkill[];
   readonly #byName: ReadonlyMap<string, SkillEntry>;
 
-  constructor(skills: readonly SkillEntry[], warnings: readonly string[] = []) {
+  constructor(
+    skills: readonly SkillEntry[],
+    warnings: readonly string[] = [],
+    invalid: readonly InvalidSkill[] = [],
+  ) {
     this.skills = skills;
     this.warnings = warnings;
+    this.invalid = invalid;
     this.#byName = new Map(skills.map((skill) => [skill.name, skill]));
   }
 
-  /** Finds the skills of every scope (discover.ts); a folder whose SKILL.md lacks a name or description is skipped. */
+  /**
+   * Finds the skills of every scope (discover.ts) and takes the validator's verdict on each (skillVerdict): an
+   * invalid one goes to `invalid`, with a warning that names it and says why.
+   */
   static async discover(options: DiscoverOptions = {}): Promise<SkillLibrary> {
     const discovery = await discoverSkills(options);
     const warnings = [...discovery.warnings];
     const skills: SkillEntry[] = [];
-    for (const found of discovery.skills) {
-      const entry = toEntry(found);
-      if (entry && found.source.oversized !== undefined)
-        warnings.push(`${found.source.file}: ${oversizedText(found.source.oversized)}`);
-      if (entry) skills.push(entry);
-      else
-        warnings.push(
-          `${found.source.file}: skipped: SKILL.md needs a name and a description (tack skills validate says why)`,
-        );
+    const invalid: InvalidSkill[] = [];
+    // In batches: each verdict awaits the SDK's check (servable.ts), and one at a time the waits add up.
+    const verdicts: SkillVerdict[] = [];
+    for (let i = 0; i < discovery.skills.length; i += VERDICT_BATCH) {
+      const batch = discovery.skills.slice(i, i + VERDICT_BATCH);
+      pushAll(verdicts, await Promise.all(batch.map((found) => skillVerdict(found.source))));
     }
-    return new SkillLibrary(skills, warnings);
+    for (const [i, found] of discovery.skills.entries()) {
+      const verdict = verdicts[i]!;
+      const entry = verdict.valid ? toEntry(found) : undefined;
+      if (entry) {
+        skills.push(entry);
+        continue;
+      }
+      const skill: InvalidSkill = {
+        name: found.source.name ?? folderName(found.source),
+        dir: found.source.dir,
+        file: found.source.file,
+        scope: found.scope,
+        errors: verdict.errors,
+      };
+      invalid.push(skill);
+      warnings.push(`${skill.file}: ${invalidText(skill)}`);
+    }
+    return new SkillLibrary(skills, warnings, invalid);
   }
 
   get(name: string): SkillEntry | undefined {
     return this.#byName.get(name);
   }
 
-  /** The skill `name`, or an error that lists the ones there are. */
+  /** The skill `name`, or an error that says why it is not offered, or lists the ones there are. */
   require(name: string): SkillEntry {
     const skill = this.#byName.get(name);
     if (skill) return skill;
+    const invalid = this.invalid.find((s) => s.name === name);
+    if (invalid) {
+      throw new TackError('UNKNOWN_SKILL', invalidText(invalid), {
+        hint: 'tack skills validate shows each problem with its file and line.',
+      });
+    }
     throw new TackError('UNKNOWN_SKILL', `no skill named "${name}"`, {
       hint: this.skills.length
         ? `Skills: ${this.skills.map((s) => s.name).join(', ')}.`
@@ -271,6 +318,7 @@ export class SkillLibrary {
           (s) => `skill '${s.name}' from ${s.file} is shadowed by ${this.#byName.get(s.name)!.file}`,
         ),
       ],
+      this.invalid,
     );
   }
 }
@@ -293,6 +341,20 @@ function fileText(path: string, bytes: Uint8Array, size = bytes.length): SkillFi
     truncated,
     binary: false,
   };
+}
+
+/** Why an invalid skill is not offered, in one sentence (every listing and the library's warnings say this). */
+export function invalidText(skill: Pick<InvalidSkill, 'name' | 'errors'>): string {
+  const reasons = skill.errors.map((e) => e.message);
+  return `skill '${skill.name}' is invalid and not offered: ${reasons.join('; ')}`;
+}
+
+/** ` (2 invalid skills not served: a, b)`, or nothing: what serve-skills and tack serve add to their count. */
+export function notServedText(invalid: readonly Pick<InvalidSkill, 'name'>[]): string {
+  if (invalid.length === 0) return '';
+  const names = invalid.slice(0, 5).map((s) => s.name);
+  const more = invalid.length > 5 ? ` and ${invalid.length - 5} more` : '';
+  return ` (${invalid.length} invalid skill${invalid.length === 1 ? '' : 's'} not served: ${names.join(', ')}${more})`;
 }
 
 function toEntry(found: DiscoveredSkill): SkillEntry | undefined {

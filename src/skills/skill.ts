@@ -25,6 +25,8 @@ export interface SkillSource {
   description: string | undefined;
   /** The SKILL.md's size in bytes when it passes MAX_SKILL_BYTES: its body was not read (`frontMatter.body` is empty). */
   oversized?: number;
+  /** The SKILL.md's text before its body (the front matter and its fences), as written: servable.ts checks it. */
+  head: string;
 }
 
 /** The skill's SKILL.md, read up to MAX_SKILL_BYTES: past it, the front matter only, and `oversized` set. */
@@ -54,7 +56,15 @@ export function parseSkill(dir: string, text: string, options?: FrontMatterOptio
     frontMatter,
     name: str(frontMatter.data.name),
     description: str(frontMatter.data.description),
+    head: linesBefore(text, frontMatter.bodyLine),
   };
+}
+
+/** The text of the lines before `line` (1-based), without splitting the rest of a long text. */
+function linesBefore(text: string, line: number): string {
+  let end = 0;
+  for (let n = 1; n < line && end >= 0; n++) end = text.indexOf('\n', end) + 1 || -1;
+  return end < 0 ? text : text.slice(0, end);
 }
 
 /** The folder's own name, which the skill's name must equal. */

@@ -1,17 +1,19 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { TackError } from '../errors.js';
 import { pushAll } from '../util/arrays.js';
 import { skillFolders } from './discover.js';
 import { contentWords, OVERLAP_THRESHOLD, overlaps } from './overlap.js';
-import { depthOf, findReferences } from './references.js';
+import { checkReferences } from './reference-check.js';
+import { servingProblems } from './servable.js';
 import { folderName, oversizedText, readSkill, SKILL_FILE, type SkillSource } from './skill.js';
 
 /**
  * The Agent Skills rules (specs/agentskills-specification.mdx) with the reference validator's wording
  * (skills-ref), so a user who knows one recognises the other, plus tack's own warnings beyond the spec. Every
- * issue names the SKILL.md and the line.
+ * issue names the file and the line. An error means the skill is invalid: tack does not offer it (index, tools,
+ * serve-skills, tack serve) and every listing says why; warnings never keep a skill out (skillVerdict).
  */
 export type Severity = 'error' | 'warning';
 
@@ -27,6 +29,7 @@ export type SkillRule =
   | 'allowed-tools'
   | 'body-size'
   | 'missing-reference'
+  | 'reference-case'
   | 'deep-reference'
   | 'when'
   | 'overlap';
@@ -65,10 +68,65 @@ const SPECIFIC_WORDS = 12;
 const TRIGGER =
   /\b(use (this|it|when|for|whenever|to)|used (when|for|whenever)|when(ever)?|trigger(s|ed)?|should (be )?use|if the user|apply (it )?to)\b/i;
 
+/** A skill's verdict: invalid when any issue is an error; the errors say why. */
+export interface SkillVerdict {
+  valid: boolean;
+  errors: SkillIssue[];
+  warnings: SkillIssue[];
+}
+
+export function verdictOf(issues: readonly SkillIssue[]): SkillVerdict {
+  const errors = issues.filter((i) => i.severity === 'error');
+  return { valid: errors.length === 0, errors, warnings: issues.filter((i) => i.severity === 'warning') };
+}
+
+/** Every rule: the head's (which decide the verdict), then the body's (warnings only). */
 export async function validateSkill(
   skill: SkillSource,
   options: ValidateOptions = {},
 ): Promise<SkillIssue[]> {
+  const issues = await checkHead(skill, options);
+  if (!skill.frontMatter.present || skill.frontMatter.problems.length > 0) return issues;
+  await checkBody(skill, options, (severity, rule, line, message, file = skill.file) =>
+    issues.push({ severity, rule, file, line, message }),
+  );
+  return issues;
+}
+
+/**
+ * The verdict on a skill from its SKILL.md's head alone, which is all discovery reads: every error rule is a rule
+ * of the front matter or of the file's size, so this is the verdict `tack skills validate` gives too. The loader,
+ * `tack skills list`, serve-skills, `tack serve` and the console all take it from here.
+ */
+export async function skillVerdict(skill: SkillSource, options: ValidateOptions = {}): Promise<SkillVerdict> {
+  return verdictOf(await checkHead(skill, options));
+}
+
+/**
+ * The front matter's rules and the size cap, and then what the MCP Skills extension's own checks refuse
+ * (servable.ts): a skill tack lists as valid is one `tack serve-skills` can serve.
+ */
+async function checkHead(skill: SkillSource, options: ValidateOptions): Promise<SkillIssue[]> {
+  const issues = frontMatterIssues(skill, options);
+  if (skill.oversized !== undefined) {
+    // Its body was not read: the body's rules could not be checked either.
+    issues.push({
+      severity: 'error',
+      rule: 'body-size',
+      file: skill.file,
+      line: 1,
+      message: oversizedText(skill.oversized),
+    });
+  }
+  if (!issues.some((i) => i.severity === 'error')) {
+    for (const problem of await servingProblems(skill)) {
+      issues.push({ severity: 'error', rule: 'frontmatter', file: skill.file, ...problem });
+    }
+  }
+  return issues;
+}
+
+function frontMatterIssues(skill: SkillSource, options: ValidateOptions): SkillIssue[] {
   const issues: SkillIssue[] = [];
   const fm = skill.frontMatter;
   const lineOf = (key: string) => fm.keyLines.get(key) ?? 1;
@@ -116,12 +174,14 @@ export async function validateSkill(
     const value = data.compatibility;
     if (typeof value !== 'string')
       add('error', 'compatibility', lineOf('compatibility'), "Field 'compatibility' must be a string");
-    else if (value.length > MAX_COMPATIBILITY_LENGTH) {
+    else if (value === '')
+      add('error', 'compatibility', lineOf('compatibility'), "Field 'compatibility' must not be empty");
+    else if (characters(value) > MAX_COMPATIBILITY_LENGTH) {
       add(
         'error',
         'compatibility',
         lineOf('compatibility'),
-        `Compatibility exceeds ${MAX_COMPATIBILITY_LENGTH} character limit (${value.length} chars)`,
+        `Compatibility exceeds ${MAX_COMPATIBILITY_LENGTH} character limit (${characters(value)} chars)`,
       );
     }
   }
@@ -146,10 +206,11 @@ export async function validateSkill(
         "Field 'metadata' must be a mapping of string keys to string values",
       );
     } else {
+      // An error, not a style point: the spec says string values, and the MCP Skills extension refuses the skill.
       for (const [key, value] of Object.entries(metadata)) {
         if (typeof value !== 'string') {
           add(
-            'warning',
+            'error',
             'metadata',
             lineOf('metadata'),
             `metadata.${key} is a ${Array.isArray(value) ? 'list' : typeof value}, not a string; quote it ("${String(value)}")`,
@@ -159,11 +220,17 @@ export async function validateSkill(
     }
   }
 
-  await checkBody(skill, options, add);
   return issues;
 }
 
-type Add = (severity: Severity, rule: SkillRule, line: number, message: string) => void;
+type Add = (severity: Severity, rule: SkillRule, line: number, message: string, file?: string) => void;
+
+/** Characters as the spec counts them: code points (an emoji is one, not two UTF-16 units). */
+function characters(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
 
 function checkName(value: unknown, skill: SkillSource, line: number, add: Add): void {
   if (value === undefined) {
@@ -174,13 +241,14 @@ function checkName(value: unknown, skill: SkillSource, line: number, add: Add): 
     add('error', 'name', line, "Field 'name' must be a non-empty string");
     return;
   }
-  const name = value.trim().normalize('NFKC');
-  if (name.length > MAX_NAME_LENGTH) {
+  // As written: the spec allows a-z, 0-9 and "-" only, so no normalisation makes another name valid.
+  const name = value;
+  if (characters(name) > MAX_NAME_LENGTH) {
     add(
       'error',
       'name',
       line,
-      `Skill name '${name}' exceeds ${MAX_NAME_LENGTH} character limit (${name.length} chars)`,
+      `Skill name '${name}' exceeds ${MAX_NAME_LENGTH} character limit (${characters(name)} chars)`,
     );
   }
   if (name !== name.toLowerCase()) add('error', 'name', line, `Skill name '${name}' must be lowercase`);
@@ -196,8 +264,7 @@ function checkName(value: unknown, skill: SkillSource, line: number, add: Add): 
       `Skill name '${name}' contains invalid characters. Only letters, digits, and hyphens are allowed.`,
     );
   }
-  const folder = folderName(skill).normalize('NFKC');
-  if (folder !== name)
+  if (folderName(skill) !== name)
     add('error', 'directory', line, `Directory name '${folderName(skill)}' must match skill name '${name}'`);
 }
 
@@ -210,12 +277,12 @@ function checkDescription(value: unknown, line: number, add: Add): void {
     add('error', 'description', line, "Field 'description' must be a non-empty string");
     return;
   }
-  if (value.length > MAX_DESCRIPTION_LENGTH) {
+  if (characters(value) > MAX_DESCRIPTION_LENGTH) {
     add(
       'error',
       'description',
       line,
-      `Description exceeds ${MAX_DESCRIPTION_LENGTH} character limit (${value.length} chars)`,
+      `Description exceeds ${MAX_DESCRIPTION_LENGTH} character limit (${characters(value)} chars)`,
     );
   }
   if (!TRIGGER.test(value) && contentWords(value).size < SPECIFIC_WORDS) {
@@ -229,11 +296,7 @@ function checkDescription(value: unknown, line: number, add: Add): void {
 }
 
 async function checkBody(skill: SkillSource, options: ValidateOptions, add: Add): Promise<void> {
-  if (skill.oversized !== undefined) {
-    // Its body was not read: nothing below could be checked.
-    add('error', 'body-size', 1, oversizedText(skill.oversized));
-    return;
-  }
+  if (skill.oversized !== undefined) return; // not read: checkHead said so
   const { body, bodyLine } = skill.frontMatter;
   const lines = body.split('\n').length;
   if (lines > MAX_BODY_LINES) {
@@ -255,23 +318,8 @@ async function checkBody(skill: SkillSource, options: ValidateOptions, add: Add)
       );
     }
   }
-  const reported = new Set<string>();
-  for (const ref of findReferences(body, bodyLine)) {
-    const target = normalize(join(skill.dir, ref.path));
-    if (target !== skill.dir && !target.startsWith(skill.dir + sep)) continue; // ../elsewhere: not the skill's file
-    if (!existsSync(target) && !reported.has(ref.path)) {
-      reported.add(ref.path);
-      add('warning', 'missing-reference', ref.line, `Referenced file does not exist: ${ref.path}`);
-    }
-    if (depthOf(ref.path) > 1 && !reported.has(`deep:${ref.path}`)) {
-      reported.add(`deep:${ref.path}`);
-      add(
-        'warning',
-        'deep-reference',
-        ref.line,
-        `Reference ${ref.path} is more than one level deep (keep references one level from SKILL.md)`,
-      );
-    }
+  for (const finding of await checkReferences(skill)) {
+    add('warning', finding.rule, finding.line, finding.message, finding.file);
   }
 }
 

@@ -104,7 +104,10 @@ beforeAll(async () => {
       app: fixtureEntry('app-server.js', ['--variant-file', variant]),
       fixture: fixtureEntry('stdio-server.js'),
     },
-    skills: [join(REPO, 'test', 'fixtures', 'skills', 'invalid', 'missing-reference')],
+    skills: [
+      join(REPO, 'test', 'fixtures', 'skills', 'invalid', 'missing-reference'),
+      join(REPO, 'test', 'fixtures', 'skills', 'invalid', 'description-length'),
+    ],
     knowledge: {
       bundles: [join(REPO, 'test', 'fixtures', 'okf', 'shop')],
       runtimes: { sqlite: { database: shopDb } },
@@ -513,9 +516,18 @@ describe('tack console: pages', () => {
     await page.waitForSelector('[data-testid=skills-index-cost]');
     expect(await page.textContent('[data-testid=skills-index-cost]')).toMatch(/costs \d+ tokens every turn/);
     await shot(page, 'skills');
+    // An invalid skill is listed apart, with the validator's reason, and its page shows the error.
+    expect(await page.textContent('[data-testid=skills-table]')).not.toContain('description-length');
+    expect(await page.textContent('[data-testid=skills-invalid]')).toContain(
+      'Description exceeds 1024 character limit (1068 chars)',
+    );
     await page.click('text=missing-reference');
     await page.waitForSelector('[data-testid=skill-body]');
     expect(await page.textContent('[data-testid=skill-issues]')).toContain('warning');
+    await page.goBack();
+    await page.click('[data-testid=skills-invalid] >> text=description-length');
+    await page.waitForSelector('[data-testid=skill-issues]');
+    expect(await page.textContent('[data-testid=skill-issues]')).toContain('error: Description exceeds 1024');
     await page.close();
   });
 });

@@ -43,10 +43,18 @@ describe('a SKILL.md with a YAML alias bomb', () => {
     const list = await tack(['skills', 'list', '--json'], { cwd: p.dir, env });
     expect(list.stderr).not.toMatch(/unexpected failure|ReferenceError/);
     expect(list.code).toBe(0);
-    const names = (JSON.parse(list.stdout) as { skills: Array<{ name: string }> }).skills.map((s) => s.name);
-    expect(names).toContain('honest');
-    expect(names).toContain('commit-message');
-    expect(names).not.toContain('bomb');
+    const rows = (
+      JSON.parse(list.stdout) as { skills: Array<{ name: string; valid: boolean; reasons: string[] }> }
+    ).skills;
+    const valid = rows.filter((s) => s.valid).map((s) => s.name);
+    expect(valid).toContain('honest');
+    expect(valid).toContain('commit-message');
+    expect(valid).not.toContain('bomb');
+    // Listed as invalid, with the reason, never offered.
+    expect(rows.find((s) => s.name === 'bomb')).toMatchObject({
+      valid: false,
+      reasons: [expect.stringMatching(/alias/)],
+    });
 
     const index = await tack(['skills', 'index'], { cwd: p.dir, env });
     expect(index.code).toBe(0);

@@ -9,8 +9,8 @@ import { type TempProject, tempProject } from '../helpers/project.js';
 /**
  * Issue 28, defect 6: a 50 MB SKILL.md with valid front matter took `tack skills list` 670 s and 2.5 GB, and
  * froze every page and API of `tack console` for over 9 minutes: the body had no cap and was token-counted whole,
- * synchronously. A SKILL.md is read up to its cap (MAX_SKILL_BYTES, 1 MiB) now; past it the skill lists with a
- * finding, and its body is not loaded.
+ * synchronously. A SKILL.md is read up to its cap (MAX_SKILL_BYTES, 1 MiB) now; past it the skill is invalid
+ * (issue 29: one verdict everywhere): listed with the reason, its body not loaded, never offered or served.
  */
 const SIZE = 50 * 1024 * 1024;
 const HEAD =
@@ -74,7 +74,7 @@ describe('a 50 MB SKILL.md', () => {
 
   afterAll(() => project?.[Symbol.dispose]());
 
-  it('tack skills list answers at once: the skill lists, with a finding naming the file, its size and the cap', async () => {
+  it('tack skills list answers at once: the skill lists as invalid, the reason naming the file, its size and the cap', async () => {
     const list = await tackWithin(['skills', 'list', '--json'], {
       cwd: project.dir,
       env,
@@ -84,18 +84,18 @@ describe('a 50 MB SKILL.md', () => {
     // Today's code took minutes (670 s measured in the issue; killed here at 45 s).
     expect(list.ms).toBeLessThan(20_000);
     expect(list.stderr).toContain(
-      `${bigFile}: SKILL.md is ${SIZE} bytes, over the cap of 1048576 bytes (1 MiB) for a skill's instructions: its body is not loaded.`,
+      `${bigFile}: skill 'big' is invalid and not offered: SKILL.md is ${SIZE} bytes, over the cap of 1048576 bytes (1 MiB) for a skill's instructions: its body is not loaded.`,
     );
     const rows = (
       JSON.parse(list.stdout) as {
-        skills: Array<{ name: string; errors: number; tokens: { body: number } }>;
+        skills: Array<{ name: string; valid: boolean; errors: number; tokens: { body: number } }>;
       }
     ).skills;
     const big = rows.find((row) => row.name === 'big');
-    expect(big).toMatchObject({ errors: 1 });
-    // What activate_skill returns: the notice, not 50 MB.
-    expect(big!.tokens.body).toBeLessThan(500);
-    expect(rows.find((row) => row.name === 'small')).toMatchObject({ errors: 0 });
+    expect(big).toMatchObject({ valid: false, errors: 1 });
+    // Not offered: nothing of its 50 MB is loaded or counted.
+    expect(big!.tokens.body).toBe(0);
+    expect(rows.find((row) => row.name === 'small')).toMatchObject({ valid: true, errors: 0 });
 
     const validate = await tackWithin(['skills', 'validate', join(project.dir, 'skills')], {
       cwd: project.dir,
@@ -150,17 +150,28 @@ describe('a 50 MB SKILL.md', () => {
       const index = await get('/api/skills', 10_000);
       const indexMs = performance.now() - indexStarted;
       expect(index.status).toBe(200);
-      const names = ((await index.json()) as { skills: Array<{ name: string }> }).skills.map((s) => s.name);
-      expect(names).toEqual(['big', 'small']);
+      const view = (await index.json()) as {
+        skills: Array<{ name: string }>;
+        invalid: Array<{ name: string }>;
+      };
+      expect(view.skills.map((s) => s.name)).toEqual(['small']);
+      expect(view.invalid.map((s) => s.name)).toEqual(['big']);
       // Generous for a loaded machine; the frozen console answered after minutes.
       expect(indexMs).toBeLessThan(2_000);
 
       const { status, body } = (await detail) as {
         status: number;
-        body: { body: string; bodyTokens: number; issues: Array<{ severity: string; message: string }> };
+        body: {
+          valid: boolean;
+          body: string;
+          bodyTokens: number;
+          issues: Array<{ severity: string; message: string }>;
+        };
       };
       expect(status).toBe(200);
       expect(detailMs).toBeLessThan(20_000);
+      expect(body.valid).toBe(false);
+      expect(body.body).toContain("skill 'big' is invalid and not offered");
       expect(body.body).toContain('its body is not loaded');
       expect(body.bodyTokens).toBeLessThan(500);
       expect(body.issues).toEqual([

@@ -238,7 +238,8 @@ describe('tier 1: the index', () => {
     w.skill(
       join(w.root, 'lib'),
       'wordy',
-      `${'Very detailed explanation of everything. '.repeat(30)}Use when needed.`,
+      // 836 characters: within the spec's 1,024, far past the entry cap.
+      `${'Very detailed explanation of everything. '.repeat(20)}Use when needed.`,
     );
     const library = await SkillLibrary.discover({
       home: w.home,
@@ -286,7 +287,7 @@ describe('tier 2 and 3: activation, files, scripts', () => {
     await expect(library.readFile('release-notes', 'references/NOPE.md')).rejects.toThrow(/does not exist/);
   });
 
-  it('a SKILL.md past 1 MiB lists with a finding, and activation says its body is not loaded; at 1 MiB it loads', async () => {
+  it('a SKILL.md past 1 MiB is invalid: not offered, and the library says why; at 1 MiB it loads', async () => {
     const w = world();
     const lib = join(w.root, 'lib');
     const big = w.skill(lib, 'big');
@@ -296,20 +297,24 @@ describe('tier 2 and 3: activation, files, scripts', () => {
     const capHead = '---\nname: at-cap\ndescription: At the cap. Use when testing the cap.\n---\n# At cap\n';
     writeFileSync(join(atCap, 'SKILL.md'), capHead + 'y'.repeat(MAX_SKILL_BYTES - capHead.length));
     // A referenced file far past read_skill_file's cap: only its head is read.
-    mkdirSync(join(big, 'references'));
-    writeFileSync(join(big, 'references', 'HUGE.md'), 'z'.repeat(3 * 1024 * 1024));
+    mkdirSync(join(atCap, 'references'));
+    writeFileSync(join(atCap, 'references', 'HUGE.md'), 'z'.repeat(3 * 1024 * 1024));
     const library = await SkillLibrary.discover({ home: w.home, cwd: w.cwd, configFolders: [lib] });
-    expect(library.skills.map((s) => s.name)).toEqual(['at-cap', 'big']);
+    // One verdict: the validator's error keeps it out of the index, the tools and the servers alike.
+    expect(library.skills.map((s) => s.name)).toEqual(['at-cap']);
+    expect(library.invalid.map((s) => [s.name, s.errors.map((e) => e.rule)])).toEqual([
+      ['big', ['body-size']],
+    ]);
     expect(library.warnings).toEqual([
-      `${join(big, 'SKILL.md')}: SKILL.md is ${MAX_SKILL_BYTES + 1} bytes, over the cap of ${MAX_SKILL_BYTES} bytes (1 MiB) for a skill's instructions: its body is not loaded. Keep SKILL.md short (the Agent Skills spec recommends under 500 lines and 5,000 tokens) and move the details to files its body names (references/...), which are read one at a time`,
+      `${join(big, 'SKILL.md')}: skill 'big' is invalid and not offered: SKILL.md is ${MAX_SKILL_BYTES + 1} bytes, over the cap of ${MAX_SKILL_BYTES} bytes (1 MiB) for a skill's instructions: its body is not loaded. Keep SKILL.md short (the Agent Skills spec recommends under 500 lines and 5,000 tokens) and move the details to files its body names (references/...), which are read one at a time`,
     ]);
     const active = new Set<string>();
-    const activated = await library.activate('big', active);
-    expect(activated.text).toContain(`[SKILL.md is ${MAX_SKILL_BYTES + 1} bytes, over the cap`);
-    expect(activated.text.length).toBeLessThan(2_000);
+    await expect(library.activate('big', active)).rejects.toThrow(
+      `skill 'big' is invalid and not offered: SKILL.md is ${MAX_SKILL_BYTES + 1} bytes, over the cap`,
+    );
     expect(active.has('big')).toBe(false);
     expect((await library.activate('at-cap', active)).text).toContain('# At cap\nyyy');
-    const huge = await library.readFile('big', 'references/HUGE.md');
+    const huge = await library.readFile('at-cap', 'references/HUGE.md');
     expect(huge.truncated).toBe(true);
     expect(huge.text).toMatch(/\[\.\.\. truncated at 262144 bytes of 3145728\]$/);
   });

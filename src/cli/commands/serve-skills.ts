@@ -1,4 +1,5 @@
 import { startSkillsServer } from '../../servers/skills/start.js';
+import { notServedText } from '../../skills/library.js';
 import { loadSkills } from '../../skills/load.js';
 import { printErr, warn } from '../output.js';
 import { httpFromOptions, untilStopped } from '../serving.js';
@@ -20,7 +21,8 @@ export async function serveSkillsCommand(options: ServeSkillsOptions): Promise<n
     onWarning: (warning) => warn(`skills: ${warning}`),
   });
   printErr(
-    `tack serve-skills: ${server.uris.length} skills${server.url ? ` at ${server.url}` : ' on stdio'}\n`,
+    `tack serve-skills: ${server.uris.length} skills${notServedText(library.invalid)}` +
+      `${server.url ? ` at ${server.url}` : ' on stdio'}\n`,
   );
   await untilStopped(Boolean(server.url));
   await server.close();

@@ -1,4 +1,5 @@
 import { flushAudit, startGateway } from '../../servers/gateway/start.js';
+import { notServedText } from '../../skills/library.js';
 import { loadSkills } from '../../skills/load.js';
 import { printErr, warn } from '../output.js';
 import { parseListen, untilStopped } from '../serving.js';
@@ -31,7 +32,8 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   const up = servers.filter((s) => s.status === 'connected').length;
   printErr(
     `tack serve: ${gateway.host.catalog.tools.length} tools from ${up} of ${servers.length} servers` +
-      `${skills.skills.length ? `, ${skills.skills.length} skills` : ''}` +
+      `${gateway.skills ? `, ${gateway.skills} skills` : ''}` +
+      notServedText(skills.invalid) +
       `${gateway.url ? ` at ${gateway.url}${config.serve.token ? ' (bearer token required)' : ''}` : ' on stdio'}\n`,
   );
   // However the process ends short of a SIGKILL, the audit rows still waiting are written (store/audit.ts).

@@ -1,14 +1,21 @@
+import { basename, sep } from 'node:path';
 import { projectSkillsTrusted } from '../../config/apply-trust.js';
 import type { TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
 import type { McpHost } from '../../mcp/host.js';
 import { ToolSearchIndex } from '../../search/tool-index.js';
 import { discoverSkills, scopeRoots } from '../../skills/discover.js';
-import { renderEntry, type SkillLibrary } from '../../skills/library.js';
+import { invalidText, renderEntry, type SkillLibrary } from '../../skills/library.js';
 import { loadSkills } from '../../skills/load.js';
 import { formatScriptResult, runSkillScript } from '../../skills/scripts.js';
 import { readSkill } from '../../skills/skill.js';
-import { formatIssue, type SkillIssue, validatePaths, validateSkill } from '../../skills/validate.js';
+import {
+  formatIssue,
+  type SkillIssue,
+  validatePaths,
+  validateSkill,
+  verdictOf,
+} from '../../skills/validate.js';
 import { countTokens } from '../../tokens/count.js';
 import { print, printJson, questions, table, truncate, warn } from '../output.js';
 import { type GlobalOptions, loadCliConfig, withHost } from '../with-host.js';
@@ -77,10 +84,29 @@ export async function skillsListCommand(options: SkillsOptions): Promise<number>
           files: fileTokens,
         },
         files: files.length,
+        valid: true,
         errors: issues.filter((i) => i.severity === 'error').length,
         warnings: issues.filter((i) => i.severity === 'warning').length,
+        reasons: [] as string[],
         shortened: entry?.shortened ?? false,
         dropped: !entry,
+      });
+    }
+    // Invalid skills are listed with the validator's reasons and cost nothing: they are not offered.
+    for (const skill of library.invalid) {
+      const issues = await validateSkill(await readSkill(skill.dir), { countTokens });
+      rows.push({
+        name: skill.name,
+        scope: skill.scope,
+        path: skill.file,
+        tokens: { index: 0, body: 0, files: 0 },
+        files: 0,
+        valid: false,
+        errors: issues.filter((i) => i.severity === 'error').length,
+        warnings: issues.filter((i) => i.severity === 'warning').length,
+        reasons: skill.errors.map((e) => e.message),
+        shortened: false,
+        dropped: false,
       });
     }
     const arithmetic = {
@@ -108,7 +134,8 @@ export async function skillsListCommand(options: SkillsOptions): Promise<number>
       table(
         ['SKILL', 'SCOPE', 'INDEX', 'BODY', 'FILES', 'ISSUES', 'PATH'],
         rows.map((row) => [
-          row.name + (row.dropped ? ' (dropped)' : row.shortened ? ' (shortened)' : ''),
+          row.name +
+            (!row.valid ? ' (invalid)' : row.dropped ? ' (dropped)' : row.shortened ? ' (shortened)' : ''),
           row.scope,
           String(row.tokens.index),
           String(row.tokens.body),
@@ -119,6 +146,8 @@ export async function skillsListCommand(options: SkillsOptions): Promise<number>
       ),
     );
     print('');
+    for (const skill of library.invalid) print(`${invalidText(skill)} (tack skills validate ${skill.dir}).`);
+    if (library.invalid.length > 0) print('');
     print(
       `Every turn: the index costs ${arithmetic.indexTokens} tokens (budget ${arithmetic.budgetTokens}); ` +
         `every body loaded up front would cost ${arithmetic.allBodiesTokens}` +
@@ -185,12 +214,28 @@ export async function skillsValidateCommand(
   const errors = result.issues.filter((i) => i.severity === 'error').length;
   const warnings = result.issues.length - errors;
   if (options.json) {
-    printJson({ skills: result.skills.map((s) => s.file), issues: result.issues, errors, warnings });
+    const verdicts = result.skills.map((skill) => {
+      const own = result.issues.filter((i) => i.file.startsWith(skill.dir + sep) && i.rule !== 'overlap');
+      return { name: skill.name ?? basename(skill.dir), file: skill.file, ...verdictCounts(own) };
+    });
+    printJson({
+      skills: result.skills.map((s) => s.file),
+      verdicts,
+      issues: result.issues,
+      errors,
+      warnings,
+    });
   } else {
     for (const issue of result.issues) print(formatIssue(issue, process.cwd()));
     print(summary(result.skills.length, result.issues));
   }
   return errors > 0 ? 1 : 0;
+}
+
+/** A skill's verdict as the JSON shows it: valid unless an error, and the counts (validate.ts, verdictOf). */
+function verdictCounts(issues: readonly SkillIssue[]) {
+  const verdict = verdictOf(issues);
+  return { valid: verdict.valid, errors: verdict.errors.length, warnings: verdict.warnings.length };
 }
 
 function summary(skills: number, issues: readonly SkillIssue[]): string {

@@ -45,6 +45,8 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
 export interface RunningGateway extends Served {
   host: McpHost;
   gateway: Gateway;
+  /** How many of tack's own skills are served (the library's valid ones the Skills extension took). */
+  skills: number;
   /** Graceful shutdown: requests in flight finish (up to `timeoutMs`), then upstreams and the store close. */
   drain(timeoutMs: number): Promise<{ finished: number; cut: number }>;
 }
@@ -156,6 +158,7 @@ export async function startGateway(options: GatewayServeOptions): Promise<Runnin
     ...served,
     host,
     gateway,
+    skills: skills?.skills ?? 0,
     close: async () => {
       // The audit rows first: closing the upstreams can take a while, and a kill meanwhile would lose them.
       flushAudit(host);

@@ -32,6 +32,9 @@ export async function startSkillsServer(options: SkillsServerOptions): Promise<R
         const uri = uriOf.get(s.name)!;
         return { ...s, file: uri, location: uri.replace(/SKILL\.md$/, '') };
       }),
+    [],
+    // activate_skill on one of them says why it is not served, rather than that there is no such skill.
+    library.invalid,
   );
   const index = await servedSkills.renderIndex({ countTokens });
   const factory = skillsServerFactory(servedSkills, catalog, index.text);

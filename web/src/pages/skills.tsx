@@ -15,6 +15,8 @@ interface SkillsView {
     shortened: boolean;
     dropped: boolean;
   }>;
+  /** Found but invalid: not offered to the model, with the validator's reasons. */
+  invalid: Array<{ name: string; scope: string; path: string; reasons: string[] }>;
   warnings: string[];
 }
 
@@ -23,6 +25,7 @@ interface SkillView {
   description: string;
   scope: string;
   dir: string;
+  valid: boolean;
   body: string;
   bodyTokens: number;
   files: string[];
@@ -77,6 +80,32 @@ export function SkillsPage() {
               ))}
             </tbody>
           </table>
+          {view.invalid.length > 0 && (
+            <>
+              <h2>Invalid: not offered</h2>
+              <table class="grid" data-testid="skills-invalid">
+                <thead>
+                  <tr>
+                    <th>skill</th>
+                    <th>scope</th>
+                    <th>why</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {view.invalid.slice(0, 1000).map((s) => (
+                    <tr key={s.path}>
+                      <td>
+                        <a href={href('skills', s.name)}>{s.name}</a>
+                        <span class="label">invalid</span>
+                      </td>
+                      <td>{s.scope}</td>
+                      <td class="muted">{s.reasons.join('; ')}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )}
           {view.index && (
             <details>
               <summary>the index as the model gets it</summary>
@@ -105,6 +134,7 @@ export function SkillPage(props: { name: string }) {
           <h1>{s.name}</h1>
           <p>
             {s.scope} · {s.dir} · body {s.bodyTokens} tokens
+            {s.valid ? null : <span class="label">invalid: not offered</span>}
           </p>
           <h2>Validation</h2>
           {s.issues.length === 0 ? (
