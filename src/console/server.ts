@@ -19,7 +19,7 @@ import { openStore } from '../store/open.js';
 import { requestTarget } from '../util/request-target.js';
 import type { WarningSink } from '../util/warnings.js';
 import { VERSION } from '../version.js';
-import { AppViews, MCP_APPS_PROTOCOL } from './apps.js';
+import { AppViews } from './apps.js';
 import { ConsoleCalls } from './calls.js';
 import { type CatalogView, catalogView, serverRows } from './catalog.js';
 import {
@@ -313,7 +313,6 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
           uri: opened.uri,
           server: opened.server,
           prefersBorder: opened.prefersBorder,
-          protocolVersion: MCP_APPS_PROTOCOL,
           tool: host.catalog.getTool(body.tool)?.definition,
           held: catalog.rows.find((r) => r.name === body.tool)?.held !== undefined,
         });

@@ -1,5 +1,7 @@
 import { createServer, request, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
 import type { BrowserContext, FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveProjectTrust } from '../../src/config/apply-trust.js';
@@ -12,6 +14,13 @@ import { fixtureEntry, type TempProject, tempProject } from '../helpers/project.
  * (test/fixtures/servers/apps-probe-server.ts, on the official SDK) whose view sends every request a view may
  * send and probes what it must not reach. The view runs behind the sandbox proxy on the console's second origin.
  */
+
+/** The official MCP Apps example server (`@modelcontextprotocol/server-basic-vanillajs`, a devDependency): its
+ * package exports only dist/server.js; dist/index.js next to it is its bin, which takes `--stdio`. */
+const BASIC = join(
+  dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-basic-vanillajs')),
+  'index.js',
+);
 
 let p: TempProject;
 let running: RunningConsole;
@@ -27,6 +36,7 @@ beforeAll(async () => {
     mcpServers: {
       probe: fixtureEntry('apps-probe-server.js'),
       fixture: fixtureEntry('stdio-server.js'),
+      basic: { command: process.execPath, args: [BASIC, '--stdio'] },
     },
   });
   const config = await resolveProjectTrust(p.load(), { trustProject: true });
@@ -41,11 +51,12 @@ beforeAll(async () => {
   cleanups.push(() => browser[Symbol.asyncDispose]());
   // The console connects its servers in the background: the tests start once the probe's tools are listed.
   for (let i = 0; ; i++) {
-    const tools = await fetch(`${running.origin}/api/tools?q=probe`, {
+    const tools = await fetch(`${running.origin}/api/tools`, {
       headers: { authorization: `Bearer ${running.token}` },
     });
-    if ((await tools.text()).includes('mcp__probe__probe')) break;
-    if (i === 300) throw new Error('the probe server never listed its tools');
+    const listed = await tools.text();
+    if (listed.includes('mcp__probe__probe') && listed.includes('mcp__basic__get-time')) break;
+    if (i === 300) throw new Error('the probe and basic servers never listed their tools');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }, 60_000);
@@ -174,9 +185,8 @@ describe('tack console: MCP Apps host', () => {
     await linkDialog.waitFor();
     expect(await linkDialog.locator('[data-testid=app-question-text]').textContent()).toBe(landingUrl);
     await linkDialog.locator('text=Cancel').click();
-    await expect
-      .poll(() => view.locator('#out-link-http').textContent())
-      .toBe('error: -32000 Link opening denied by user');
+    // The person's refusal is an answer the SDK's views read (`isError`), not a JSON-RPC error.
+    await expect.poll(() => view.locator('#out-link-http').textContent()).toBe('ok: {"isError":true}');
     const popup = browser.waitForEvent('page');
     await view.locator('#link-http').click();
     await linkDialog.locator('button >> text=Open').click();
@@ -194,15 +204,12 @@ describe('tack console: MCP Apps host', () => {
       'Please summarise the probe.',
     );
     await messageDialog.locator('text=Refuse').click();
-    await expect
-      .poll(() => view.locator('#out-message').textContent())
-      .toBe('error: -32000 Message sending denied by user');
+    await expect.poll(() => view.locator('#out-message').textContent()).toBe('ok: {"isError":true}');
     expect(await page.locator('[data-testid=app-messages]').count()).toBe(0);
     await view.locator('#message').click();
     await messageDialog.locator('button >> text=Record').click();
-    await expect
-      .poll(() => view.locator('#out-message').textContent())
-      .toContain('error: -32000 Message not sent: the tack console runs no model conversation');
+    // Recorded, but not delivered to any model: still `isError` for the view.
+    await page.locator('[data-testid=app-messages] pre').waitFor();
     expect(await page.locator('[data-testid=app-messages] pre').textContent()).toBe(
       'Please summarise the probe.',
     );
@@ -252,6 +259,75 @@ describe('tack console: MCP Apps host', () => {
     await page.click('dialog >> text=Deny');
     await view.locator('#cancelled >> text=cancelled:').waitFor();
     expect(await view.locator('#result').textContent()).toBe('no result');
+    await page.close();
+  });
+});
+
+describe('tack console: the official MCP Apps example (server-basic-vanillajs) in Chromium', () => {
+  it('renders the view built on the official App SDK, which completes its handshake and works through the host', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    // The view logs what it is told (its buttons have no other output for messages and links).
+    const logged: string[] = [];
+    page.on('console', (message) => logged.push(message.text()));
+    await page.goto(`${running.url}#/servers/tool/mcp__basic__get-time`);
+    await page.click('button[type=submit]');
+    const view = page.frameLocator('[data-testid=app-view] iframe').frameLocator('iframe');
+    // The handshake gave it the host context: it applied the theme, and waits for the result.
+    await expect.poll(() => view.locator('html').getAttribute('data-theme')).toBe('light');
+    expect(await view.locator('#server-time').textContent()).toBe('Loading...');
+    await page.click('dialog >> text=Allow once');
+    const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+    await expect.poll(() => view.locator('#server-time').textContent()).toMatch(iso);
+    const first = (await view.locator('#server-time').textContent())!;
+    await page.locator(`text=${first}`).first().waitFor();
+
+    // Its button calls get-time back through the host: the console's approval dialog, then the answer.
+    await view.locator('#get-time-btn').click();
+    await page.locator('dialog.approval >> text=mcp__basic__get-time').waitFor();
+    await page.click('dialog >> text=Allow once');
+    await expect.poll(() => view.locator('#server-time').textContent()).not.toBe(first);
+    expect(await view.locator('#server-time').textContent()).toMatch(iso);
+
+    // A log line is shown under the view.
+    await view.locator('#send-log-btn').click();
+    await page.locator('[data-testid=app-view] pre >> text=info: "This is log text."').waitFor();
+
+    // A message: asked, recorded, and the view reads the answer (not delivered: isError) without an error.
+    await view.locator('#send-message-btn').click();
+    const messageDialog = page.locator('[data-testid=app-message-dialog]');
+    expect(await messageDialog.locator('[data-testid=app-question-text]').textContent()).toBe(
+      'This is message text.',
+    );
+    await messageDialog.locator('button >> text=Record').click();
+    expect(await page.locator('[data-testid=app-messages] pre').textContent()).toBe('This is message text.');
+    await expect.poll(() => logged.join('\n')).toContain('Message rejected');
+
+    // A link: refused by the person (the view reads isError), then opened in a new tab.
+    await view.locator('#open-link-btn').click();
+    const linkDialog = page.locator('[data-testid=app-link-dialog]');
+    expect(await linkDialog.locator('[data-testid=app-question-text]').textContent()).toBe(
+      'https://modelcontextprotocol.io/',
+    );
+    await linkDialog.locator('text=Cancel').click();
+    await expect.poll(() => logged.join('\n')).toContain('Open link request rejected');
+    await view.locator('#link-url').fill(landingUrl);
+    const popup = browser.waitForEvent('page');
+    await view.locator('#open-link-btn').click();
+    await linkDialog.locator('button >> text=Open').click();
+    const opened = await popup;
+    await opened.waitForLoadState();
+    expect(opened.url()).toBe(landingUrl);
+    await opened.close();
+    await expect.poll(() => logged.join('\n')).toContain('Open link request accepted');
+
+    // Teardown: the official view answers it.
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.getByRole('button', { name: 'Close view' }).click();
+    await page.locator('[data-testid=app-closed] >> text=the view answered its teardown').waitFor();
+    expect(errors).toEqual([]);
     await page.close();
   });
 });

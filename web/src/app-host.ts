@@ -1,11 +1,23 @@
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { parseJSONRPCMessage } from '@modelcontextprotocol/client';
+import {
+  AppBridge,
+  type McpUiDisplayMode,
+  type McpUiHostCapabilities,
+  type McpUiHostContext,
+} from '@modelcontextprotocol/ext-apps/app-bridge';
 import { post } from './api';
 import { callThroughGate } from './calls';
 import type { CallToolResult } from './types';
 
 /**
- * The host side of an MCP App view (SEP-1865, 2026-01-26): JSON-RPC over postMessage with the view, through the
- * sandbox proxy the console serves on its own origin. Written against the spec text (the `@modelcontextprotocol/
- * ext-apps` package, whose AppBridge does the same, is not a dependency of tack).
+ * The host side of an MCP App view (SEP-1865, 2026-01-26), on the official SDK's `AppBridge`
+ * (`@modelcontextprotocol/ext-apps/app-bridge`): it does the handshake (`ui/initialize`, version negotiation,
+ * the view's capabilities), validates every request against the spec's schemas and answers each method through
+ * the handlers below. What stays here is the console's own policy, which no library can know: tools only
+ * through the console's gate and only the view's own server's app-visible ones (checked on the server), links
+ * http(s) only and confirmed, messages recorded (there is no conversation), everything the host sends held until
+ * the view says `ui/notifications/initialized` (the bridge sends at once), and the transport below.
  */
 
 export interface OpenedView {
@@ -19,7 +31,6 @@ export interface OpenedView {
   uri: string;
   server: string;
   prefersBorder?: boolean;
-  protocolVersion: string;
   tool: unknown;
 }
 
@@ -36,16 +47,7 @@ export interface ViewUi {
   displayMode(mode: DisplayMode): void;
 }
 
-type Id = string | number;
-interface Rpc {
-  jsonrpc: '2.0';
-  id?: Id;
-  method?: string;
-  params?: Record<string, unknown>;
-  result?: unknown;
-  error?: { code: number; message: string };
-}
-
+/** A JSON-RPC error with its code: the bridge answers a handler's thrown error with the error's `code`. */
 class RpcError extends Error {
   constructor(
     readonly code: number,
@@ -74,50 +76,122 @@ export function theme(): 'light' | 'dark' {
   return matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 }
 
-export class ViewHost {
+/**
+ * postMessage to and from the sandbox proxy frame, pinned to the sandbox origin both ways. The SDK's
+ * `PostMessageTransport` posts with target origin `*` and checks only the source window, which stays the same
+ * object if the frame is ever navigated elsewhere: the view's HTML and tool results would follow it.
+ */
+class ProxyTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
   readonly #frame: HTMLIFrameElement;
+  readonly #origin: string;
+
+  constructor(frame: HTMLIFrameElement, origin: string) {
+    this.#frame = frame;
+    this.#origin = origin;
+  }
+
+  readonly #listener = (event: MessageEvent): void => {
+    if (event.source !== this.#frame.contentWindow || event.origin !== this.#origin) return;
+    let message: JSONRPCMessage;
+    try {
+      message = parseJSONRPCMessage(event.data);
+    } catch {
+      return; // not JSON-RPC: nothing the host answers
+    }
+    this.onmessage?.(message);
+  };
+
+  async start(): Promise<void> {
+    addEventListener('message', this.#listener);
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.#frame.contentWindow?.postMessage(message, this.#origin);
+  }
+
+  async close(): Promise<void> {
+    removeEventListener('message', this.#listener);
+    this.onclose?.();
+  }
+}
+
+export class ViewHost {
+  readonly #bridge: AppBridge;
+  readonly #transport: ProxyTransport;
   readonly #view: OpenedView;
   readonly #ui: ViewUi;
   readonly #api: string;
   #proxyReady = false;
   #initialized = false;
   #closed = false;
-  /** Host-to-view messages held until the view says `ui/notifications/initialized`, as the spec requires. */
-  readonly #held: Rpc[] = [];
-  readonly #waiting = new Map<Id, (message: Rpc) => void>();
-  #nextId = 1;
-  #mode: DisplayMode = 'inline';
-  /** The modes the view declared in `appCapabilities.availableDisplayModes` (undefined: it declared none). */
-  #viewModes: string[] | undefined;
+  /** Host-to-view sends held until the view says `ui/notifications/initialized`, as the spec requires. */
+  readonly #held: Array<() => void> = [];
+  #context: McpUiHostContext;
 
   constructor(frame: HTMLIFrameElement, view: OpenedView, ui: ViewUi, args: Record<string, unknown>) {
-    this.#frame = frame;
     this.#view = view;
     this.#ui = ui;
     this.#api = `/apps/${encodeURIComponent(view.viewId)}`;
-    this.#notify('ui/notifications/tool-input', { arguments: args });
+    this.#transport = new ProxyTransport(frame, view.sandboxOrigin);
+    this.#context = {
+      toolInfo: { tool: view.tool as NonNullable<McpUiHostContext['toolInfo']>['tool'] },
+      theme: theme(),
+      displayMode: 'inline',
+      availableDisplayModes: HOST_MODES,
+      containerDimensions: { maxHeight: 2000 },
+      platform: 'web',
+      locale: navigator.language,
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      userAgent: 'tack console',
+    };
+    const capabilities: McpUiHostCapabilities = {
+      openLinks: {},
+      serverTools: {},
+      serverResources: {},
+      logging: {},
+      updateModelContext: { text: {}, structuredContent: {} },
+      message: { text: {} },
+      sandbox: { permissions: {}, csp: view.csp },
+    };
+    this.#bridge = new AppBridge(null, { name: 'tack console', version: '1' }, capabilities, {
+      hostContext: this.#context,
+    });
+    this.#handle();
+    this.#whenInitialized(() => void this.#bridge.sendToolInput({ arguments: args }));
+  }
+
+  /** Starts listening to the proxy frame: call before the frame loads, so its ready notice cannot be missed. */
+  connect(): Promise<void> {
+    return this.#bridge.connect(this.#transport);
   }
 
   get mode(): DisplayMode {
-    return this.#mode;
+    return this.#context.displayMode === 'fullscreen' ? 'fullscreen' : 'inline';
   }
 
   toolResult(result: CallToolResult): void {
-    this.#notify('ui/notifications/tool-result', result as unknown as Record<string, unknown>);
+    this.#whenInitialized(
+      () => void this.#bridge.sendToolResult(result as Parameters<AppBridge['sendToolResult']>[0]),
+    );
   }
 
   toolCancelled(reason: string): void {
-    this.#notify('ui/notifications/tool-cancelled', { reason });
+    this.#whenInitialized(() => void this.#bridge.sendToolCancelled({ reason }));
   }
 
-  hostContextChanged(context: Record<string, unknown>): void {
-    this.#notify('ui/notifications/host-context-changed', context);
+  /** A change of the host context; the bridge sends the view only the fields that changed. */
+  hostContextChanged(change: Partial<McpUiHostContext>): void {
+    const context = { ...this.#context, ...change };
+    this.#context = context;
+    this.#whenInitialized(() => this.#bridge.setHostContext(context));
   }
 
   /** The person's own switch (the view asks with `ui/request-display-mode`). */
   setMode(mode: DisplayMode): void {
-    if (mode === this.#mode) return;
-    this.#mode = mode;
+    if (mode === this.mode) return;
     this.#ui.displayMode(mode);
     this.hostContextChanged({ displayMode: mode });
   }
@@ -130,184 +204,104 @@ export class ViewHost {
     if (this.#closed) return false;
     let answered = false;
     if (this.#initialized) {
-      const id = `teardown-${this.#nextId++}`;
-      answered = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => {
-          this.#waiting.delete(id);
-          resolve(false);
-        }, TEARDOWN_WAIT_MS);
-        this.#waiting.set(id, () => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-        this.#send({ jsonrpc: '2.0', id, method: 'ui/resource-teardown', params: { reason } });
-      });
+      answered = await this.#bridge.teardownResource({ reason }, { timeout: TEARDOWN_WAIT_MS }).then(
+        () => true,
+        () => false,
+      );
     }
     this.#closed = true;
+    await this.#bridge.close().catch(() => {});
     await post(`${this.#api}/close`, {}).catch(() => {});
     return answered;
   }
 
-  /** Every message event of the page: only the proxy's window, at the sandbox origin, is listened to. */
-  readonly onMessage = (event: MessageEvent): void => {
-    if (this.#closed || event.source !== this.#frame.contentWindow) return;
-    if (event.origin !== this.#view.sandboxOrigin) return;
-    const message = event.data as Rpc;
-    if (typeof message !== 'object' || message === null || message.jsonrpc !== '2.0') return;
-    if (message.method === undefined) {
-      // An answer to one of the host's requests (teardown).
-      if (message.id !== undefined) this.#waiting.get(message.id)?.(message);
-      this.#waiting.delete(message.id ?? '');
-      return;
-    }
-    if (typeof message.method !== 'string') return;
-    if (message.params !== undefined && (typeof message.params !== 'object' || message.params === null)) {
-      if (message.id !== undefined) this.#fail(message.id, new RpcError(-32_602, 'params must be an object'));
-      return;
-    }
-    if (message.method === 'ui/notifications/sandbox-proxy-ready') {
+  #whenInitialized(send: () => void): void {
+    if (this.#closed) return;
+    if (this.#initialized) send();
+    else this.#held.push(send);
+  }
+
+  #handle(): void {
+    const bridge = this.#bridge;
+    const ui = this.#ui;
+    bridge.addEventListener('sandboxready', () => {
       if (this.#proxyReady) return;
       this.#proxyReady = true;
-      this.#send({
-        jsonrpc: '2.0',
-        method: 'ui/notifications/sandbox-resource-ready',
-        params: { html: this.#view.html, csp: this.#view.csp, permissions: {} },
-      });
-      return;
-    }
-    const id = message.id;
-    if (id !== undefined && typeof id !== 'string' && typeof id !== 'number') return;
-    const params = message.params ?? {};
-    if (id === undefined) {
-      this.#notification(message.method, params);
-      return;
-    }
-    this.#request(message.method, params).then(
-      (result) => this.#send({ jsonrpc: '2.0', id, result }),
-      (error: Error) => this.#fail(id, error),
+      void bridge.sendSandboxResourceReady({ html: this.#view.html, csp: this.#view.csp, permissions: {} });
+    });
+    bridge.addEventListener('initialized', () => {
+      if (this.#initialized) return;
+      this.#initialized = true;
+      for (const send of this.#held.splice(0)) send();
+    });
+    bridge.addEventListener('sizechange', ({ height, width }) => {
+      const number = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+      ui.size(number(height), number(width));
+    });
+    bridge.addEventListener('loggingmessage', ({ level, data }) =>
+      ui.log(`${String(level ?? 'info')}: ${JSON.stringify(data ?? '')}`),
     );
-  };
-
-  #notification(method: string, params: Record<string, unknown>): void {
-    switch (method) {
-      case 'ui/notifications/initialized':
-        if (this.#initialized) return;
-        this.#initialized = true;
-        for (const message of this.#held.splice(0)) this.#send(message);
-        return;
-      case 'ui/notifications/size-changed': {
-        const number = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-        this.#ui.size(number(params.height), number(params.width));
-        return;
-      }
-      case 'notifications/message':
-        this.#ui.log(`${String(params.level ?? 'info')}: ${JSON.stringify(params.data ?? '')}`);
-        return;
-    }
-  }
-
-  async #request(method: string, params: Record<string, unknown>): Promise<unknown> {
-    switch (method) {
-      case 'ui/initialize': {
-        const capabilities = params.appCapabilities as { availableDisplayModes?: unknown } | undefined;
-        const modes = capabilities?.availableDisplayModes;
-        this.#viewModes = Array.isArray(modes) ? modes.filter((m) => typeof m === 'string') : undefined;
-        return {
-          protocolVersion: this.#view.protocolVersion,
-          hostInfo: { name: 'tack console', version: '1' },
-          hostCapabilities: {
-            openLinks: {},
-            serverTools: {},
-            serverResources: {},
-            logging: {},
-            updateModelContext: { text: {}, structuredContent: {} },
-            message: { text: {} },
-            sandbox: { permissions: {}, csp: this.#view.csp },
-          },
-          hostContext: {
-            toolInfo: { tool: this.#view.tool },
-            theme: theme(),
-            displayMode: this.#mode,
-            availableDisplayModes: HOST_MODES,
-            containerDimensions: { maxHeight: 2000 },
-            platform: 'web',
-            locale: navigator.language,
-            timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-            userAgent: 'tack console',
-          },
-        };
-      }
-      case 'ping':
-        return {};
-      case 'tools/call': {
-        if (typeof params.name !== 'string') throw new RpcError(-32_602, 'tools/call needs a tool name');
-        const outcome = await callThroughGate(`${this.#api}/call`, {
-          name: params.name,
-          arguments: params.arguments ?? {},
-        });
-        if (outcome.status === 'done') return outcome.result;
-        throw new RpcError(-32_000, `refused: ${outcome.reason}`);
-      }
-      case 'resources/read':
-        if (typeof params.uri !== 'string') throw new RpcError(-32_602, 'resources/read needs a uri');
-        return post(`${this.#api}/read`, { uri: params.uri });
-      case 'ui/open-link': {
-        const url = linkOf(params.url);
-        if (!(await this.#ui.confirmLink(url))) throw new RpcError(-32_000, 'Link opening denied by user');
-        open(url, '_blank', 'noopener,noreferrer');
-        return {};
-      }
-      case 'ui/message': {
-        if (params.role !== 'user') throw new RpcError(-32_602, 'ui/message role must be "user"');
-        if (!Array.isArray(params.content) || params.content.length === 0)
-          throw new RpcError(-32_602, 'ui/message content must be a non-empty array of content blocks');
-        const text = blocksText(params.content);
-        if (!(await this.#ui.confirmMessage(text)))
-          throw new RpcError(-32_000, 'Message sending denied by user');
-        await post(`${this.#api}/message`, { role: params.role, content: params.content });
-        this.#ui.recorded(text);
-        // The person let it through, but there is no conversation to add it to: the view is told so.
-        throw new RpcError(
-          -32_000,
-          'Message not sent: the tack console runs no model conversation; it was recorded in the console',
-        );
-      }
-      case 'ui/update-model-context': {
-        const answer = await post<{ context: unknown }>(`${this.#api}/context`, {
+    bridge.oncalltool = async (params) => {
+      const outcome = await viaConsole(
+        callThroughGate(`${this.#api}/call`, { name: params.name, arguments: params.arguments ?? {} }),
+      );
+      if (outcome.status === 'done')
+        return outcome.result as Awaited<ReturnType<NonNullable<AppBridge['oncalltool']>>>;
+      throw new RpcError(-32_000, `refused: ${outcome.reason}`);
+    };
+    bridge.onreadresource = (params) => viaConsole(post(`${this.#api}/read`, { uri: params.uri }));
+    // A refusal by the person is an answer, `isError: true` (the SDK's views read it so); a URL the console
+    // never opens is an invalid request, a JSON-RPC error.
+    bridge.onopenlink = async (params) => {
+      const url = linkOf(params.url);
+      if (!(await ui.confirmLink(url))) return { isError: true };
+      open(url, '_blank', 'noopener,noreferrer');
+      return {};
+    };
+    bridge.onmessage = async (params) => {
+      if (params.content.length === 0)
+        throw new RpcError(-32_602, 'ui/message content must be a non-empty array of content blocks');
+      const text = blocksText(params.content);
+      if (!(await ui.confirmMessage(text))) return { isError: true };
+      await viaConsole(post(`${this.#api}/message`, { role: params.role, content: params.content }));
+      ui.recorded(text);
+      // The person let it through, but there is no conversation to add it to: not delivered, so isError.
+      return { isError: true };
+    };
+    bridge.onupdatemodelcontext = async (params) => {
+      const answer = await viaConsole(
+        post<{ context: unknown }>(`${this.#api}/context`, {
           content: params.content,
           structuredContent: params.structuredContent,
-        });
-        this.#ui.context(answer.context);
-        return {};
-      }
-      case 'ui/request-display-mode': {
-        const mode = params.mode;
-        const allowed =
-          (mode === 'inline' || mode === 'fullscreen') &&
-          (this.#viewModes === undefined || this.#viewModes.includes(mode));
-        if (allowed) this.setMode(mode);
-        return { mode: this.#mode };
-      }
-      default:
-        throw new RpcError(-32_601, `${method} is not supported by the tack console`);
-    }
+        }),
+      );
+      ui.context(answer.context);
+      return {};
+    };
+    bridge.onrequestdisplaymode = async ({ mode }) => {
+      const declared = bridge.getAppCapabilities()?.availableDisplayModes;
+      const allowed = isHostMode(mode) && (declared === undefined || declared.includes(mode));
+      if (allowed) this.setMode(mode);
+      return { mode: this.mode };
+    };
+    bridge.fallbackRequestHandler = async (request) => {
+      throw new RpcError(-32_601, `${request.method} is not supported by the tack console`);
+    };
   }
+}
 
-  #notify(method: string, params: Record<string, unknown>): void {
-    const message: Rpc = { jsonrpc: '2.0', method, params };
-    if (this.#initialized) this.#send(message);
-    else this.#held.push(message);
-  }
+/**
+ * The console's refusals (no such tool for this view, not app-visible, closed view) reach the view as -32000,
+ * the spec's implementation-defined error, with the console's words; the bridge would make them -32603.
+ */
+function viaConsole<T>(answer: Promise<T>): Promise<T> {
+  return answer.catch((error: Error) => {
+    throw new RpcError(-32_000, error.message);
+  });
+}
 
-  #send(message: Rpc): void {
-    if (this.#closed) return;
-    this.#frame.contentWindow?.postMessage(message, this.#view.sandboxOrigin);
-  }
-
-  #fail(id: Id, error: Error): void {
-    const code = error instanceof RpcError ? error.code : -32_000;
-    this.#send({ jsonrpc: '2.0', id, error: { code, message: error.message } });
-  }
+function isHostMode(mode: McpUiDisplayMode): mode is DisplayMode {
+  return (HOST_MODES as string[]).includes(mode);
 }
 
 /** Only an absolute http(s) URL opens; anything else (javascript:, data:, file:, relative) is refused. */

@@ -65,18 +65,18 @@ export function AppFrame(props: {
       props.args,
     );
     host.current = viewHost;
-    addEventListener('message', viewHost.onMessage);
     // The proxy loads only once the host listens: its ready notice cannot be missed.
-    setSrc(opened.proxy);
+    void viewHost.connect().then(
+      () => setSrc(opened.proxy),
+      (e: Error) => setError(e.message),
+    );
     const dark = matchMedia('(prefers-color-scheme: dark)');
     const onTheme = () => viewHost.hostContextChanged({ theme: theme() });
     dark.addEventListener('change', onTheme);
     return () => {
       dark.removeEventListener('change', onTheme);
       // Leaving the page: the view is told, but the frame goes with the page whether it answers or not.
-      void viewHost
-        .teardown('the console page left the view')
-        .finally(() => removeEventListener('message', viewHost.onMessage));
+      void viewHost.teardown('the console page left the view');
     };
   }, [opened]);
 
@@ -93,7 +93,6 @@ export function AppFrame(props: {
     const viewHost = host.current;
     if (!viewHost) return;
     const answered = await viewHost.teardown('closed by the user');
-    removeEventListener('message', viewHost.onMessage);
     setSrc(undefined);
     setClosed(answered ? 'the view answered its teardown' : 'the view did not answer its teardown in time');
   };
