@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -158,7 +158,13 @@ describe('tack serve --http under attack', () => {
     // Both upstreams are still the processes they were: nothing was restarted.
     const after = await bystander.callTool({ name: 'hostile__echo', arguments: { text: 'still here' } });
     expect(textOf(after)).toBe('still here');
-    const log = readFileSync(join(project.home, 'state', 'logs', 'everything.log'), 'utf8');
+    // Logs are kept per project (logs/<project key>/<server>.log).
+    const logs = join(project.home, 'state', 'logs');
+    const file = readdirSync(logs, { recursive: true, encoding: 'utf8' }).find((f) =>
+      f.endsWith('everything.log'),
+    );
+    expect(file).toBeDefined();
+    const log = readFileSync(join(logs, file!), 'utf8');
     expect(log).not.toMatch(/failed \(|starting:.*\n[\s\S]*starting:/);
     await bystander.close();
   }, 120_000);

@@ -131,8 +131,7 @@ describe.runIf(LINUX)('tack and the sandbox, from the command line', () => {
       lenient: entry({ profile: 'read-only', required: false }),
     });
     const env = { ...p.env, TACK_BWRAP: '/nonexistent/bwrap' };
-    const cwd = join(p.dir, 'project');
-    const servers = await tack(['servers'], { cwd, env });
+    const servers = await tack(['servers'], { cwd: p.dir, env });
     expect(servers.stdout).toMatch(/^strict\s+stdio\s+failed/m);
     expect(servers.stdout).toMatch(/^lenient\s+stdio\s+connected .* read-only: NOT ENFORCED$/m);
     expect(servers.stdout).toContain(
