@@ -1,14 +1,10 @@
-import {
-  chmodSync,
-  mkdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { errorMessage, TackError } from '../errors.js';
+import { readRegularFile } from '../util/read-regular.js';
+
+/** No configuration file is this large; past it the file is not read (nor a device or FIFO read at all). */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 /** A JSON configuration file as read for editing: its object, and how it was indented (kept when written back). */
 export interface JsonFile {
@@ -29,13 +25,16 @@ export function readJsonFile(path: string, hint: string): JsonFile {
   }
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readRegularFile(file, MAX_CONFIG_BYTES);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { file, exists: false, root: {}, indent: '  ' };
     throw new TackError('CONFIG_UNREADABLE', `${file}: cannot read (${errorMessage(error)})`, {
       subject: { file },
-      hint: 'Check the file permissions.',
+      hint:
+        code === 'ENOTREG' || code === 'EFBIG'
+          ? 'A configuration file is a regular JSON file of a sensible size: replace it with one.'
+          : 'Check the file permissions.',
       cause: error,
     });
   }
