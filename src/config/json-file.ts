@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { errorMessage, TackError } from '../errors.js';
 import { readRegularFile } from '../util/read-regular.js';
@@ -73,7 +73,10 @@ export function writeJsonFile(json: JsonFile, newMode = 0o600): void {
     // a new file
   }
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(json.root, null, json.indent)}\n`, { mode });
+  // Created afresh, never through what is there: a link planted at the name (a cloned project can hold one for
+  // every likely pid) would otherwise have the JSON written into, and chmod'ed, whatever file it points at.
+  rmSync(temporary, { force: true });
+  writeFileSync(temporary, `${JSON.stringify(json.root, null, json.indent)}\n`, { mode, flag: 'wx' });
   chmodSync(temporary, mode); // writeFileSync's mode is filtered by the umask
   renameSync(temporary, file);
 }

@@ -1,7 +1,8 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { addServer } from '../../src/config/edit.js';
 import { parseTomlSubset } from '../../src/config/toml-subset.js';
 import { BIN, type Run } from '../helpers/cli.js';
 import { testScope } from '../helpers/scope.js';
@@ -183,6 +184,22 @@ describe('tack mcp against hostile config files', () => {
       expect(list.stdout).not.toContain('pa55word');
       expect(list.stdout).toContain('https://user:••••@example.com/mcp');
     }
+  });
+
+  it('writes through a fresh temporary file, never through a link planted at its name', () => {
+    const s = setup();
+    const victim = join(s.home, '.bashrc');
+    writeFileSync(victim, 'export PATH=$PATH\n', { mode: 0o600 });
+    writeFileSync(join(s.dir, 'tack.json'), '{"mcpServers": {}}');
+    // A cloned project can carry such a link for every likely pid; this one is for the pid that writes.
+    symlinkSync(victim, join(s.dir, `tack.json.${process.pid}.tmp`));
+    addServer({ cwd: s.dir, env: s.env, scope: 'tack', name: 'x', entry: { command: 'echo' } });
+    expect(readFileSync(victim, 'utf8')).toBe('export PATH=$PATH\n');
+    expect(statSync(victim).mode & 0o777).toBe(0o600);
+    expect(lstatSync(join(s.dir, 'tack.json')).isFile()).toBe(true);
+    expect(JSON.parse(readFileSync(join(s.dir, 'tack.json'), 'utf8'))).toEqual({
+      mcpServers: { x: { command: 'echo' } },
+    });
   });
 
   it('a server named like an Object method is not found in every file', async () => {
