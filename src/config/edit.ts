@@ -164,7 +164,7 @@ export function addServer(options: AddServerOptions): AddServerResult {
   const targets = configTargets(options);
   const after = targets.slice(targets.findIndex((t) => t.file === target.file) + 1);
   for (const later of after)
-    if (entriesOf(later)?.[options.name] !== undefined)
+    if (hasEntry(later, options.name))
       warnings.push(
         `${later.file} also defines "${options.name}" and wins over ${target.file}; remove it there (tack mcp remove ${options.name} --scope ${later.scope}) or edit it`,
       );
@@ -186,7 +186,15 @@ export interface AddServersOutcome {
 export function addServersTo(
   target: ConfigTarget,
   entries: ReadonlyArray<{ name: string; entry: ServerEntry }>,
-  options: { force?: boolean; env?: Readonly<Record<string, string | undefined>> } = {},
+  options: {
+    force?: boolean;
+    env?: Readonly<Record<string, string | undefined>>;
+    /**
+     * Refuse (rather than warn about) an entry holding a credential as its value when `target` is a project
+     * file: an import copies values nobody typed, out of a private file into one that is usually committed.
+     */
+    refuseSecrets?: boolean;
+  } = {},
 ): AddServersOutcome {
   const json = readJsonFile(target.file, 'Fix the file (or move it away), then run the command again.');
   const servers = serversBlock(json.root, json.file);
@@ -219,8 +227,24 @@ export function addServersTo(
       outcome.refused.push({ name, error: checked });
       continue;
     }
+    const secrets = secretWarnings(name, entry, target);
+    if (options.refuseSecrets && secrets.length > 0) {
+      outcome.refused.push({
+        name,
+        error: new TackError(
+          'USAGE',
+          `"${name}" holds a credential as a value, and ${target.file} is a project file, usually committed: not copied there`,
+          {
+            subject: { file: target.file, server: name },
+            details: secrets,
+            hint: `Keep the credential in your environment and add the server with its value as \${VAR}: tack mcp add ${name} ... (or tack mcp add -s user to keep it in your own config).`,
+          },
+        ),
+      });
+      continue;
+    }
     pushAll(outcome.warnings, checked);
-    pushAll(outcome.warnings, secretWarnings(name, entry, target));
+    pushAll(outcome.warnings, secrets);
     servers[name] = entry;
     (exists ? outcome.replaced : outcome.added).push(name);
   }
@@ -295,7 +319,7 @@ export function removeServer(options: RemoveServerOptions): RemoveServerResult {
   let target: ConfigTarget;
   if (options.scope || options.configFile) target = configTarget(options.scope, options);
   else {
-    const holding = configTargets(options).filter((t) => entriesOf(t)?.[name] !== undefined);
+    const holding = configTargets(options).filter((t) => hasEntry(t, name));
     if (holding.length === 0) throw notFound(name, configTargets(options));
     if (holding.length > 1)
       throw new TackError(
@@ -392,6 +416,12 @@ function entriesOf(target: ConfigTarget): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Own entries only: a server named `constructor` or `toString` is not found on every file's prototype. */
+function hasEntry(target: ConfigTarget, name: string): boolean {
+  const entries = entriesOf(target);
+  return entries !== undefined && Object.hasOwn(entries, name) && entries[name] !== undefined;
 }
 
 function serversBlock(root: Record<string, unknown>, file: string): Record<string, unknown> {

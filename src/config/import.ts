@@ -1,7 +1,8 @@
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { errorMessage, TackError } from '../errors.js';
+import { readRegularFile } from '../util/read-regular.js';
 import { type AddServersOutcome, addServersTo, type ConfigTarget, type ServerEntry } from './edit.js';
 import { checkServerName } from './load.js';
 import { parseTomlSubset, TomlSubsetError, type TomlValue } from './toml-subset.js';
@@ -172,7 +173,7 @@ export function importServers(
   }
   const outcome =
     entries.length > 0
-      ? addServersTo(target, entries, options)
+      ? addServersTo(target, entries, { ...options, refuseSecrets: true })
       : { added: [], replaced: [], refused: [], warnings: [] };
   return { ...outcome, duplicates };
 }
@@ -199,12 +200,12 @@ function readJsonSource(
 
 function readSource(file: string): string | { error: string } | undefined {
   try {
-    if (statSync(file).size > MAX_FILE_BYTES)
-      return { error: `larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB` };
-    return readFileSync(file, 'utf8');
+    return readRegularFile(file, MAX_FILE_BYTES);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    if (code === 'EFBIG') return { error: `larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB` };
+    if (code === 'ENOTREG') return { error: 'not a regular file (a device, FIFO or folder)' };
     return { error: `cannot read (${errorMessage(error)})` };
   }
 }

@@ -1,14 +1,10 @@
-import {
-  chmodSync,
-  mkdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { errorMessage, TackError } from '../errors.js';
+import { readRegularFile } from '../util/read-regular.js';
+
+/** No configuration file is this large; past it the file is not read (nor a device or FIFO read at all). */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 
 /** A JSON configuration file as read for editing: its object, and how it was indented (kept when written back). */
 export interface JsonFile {
@@ -29,13 +25,16 @@ export function readJsonFile(path: string, hint: string): JsonFile {
   }
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readRegularFile(file, MAX_CONFIG_BYTES);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { file, exists: false, root: {}, indent: '  ' };
     throw new TackError('CONFIG_UNREADABLE', `${file}: cannot read (${errorMessage(error)})`, {
       subject: { file },
-      hint: 'Check the file permissions.',
+      hint:
+        code === 'ENOTREG' || code === 'EFBIG'
+          ? 'A configuration file is a regular JSON file of a sensible size: replace it with one.'
+          : 'Check the file permissions.',
       cause: error,
     });
   }
@@ -74,7 +73,10 @@ export function writeJsonFile(json: JsonFile, newMode = 0o600): void {
     // a new file
   }
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(json.root, null, json.indent)}\n`, { mode });
+  // Created afresh, never through what is there: a link planted at the name (a cloned project can hold one for
+  // every likely pid) would otherwise have the JSON written into, and chmod'ed, whatever file it points at.
+  rmSync(temporary, { force: true });
+  writeFileSync(temporary, `${JSON.stringify(json.root, null, json.indent)}\n`, { mode, flag: 'wx' });
   chmodSync(temporary, mode); // writeFileSync's mode is filtered by the umask
   renameSync(temporary, file);
 }

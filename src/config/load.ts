@@ -5,6 +5,7 @@ import { TackError } from '../errors.js';
 import type { Capability } from '../security/capabilities.js';
 import { ruleProblem } from '../security/rules.js';
 import { pushAll } from '../util/arrays.js';
+import { readRegularFile } from '../util/read-regular.js';
 import type { ProjectTrustState } from './apply-trust.js';
 import { type ExpandResult, expandVars } from './expand.js';
 import { type Limits, type LimitsConfig, LimitsSchema, resolveLimits } from './limits.js';
@@ -389,9 +390,13 @@ function resolveSandboxes(
 
 const SKILL_SCRIPTS_STATE = '.skill-scripts';
 
+/** No configuration file is this large; past it the file is not read (nor a device or FIFO read at all). */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+
 function readConfigText(file: string, required: boolean): string | undefined {
   try {
-    return readFileSync(file, 'utf8');
+    // A file named with --config is the user's choice (`--config <(...)` is a FIFO); a discovered one may be planted.
+    return required ? readFileSync(file, 'utf8') : readRegularFile(file, MAX_CONFIG_BYTES);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (!required && (code === 'ENOENT' || code === 'ENOTDIR')) return undefined;
@@ -400,7 +405,12 @@ function readConfigText(file: string, required: boolean): string | undefined {
       `${file}: cannot read the configuration file (${code ?? 'error'})`,
       {
         subject: { file },
-        hint: code === 'ENOENT' ? 'Check the path given to --config.' : 'Check the file permissions.',
+        hint:
+          code === 'ENOENT'
+            ? 'Check the path given to --config.'
+            : code === 'ENOTREG' || code === 'EFBIG'
+              ? 'A configuration file is a regular JSON file of a sensible size: replace it with one.'
+              : 'Check the file permissions.',
         cause: error,
       },
     );

@@ -32,7 +32,10 @@ function newTable(): TomlTable {
 }
 
 const BARE_KEY = /[A-Za-z0-9_-]/;
-/** Past this nesting, arrays and inline tables are refused: a hostile file must not exhaust the stack. */
+/**
+ * Past this nesting, tables, dotted keys, arrays and inline tables are refused: a hostile file must not exhaust
+ * the stack of whatever walks the result (JSON.stringify too). Counted through all of them together.
+ */
 const MAX_DEPTH = 32;
 
 class Reader {
@@ -44,24 +47,26 @@ class Reader {
   document(): TomlTable {
     const root = newTable();
     let table: TomlTable | undefined = root;
+    let tableDepth = 0;
     for (;;) {
       this.skipBlank();
       if (this.at >= this.text.length) return root;
       if (this.text.startsWith('[[', this.at)) {
         this.at += 2;
-        this.keyPath(']]');
+        this.keyPath(']]', 0);
         this.expect(']]');
         table = undefined; // an array of tables: read, and its keys left out
       } else if (this.peek() === '[') {
         this.at += 1;
-        const path = this.keyPath(']');
+        const path = this.keyPath(']', 0);
         this.expect(']');
         table = this.tableAt(root, path);
+        tableDepth = path.length;
       } else {
-        const path = this.keyPath('=');
+        const path = this.keyPath('=', tableDepth);
         this.expect('=');
         this.spaces();
-        const value = this.value(0);
+        const value = this.value(tableDepth + path.length);
         if (table) this.assign(table, path, value);
       }
       this.endOfLine();
@@ -87,11 +92,12 @@ class Reader {
     parent[last] = value;
   }
 
-  private keyPath(end: string): string[] {
+  private keyPath(end: string, depth: number): string[] {
     const path: string[] = [];
     for (;;) {
       this.spaces();
       path.push(this.key());
+      if (depth + path.length > MAX_DEPTH) throw this.fail(`nested deeper than ${MAX_DEPTH} levels`);
       this.spaces();
       if (this.peek() !== '.') break;
       this.at += 1;
@@ -155,10 +161,10 @@ class Reader {
       return out;
     }
     for (;;) {
-      const path = this.keyPath('=');
+      const path = this.keyPath('=', depth);
       this.expect('=');
       this.spaces();
-      this.assign(out, path, this.value(depth + 1));
+      this.assign(out, path, this.value(depth + path.length));
       this.spaces();
       if (this.peek() === '}') break;
       if (this.peek() !== ',') throw this.fail(`expected "," or "}" in an inline table, got ${this.shown()}`);

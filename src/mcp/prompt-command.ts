@@ -54,6 +54,8 @@ export function splitCommandWords(text: string): CommandWord[] {
     let value = '';
     let name: string | undefined;
     let quoted = false;
+    // Once the word cannot be a name it never becomes one: testing again at each `=` made a long word quadratic.
+    let nameable = true;
     while (i < text.length && !/\s/.test(text[i]!)) {
       const char = text[i]!;
       if (char === '"' || char === "'") {
@@ -67,11 +69,14 @@ export function splitCommandWords(text: string): CommandWord[] {
         i++; // the closing quote
         continue;
       }
-      if (char === '=' && name === undefined && !quoted && /^[A-Za-z_][\w.-]*$/.test(value)) {
-        name = value;
-        value = '';
-        i++;
-        continue;
+      if (char === '=' && name === undefined && !quoted && nameable) {
+        nameable = /^[A-Za-z_][\w.-]*$/.test(value);
+        if (nameable) {
+          name = value;
+          value = '';
+          i++;
+          continue;
+        }
       }
       value += char;
       i++;
@@ -222,6 +227,9 @@ export async function runPromptCommand(
   return promptTurn(result);
 }
 
+/** Notes kept of one prompt result (the rest counted in one more). */
+const MAX_PROMPT_NOTES = 20;
+
 /**
  * A prompt result as one user turn. Text parts are joined (an assistant message of a multi-message prompt is
  * marked as such); embedded resources become attachments (MAX_ATTACHMENTS, each cut at MAX_ATTACHMENT_CHARS);
@@ -237,6 +245,13 @@ export function promptTurn(result: GetPromptResult): ExpandedPrompt {
     if (piece === undefined) continue;
     parts.push(mixedRoles ? `[${message.role}]\n${piece}` : piece);
   }
+  // One note per media block or refused resource: a result of thousands must not flood the person's screen.
+  if (notes.length > MAX_PROMPT_NOTES)
+    notes.splice(
+      MAX_PROMPT_NOTES,
+      notes.length,
+      `and ${notes.length - MAX_PROMPT_NOTES} more notes like these`,
+    );
   let text = parts.join('\n\n');
   if (text.length > MAX_PROMPT_TEXT_CHARS) {
     text = text.slice(0, MAX_PROMPT_TEXT_CHARS);

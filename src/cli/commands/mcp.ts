@@ -143,7 +143,7 @@ export async function mcpGetCommand(name: string, options: GlobalOptions): Promi
       file: winner.file,
       scope: winner.scope,
       state: winner.state,
-      entry: written,
+      entry: maskSecrets(written),
       resolved,
       shadowed,
     });
@@ -187,8 +187,12 @@ async function trustedConfig(options: GlobalOptions): Promise<TackConfig | undef
 function listed(options: GlobalOptions, config: TackConfig | undefined): ListedRow[] {
   // Unknown (a file that does not load) or trusted: no entry is said to wait.
   const untrusted = config !== undefined && config.projectTrust?.verdict.trusted === false;
+  // As written, yet a literal key in a command line or a URL's password is masked: a listing gets pasted.
   return listServerEntries(where(options)).map(({ entry: _entry, ...row }) => ({
     ...row,
+    ...(row.command !== undefined ? { command: maskSecrets(row.command) as string } : {}),
+    ...(row.args !== undefined ? { args: maskSecrets(row.args) as string[] } : {}),
+    ...(row.url !== undefined ? { url: maskSecrets(row.url) as string } : {}),
     state: row.shadowedBy
       ? 'shadowed'
       : !row.enabled
