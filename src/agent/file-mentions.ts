@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { MAX_ATTACHMENT_CHARS, MAX_ATTACHMENTS } from '../mcp/attachments.js';
+import { enclosed, MAX_ATTACHMENT_CHARS, MAX_ATTACHMENTS } from '../mcp/attachments.js';
 
 /**
  * The files `message` mentions (`@path`, inside `cwd` only, each cut at MAX_ATTACHMENT_CHARS) as attachments (at
@@ -33,7 +33,7 @@ export function fileAttachments(
       const text = readFileSync(file, 'utf8');
       const cut = text.length > MAX_ATTACHMENT_CHARS;
       parts.push(
-        `<file path="${relative(cwd, file)}"${cut ? ` cut_at="${MAX_ATTACHMENT_CHARS}"` : ''}>\n${cut ? text.slice(0, MAX_ATTACHMENT_CHARS) : text}\n</file>`,
+        `<file path="${relative(cwd, file)}"${cut ? ` cut_at="${MAX_ATTACHMENT_CHARS}"` : ''}>\n${enclosed('file', cut ? text.slice(0, MAX_ATTACHMENT_CHARS) : text)}\n</file>`,
       );
       notes.push(
         `attached ${relative(cwd, file)}${cut ? ` (first ${MAX_ATTACHMENT_CHARS} characters)` : ''}`,

@@ -25,7 +25,7 @@ export function resourceAttachment(
       ...(cut ? { cut_at: String(MAX_ATTACHMENT_CHARS) } : {}),
     });
     return {
-      text: `<resource${attrs}>\n${cut ? content.text.slice(0, MAX_ATTACHMENT_CHARS) : content.text}\n</resource>`,
+      text: `<resource${attrs}>\n${enclosed('resource', cut ? content.text.slice(0, MAX_ATTACHMENT_CHARS) : content.text)}\n</resource>`,
       note: `attached ${content.uri}${cut ? ` (first ${MAX_ATTACHMENT_CHARS} characters)` : ''}`,
     };
   }
@@ -35,6 +35,14 @@ export function resourceAttachment(
     text: `[resource ${content.uri}: ${size}, binary, not inlined]`,
     note: `${content.uri} is binary (${size}): noted, not inlined`,
   };
+}
+
+/**
+ * An attachment's text as it goes between `<tag>` and `</tag>`: a closing tag of that name inside it is written
+ * `<\/tag`, so a server's resource (or a file) cannot end its attachment early and go on as if the user wrote it.
+ */
+export function enclosed(tag: string, text: string): string {
+  return text.replace(new RegExp(`</(${tag})`, 'gi'), '<\\/$1');
 }
 
 /** A prompt message's media block (image, audio) as a line saying what it was; never inlined. */
