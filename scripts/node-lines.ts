@@ -48,7 +48,9 @@ function addonFor(major: number, node: string): string {
     .version;
   const dir = join(CACHE, `node${major}`, `better-sqlite3-${version}`);
   const built = join(dir, 'build/Release/better_sqlite3.node');
-  if (existsSync(built)) return built;
+  const loads = () =>
+    spawnSync(node, ['-e', 'require(process.argv[1])', built], { encoding: 'utf8' }).status === 0;
+  if (existsSync(built) && loads()) return built;
   say(`Node ${major}: compiling better-sqlite3 ${version} for it (once; cached in ${dir})`);
   mkdirSync(dir, { recursive: true });
   for (const part of ['package.json', 'binding.gyp', 'src', 'deps', 'lib'])
@@ -58,8 +60,10 @@ function addonFor(major: number, node: string): string {
     cwd: dir,
     encoding: 'utf8',
     timeout: 1_200_000,
+    // Under `npm run`, npm_config_nodedir (npm's own Node's headers) would win over --nodedir.
+    env: Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))),
   });
-  if (gyp.status !== 0 || !existsSync(built))
+  if (gyp.status !== 0 || !existsSync(built) || !loads())
     throw new Error(
       `compiling better-sqlite3 for Node ${major} failed:\n${(gyp.stdout + gyp.stderr).slice(-3000)}`,
     );
