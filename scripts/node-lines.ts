@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nodeBinary } from './npm-cache.js';
+import { nodeBinary, withoutNpmEnvironment } from './npm-cache.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CACHE = join(REPO, 'node_modules/.cache/tack-node-lines');
@@ -61,7 +61,7 @@ function addonFor(major: number, node: string): string {
     encoding: 'utf8',
     timeout: 1_200_000,
     // Under `npm run`, npm_config_nodedir (npm's own Node's headers) would win over --nodedir.
-    env: Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))),
+    env: withoutNpmEnvironment(),
   });
   if (gyp.status !== 0 || !existsSync(built) || !loads())
     throw new Error(

@@ -30,8 +30,7 @@ export function npmInstall(folder: string, spec: string, label = folder): Promis
       ['install', '--prefix', dir, '--no-save', '--no-audit', '--no-fund', '--loglevel', 'error', spec],
       {
         cwd: dir,
-        // A parent `npm run` must not redirect this install (its prefix, its workspace).
-        env: Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))),
+        env: withoutNpmEnvironment(),
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -51,6 +50,14 @@ export function npmInstall(folder: string, spec: string, label = folder): Promis
       });
     });
   });
+}
+
+/**
+ * This process's environment without what `npm run` adds (npm_config_*, npm_package_*...): a child npm or node-gyp
+ * must not take a parent run's prefix, workspace or npm_config_nodedir for its own.
+ */
+export function withoutNpmEnvironment(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
 }
 
 /** The package's folder under dir, installed (or re-installed) when its version does not match `version`. */

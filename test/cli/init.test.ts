@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { schemaReference } from '../../src/config/init.js';
 import { ptyTack, tack } from '../helpers/cli.js';
-import { REPO } from '../helpers/project.js';
+import { ownHome, REPO } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
 const { project } = testScope();
@@ -12,15 +12,7 @@ const { project } = testScope();
 /** A project folder and a home folder of its own, with no other host's files unless a test writes them. */
 function setup() {
   const p = project('tack-init-');
-  const dir = join(p.dir, 'work');
-  const home = join(p.dir, 'home');
-  mkdirSync(dir);
-  mkdirSync(home);
-  const env = { ...p.env, HOME: home, XDG_CONFIG_HOME: undefined, CODEX_HOME: undefined, APPDATA: undefined };
-  const put = (file: string, text: string) => {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
-  };
+  const { dir, home, env, put } = ownHome(p);
   return { dir, home, env, put, run: (args: string[]) => tack(args, { cwd: dir, env }) };
 }
 

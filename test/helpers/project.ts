@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type TackConfig } from '../../src/config/load.js';
 import { type HostOptions, McpHost } from '../../src/mcp/host.js';
@@ -90,4 +90,21 @@ export async function startHost(
     };
   }
   return host;
+}
+
+/**
+ * A working folder and a home folder of its own inside `p`, for commands that read other hosts' files from the
+ * home (tack init's import): none are there unless a test `put`s them.
+ */
+export function ownHome(p: TempProject) {
+  const dir = join(p.dir, 'work');
+  const home = join(p.dir, 'home');
+  mkdirSync(dir);
+  mkdirSync(home);
+  const env = { ...p.env, HOME: home, XDG_CONFIG_HOME: undefined, CODEX_HOME: undefined, APPDATA: undefined };
+  const put = (file: string, text: string) => {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  };
+  return { dir, home, env, put };
 }

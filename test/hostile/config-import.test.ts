@@ -1,10 +1,11 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addServer } from '../../src/config/edit.js';
 import { parseTomlSubset } from '../../src/config/toml-subset.js';
 import { BIN, type Run } from '../helpers/cli.js';
+import { ownHome } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
 /*
@@ -35,15 +36,7 @@ function run(args: string[], cwd: string, env: Record<string, string | undefined
 
 function setup() {
   const p = project('tack-hostile-import-');
-  const dir = join(p.dir, 'work');
-  const home = join(p.dir, 'home');
-  mkdirSync(dir);
-  mkdirSync(home);
-  const env = { ...p.env, HOME: home, XDG_CONFIG_HOME: undefined, CODEX_HOME: undefined, APPDATA: undefined };
-  const put = (file: string, text: string) => {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, text);
-  };
+  const { dir, home, env, put } = ownHome(p);
   return { dir, home, env, put, userConfig: join(p.home, 'config.json') };
 }
 
