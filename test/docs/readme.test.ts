@@ -106,6 +106,8 @@ describe('the docs walk', () => {
       // What a login shell has, and a test runner may not.
       USER: 'me',
       LOGNAME: 'me',
+      SHELL: '/bin/sh',
+      TERM: 'xterm-256color',
       TACK_TRUST_PROJECT: undefined,
     };
     const failures: string[] = [];
