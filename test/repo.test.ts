@@ -67,7 +67,8 @@ describe('the repository', () => {
         if (ts.isFunctionLike(node) && 'body' in node && node.body) {
           const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
           const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
-          if (end - start + 1 > MAX_FUNCTION_LINES) long.push(`${file}:${start + 1} (${end - start + 1} lines)`);
+          if (end - start + 1 > MAX_FUNCTION_LINES)
+            long.push(`${file}:${start + 1} (${end - start + 1} lines)`);
         }
         ts.forEachChild(node, visit);
       };
