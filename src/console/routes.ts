@@ -51,10 +51,6 @@ export class RouteTable {
     });
   }
 
-  get size(): number {
-    return this.#routes.length;
-  }
-
   match(method: string, segments: readonly string[]): RouteMatch | undefined {
     for (const { route, segments: pattern } of this.#routes) {
       if (route.method !== method || pattern.length !== segments.length) continue;

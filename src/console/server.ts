@@ -91,14 +91,11 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const { config } = options;
   const token = options.token ?? randomBytes(32).toString('base64url');
   const assetsDir = options.assetsDir ?? defaultAssetsDir();
-  if (!existsSync(join(assetsDir, 'index.html')))
-    throw new TackError(
-      'USAGE',
-      `the console's front end is not built (${join(assetsDir, 'index.html')} is missing)`,
-      {
-        hint: 'Run `npm run build` in the tack repository.',
-      },
-    );
+  const indexFile = join(assetsDir, 'index.html');
+  if (!existsSync(indexFile))
+    throw new TackError('USAGE', `the console's front end is not built (${indexFile} is missing)`, {
+      hint: 'Run `npm run build` in the tack repository.',
+    });
   const ownHost = options.host === undefined;
   // The console is a composition root like the CLI and startGateway: the host it builds gets the store opened
   // here (sessions, pins, audit, era verdicts, token counts), closed after the host when the console stops.
@@ -165,20 +162,16 @@ function requestHandler(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const validHost = localhostHostValidation();
   const validOrigin = localhostOriginValidation();
+  const indexFile = join(assetsDir, 'index.html');
   return async (req, res) => {
     if (!validHost(req, res) || !validOrigin(req, res)) return;
     // Stricter than the SDK's check (which accepts any localhost port): a page on another local port is
     // another site, and may not drive this one.
     const origin = req.headers.origin;
     if (origin !== undefined && !context.isOwnOrigin(origin))
-      return sendJson(res, 403, {
-        error: { code: 'FORBIDDEN', message: `origin ${origin} is not this console` },
-      });
+      return sendProblem(res, 403, 'FORBIDDEN', `origin ${origin} is not this console`);
     const url = requestTarget(req.url);
-    if (!url)
-      return sendJson(res, 400, {
-        error: { code: 'BAD_REQUEST', message: 'the request target is not a URL' },
-      });
+    if (!url) return sendProblem(res, 400, 'BAD_REQUEST', 'the request target is not a URL');
     if (url.pathname.startsWith('/api/')) {
       if (tokenOk(bearerOf(req))) return serveApi(context, req, res, url);
       res.writeHead(401, { ...COMMON_HEADERS, 'www-authenticate': 'Bearer realm="tack console"' }).end();
@@ -188,8 +181,18 @@ function requestHandler(
       res.writeHead(405, COMMON_HEADERS).end();
       return;
     }
-    if (PAGE.test(url.pathname))
-      return servePage(res, tokenOk(url.searchParams.get('token') ?? undefined), assetsDir, context);
+    if (PAGE.test(url.pathname)) {
+      if (tokenOk(url.searchParams.get('token') ?? undefined))
+        return servePage(res, indexFile, context.sandbox?.origin);
+      res
+        .writeHead(401, {
+          ...COMMON_HEADERS,
+          'content-type': 'text/plain; charset=utf-8',
+          'content-security-policy': "default-src 'none'",
+        })
+        .end('tack console: open the URL `tack console` printed (it carries the session token).\n');
+      return;
+    }
     if (url.pathname.startsWith('/assets/') && serveAsset(res, assetsDir, url.pathname)) return;
     res.writeHead(404, { ...COMMON_HEADERS, 'content-type': 'text/plain' }).end('Not found\n');
   };
@@ -199,16 +202,12 @@ function requestHandler(
 async function serveApi(context: ConsoleContext, req: IncomingMessage, res: ServerResponse, url: URL) {
   const method = req.method ?? 'GET';
   const segments = apiSegments(url.pathname);
-  if (!Array.isArray(segments))
-    return sendJson(res, 400, {
-      error: {
-        code: 'BAD_REQUEST',
-        message: `the path ${url.pathname} has a malformed percent-escape in "${segments.malformed}"`,
-      },
-    });
+  if (!Array.isArray(segments)) {
+    const message = `the path ${url.pathname} has a malformed percent-escape in "${segments.malformed}"`;
+    return sendProblem(res, 400, 'BAD_REQUEST', message);
+  }
   const match = API_ROUTES.match(method, segments);
-  if (!match)
-    return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no API ${method} ${url.pathname}` } });
+  if (!match) return sendProblem(res, 404, 'NOT_FOUND', `no API ${method} ${url.pathname}`);
   const { route, params } = match;
   const call = { context, req, params, query: url.searchParams, body: () => readBodyObject(req) };
   try {
@@ -220,26 +219,21 @@ async function serveApi(context: ConsoleContext, req: IncomingMessage, res: Serv
   }
 }
 
-/** The page, with the token only: its policy allows the sandbox origin as the one frame source. */
-function servePage(res: ServerResponse, tokenOk: boolean, assetsDir: string, context: ConsoleContext): void {
-  if (!tokenOk) {
-    res
-      .writeHead(401, {
-        ...COMMON_HEADERS,
-        'content-type': 'text/plain; charset=utf-8',
-        'content-security-policy': "default-src 'none'",
-      })
-      .end('tack console: open the URL `tack console` printed (it carries the session token).\n');
-    return;
-  }
+/** The page (its token checked): its policy allows the sandbox origin as the one frame source. */
+function servePage(res: ServerResponse, indexFile: string, sandboxOrigin: string | undefined): void {
   res.writeHead(200, {
     ...COMMON_HEADERS,
     'content-type': 'text/html; charset=utf-8',
-    'content-security-policy': consoleCsp(context.sandbox?.origin),
+    'content-security-policy': consoleCsp(sandboxOrigin),
     'cache-control': 'no-store',
     'x-frame-options': 'DENY',
   });
-  res.end(readFileSync(join(assetsDir, 'index.html')));
+  res.end(readFileSync(indexFile));
+}
+
+/** An answer the routes never give: a refused origin, a request target or path that does not parse, no route. */
+function sendProblem(res: ServerResponse, status: number, code: string, message: string): void {
+  sendJson(res, status, { error: { code, message } });
 }
 
 /** The front end's own files (no data): served without the token, by name inside assets/ only. */
