@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { ReadResourceResult } from '@modelcontextprotocol/client';
 import { TackError } from '../errors.js';
 import type { McpHost } from '../mcp/host.js';
-import { appResourceOf, visibilityOf } from './catalog.js';
+import { appResourceOf, isHeld, visibilityOf } from './catalog.js';
+import type { ConsoleContext } from './context.js';
+import { argumentsOf, type Route, requiredString } from './routes.js';
 
 /** The MCP Apps extension (SEP-1865, stable 2026-01-26): what the console implements of it. */
 export const MCP_APP_MIME = 'text/html;profile=mcp-app';
@@ -249,3 +251,81 @@ function contentBlocks(value: unknown, what: string): unknown[] {
     throw new TackError('LIMIT_EXCEEDED', `${what} is over ${MAX_VIEW_NOTE_BYTES} bytes`);
   return value;
 }
+
+/** The view `id` names, or a USAGE error (400): the page's views outlive neither their TTL nor a teardown. */
+function openView(context: ConsoleContext, id: string): AppView {
+  const view = context.views.get(id);
+  if (!view) throw new TackError('USAGE', 'no such view (it expired): open the app again');
+  return view;
+}
+
+/** MCP App views: opening a tool's view, and what a view asks of its host (web/src/app-host.ts). */
+export const appRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: 'apps/open',
+    async json({ context, req, body }) {
+      const tool = requiredString(await body(), 'tool');
+      const { sandbox, views, host } = context;
+      if (!sandbox) throw new TackError('USAGE', 'the MCP Apps sandbox is not listening');
+      const opened = await views.open(tool, context.pageOrigin(req));
+      return {
+        viewId: opened.id,
+        proxy: sandbox.urlOf(opened),
+        sandboxOrigin: sandbox.origin,
+        html: opened.html,
+        csp: opened.declared,
+        uri: opened.uri,
+        server: opened.server,
+        prefersBorder: opened.prefersBorder,
+        tool: host.catalog.getTool(tool)?.definition,
+        held: await isHeld(context, tool),
+      };
+    },
+  },
+  {
+    method: 'POST',
+    path: 'apps/:view/call',
+    async json({ context, params, body }) {
+      const opened = openView(context, params.view!);
+      const fields = await body();
+      const tool = context.views.toolFor(opened, requiredString(fields, 'name'));
+      const held = await isHeld(context, tool);
+      return context.calls.call(tool, argumentsOf(fields.arguments), held, `app ${opened.uri}`);
+    },
+  },
+  {
+    method: 'POST',
+    path: 'apps/:view/read',
+    async json({ context, params, body }) {
+      const opened = openView(context, params.view!);
+      return context.views.read(opened, requiredString(await body(), 'uri'));
+    },
+  },
+  {
+    method: 'POST',
+    path: 'apps/:view/message',
+    async json({ context, params, body }) {
+      const opened = openView(context, params.view!);
+      const { role, content } = await body();
+      return {
+        recorded: context.views.recordMessage(opened, role, content),
+        messages: opened.messages.length,
+      };
+    },
+  },
+  {
+    method: 'POST',
+    path: 'apps/:view/context',
+    async json({ context, params, body }) {
+      const opened = openView(context, params.view!);
+      const { content, structuredContent } = await body();
+      return { context: context.views.setContext(opened, content, structuredContent) };
+    },
+  },
+  {
+    method: 'POST',
+    path: 'apps/:view/close',
+    json: ({ context, params }) => ({ closed: context.views.close(openView(context, params.view!).id) }),
+  },
+];

@@ -9,6 +9,8 @@ import type { McpHost } from '../mcp/host.js';
 import { RuleSet } from '../security/rules.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
 import { maskSecrets } from '../util/secrets.js';
+import { toolOf } from './catalog.js';
+import { argumentsOf, type Route } from './routes.js';
 
 /** How long a question put to the page waits for its answer before it counts as denied. */
 export const ANSWER_TIMEOUT_MS = 10 * 60_000;
@@ -157,3 +159,28 @@ export class ConsoleCalls {
     }
   }
 }
+
+/** A tool called from its page's form, and the page's answer to a question the gate put. */
+export const callRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: 'tools/:tool/call',
+    async json({ context, params, body }) {
+      const { row } = await toolOf(context, params.tool!);
+      const args = argumentsOf((await body()).arguments);
+      return context.calls.call(row.name, args, row.held !== undefined, 'form');
+    },
+  },
+  {
+    method: 'POST',
+    path: 'approvals/:approval',
+    async json({ context, params, body }) {
+      const { decision, remember } = await body();
+      const answer: ApprovalAnswer = {
+        decision: decision === 'allow' ? 'allow' : 'deny',
+        ...(remember === 'session' ? { remember: 'session' as const } : {}),
+      };
+      return context.calls.answer(params.approval!, answer);
+    },
+  },
+];

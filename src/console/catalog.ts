@@ -2,6 +2,7 @@ import { DEFAULT_CONTEXT_WINDOW } from '../agent/options.js';
 import { DeferredTools } from '../agent/tool-search.js';
 import { type AgentTool, mcpAgentTools, mcpToolSecurity, withSandboxFacts } from '../agent/toolset.js';
 import type { TackConfig } from '../config/load.js';
+import { TackError } from '../errors.js';
 import type { Catalog, CatalogTool } from '../mcp/catalog.js';
 import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
@@ -11,6 +12,8 @@ import type { CapabilityLabel } from '../security/capabilities.js';
 import { DefinitionGuard, guardOptions, type HeldDefinition } from '../security/pins.js';
 import { type Finding, scanTool } from '../security/scan.js';
 import { toolDefinitionsTokens } from '../tokens/count.js';
+import type { ConsoleContext } from './context.js';
+import { offsetOf, type Route } from './routes.js';
 
 /** One row of the tools table: what `tack tools` and `tack tools --security` print, per tool. */
 export interface ToolRow {
@@ -175,3 +178,64 @@ export function serverRows(host: McpHost) {
     sandbox: describeStatus(s.sandbox),
   }));
 }
+
+/** A tool's row and catalog entry, for the routes on `tools/:tool`: UNKNOWN_TOOL (404) when either is missing. */
+export async function toolOf(context: ConsoleContext, name: string) {
+  const row = (await context.catalogView()).rows.find((r) => r.name === name);
+  const entry = context.host.catalog.getTool(name);
+  if (!row || !entry)
+    throw new TackError('UNKNOWN_TOOL', `no tool named ${name}`, { subject: { tool: name } });
+  return { row, entry };
+}
+
+/** Whether the pin guard holds tool `name` back (a call from the page or a view is then refused). */
+export async function isHeld(context: ConsoleContext, name: string): Promise<boolean> {
+  return (await context.catalogView()).rows.find((r) => r.name === name)?.held !== undefined;
+}
+
+/** The servers page: the servers table and what the catalog costs; the tools table, a page at a time. */
+export const catalogRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: 'servers',
+    async json({ context }) {
+      const catalog = await context.catalogView();
+      return {
+        servers: serverRows(context.host),
+        perServer: catalog.perServer,
+        inlineTokens: catalog.inlineTokens,
+        deferredTokens: catalog.deferredTokens,
+        deferred: catalog.deferred,
+        mode: catalog.mode,
+        contextWindow: catalog.contextWindow,
+        tools: catalog.rows.length,
+      };
+    },
+  },
+  {
+    method: 'GET',
+    path: 'tools',
+    async json({ context, query }) {
+      const catalog = await context.catalogView();
+      const q = (query.get('q') ?? '').toLowerCase();
+      const server = query.get('server') ?? '';
+      const offset = offsetOf(query);
+      const limit = Math.min(500, Math.max(1, Number(query.get('limit')) || 100));
+      let rows = catalog.rows.filter(
+        (r) =>
+          (!server || r.server === server) &&
+          (!q || r.name.toLowerCase().includes(q) || r.summary.toLowerCase().includes(q)),
+      );
+      if ((query.get('sort') ?? 'tokens') === 'tokens') rows = [...rows].sort((a, b) => b.tokens - a.tokens);
+      return { total: rows.length, offset, rows: rows.slice(offset, offset + limit) };
+    },
+  },
+  {
+    method: 'GET',
+    path: 'tools/:tool',
+    async json({ context, params }) {
+      const { row, entry } = await toolOf(context, params.tool!);
+      return { row, definition: entry.definition };
+    },
+  },
+];

@@ -7,6 +7,7 @@ import { formatKnowledgeIssue } from '../knowledge/issues.js';
 import type { KnowledgeBase } from '../knowledge/knowledge.js';
 import { conceptUri, renderConcept } from '../knowledge/render.js';
 import { type ComputationRuntimes, runNamedComputation } from '../knowledge/runtimes.js';
+import { argumentsOf, type Route, requiredString } from './routes.js';
 
 /** Nodes the page draws at once: a graph library lays out a few hundred nodes in well under a frame budget. */
 export const MAX_GRAPH_NODES = 300;
@@ -187,3 +188,41 @@ export async function runComputationFor(
     });
   return runNamedComputation(base, runtimes, conceptUri(name, id), values);
 }
+
+/** A GET on one bundle answered from the loaded bundles and one query parameter (absent: undefined). */
+function bundleQuery(
+  action: string,
+  key: string,
+  answer: (base: KnowledgeBase | undefined, bundle: string, value: string | undefined) => unknown,
+): Route {
+  return {
+    method: 'GET',
+    path: `knowledge/:bundle/${action}`,
+    json: async ({ context, params, query }) =>
+      answer(await context.knowledge(), params.bundle!, query.get(key) ?? undefined),
+  };
+}
+
+/** The knowledge page: the bundles, a bundle's graph, search and concepts, its computations and running one. */
+export const knowledgeRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: 'knowledge',
+    json: async ({ context }) => ({ bundles: bundleSummaries(await context.knowledge()) }),
+  },
+  bundleQuery('computations', 'q', (base, bundle, q) => computations(base, bundle, q ?? '')),
+  bundleQuery('graph', 'focus', (base, bundle, focus) => bundleGraph(base, bundle, focus)),
+  bundleQuery('search', 'q', (base, bundle, q) => findConcepts(base, bundle, q ?? '')),
+  bundleQuery('concept', 'id', (base, bundle, id) => conceptDetail(base, bundle, id ?? '')),
+  {
+    method: 'POST',
+    path: 'knowledge/:bundle/run',
+    async json({ context, params, body }) {
+      const base = await context.knowledge();
+      const fields = await body();
+      const id = requiredString(fields, 'id');
+      const values = argumentsOf(fields.values);
+      return runComputationFor(base, await context.runtimes(), params.bundle!, id, values);
+    },
+  },
+];

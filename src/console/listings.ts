@@ -3,9 +3,15 @@ import { MAX_ATTACHMENT_CHARS } from '../mcp/attachments.js';
 import type { McpHost } from '../mcp/host.js';
 import { promptCommands, promptUsage, runPromptCommand } from '../mcp/prompt-command.js';
 import type { HeldDefinition } from '../security/pins.js';
+import { type Route, requiredString } from './routes.js';
 
 /** Entries of each kind a server page lists (a server listing 100,000 resources must not make a 50 MB answer). */
 const MAX_LISTED = 500;
+/**
+ * Contents a read shows (the first ones, in the server's order): each text is cut at MAX_ATTACHMENT_CHARS, so an
+ * answer holds at most about a million characters however many contents the server returns.
+ */
+export const MAX_READ_CONTENTS = 20;
 
 /**
  * A server page's prompts, resources and templates: what a person can run or read from the console (the console
@@ -75,7 +81,10 @@ export async function runPrompt(
   return { command: command.command, text: expanded.text, notes: expanded.notes };
 }
 
-/** Reads `uri` from `server`: text cut at the attachment limit, binary said with its type and size. */
+/**
+ * Reads `uri` from `server`: the first MAX_READ_CONTENTS contents (`total` says how many there were), text cut at
+ * the attachment limit, binary said with its type and size.
+ */
 export async function readForPage(host: McpHost, server: string, uri: unknown) {
   if (typeof uri !== 'string' || uri === '') throw new TackError('USAGE', 'uri is required');
   const unfilled = /\{[^}]*\}/.exec(uri);
@@ -85,7 +94,8 @@ export async function readForPage(host: McpHost, server: string, uri: unknown) {
     });
   const result = await host.readResource(uri, { server });
   return {
-    contents: result.contents.map((content) => {
+    total: result.contents.length,
+    contents: result.contents.slice(0, MAX_READ_CONTENTS).map((content) => {
       if ('text' in content && typeof content.text === 'string') {
         const cut = content.text.length > MAX_ATTACHMENT_CHARS;
         return {
@@ -120,3 +130,31 @@ function stringArguments(args: unknown): Record<string, string> {
   }
   return out;
 }
+
+/** A server's page: its prompts run and its resources read here, since the console has no conversation. */
+export const listingRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: 'servers/:server',
+    async json({ context, params }) {
+      return serverListing(context.host, params.server!, (await context.catalogView()).held);
+    },
+  },
+  {
+    method: 'POST',
+    path: 'servers/:server/prompt',
+    async json({ context, params, body }) {
+      const fields = await body();
+      const name = requiredString(fields, 'name');
+      const { held } = await context.catalogView();
+      return runPrompt(context.host, params.server!, name, fields.arguments, held);
+    },
+  },
+  {
+    method: 'POST',
+    path: 'servers/:server/read',
+    async json({ context, params, body }) {
+      return readForPage(context.host, params.server!, (await body()).uri);
+    },
+  },
+];

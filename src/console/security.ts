@@ -5,6 +5,7 @@ import { acceptPins, pinDiff } from '../security/pins.js';
 import type { AuditFilter, AuditOutcome } from '../store/audit.js';
 import type { PinRecord } from '../store/pins.js';
 import type { TackStore } from '../store/store.js';
+import type { Route } from './routes.js';
 
 const OUTCOMES: readonly AuditOutcome[] = ['ok', 'tool-error', 'failed', 'cancelled', 'denied'];
 
@@ -80,3 +81,36 @@ export async function auditEntries(store: TackStore | undefined, query: URLSearc
   const limit = Math.min(1000, Math.max(1, Number(query.get('limit')) || 200));
   return store.audit.query(filter, limit);
 }
+
+/** The security page: held definitions, scan findings, the trifecta and trust; accepting a pin; the audit log. */
+export const securityRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: 'security',
+    async json({ context }) {
+      const { host, config } = context;
+      const catalog = await context.catalogView();
+      return {
+        held: await heldDefinitions(host.store, config),
+        findings: catalog.findings,
+        trifecta: catalog.trifecta,
+        trust: projectTrust(config),
+        store: host.store !== undefined,
+      };
+    },
+  },
+  {
+    method: 'POST',
+    path: 'pins/accept',
+    async json({ context, body }) {
+      const accepted = await acceptHeld(context.host.store, await body());
+      context.forgetCatalogView();
+      return { accepted };
+    },
+  },
+  {
+    method: 'GET',
+    path: 'audit',
+    json: ({ context, query }) => auditEntries(context.host.store, query),
+  },
+];

@@ -5,8 +5,9 @@ import { readTranscript, type TranscriptEvent } from '../agent/transcript.js';
 import { TackError } from '../errors.js';
 import type { SessionRow } from '../store/sessions.js';
 import type { TackStore } from '../store/store.js';
-import { COMMON_HEADERS } from './http.js';
+import { COMMON_HEADERS, sendJson } from './http.js';
 import { type Liveness, localProbe, processAlive, sessionLiveness, transcriptFacts } from './liveness.js';
+import { offsetOf, type Route } from './routes.js';
 
 /** Text of one event shown in the timeline: the transcript keeps all of it; the page shows this much. */
 export const SHOWN_CHARS = 2000;
@@ -228,3 +229,31 @@ export function streamTranscript(file: string, offset: number, res: ServerRespon
   res.on('close', stop);
   read();
 }
+
+/** A session's page without a store to read it from: said in the answer, as the page shows it. */
+const NO_STORE = { error: { message: 'no store' } };
+
+/** The session index, a session's timeline, and its transcript followed live. */
+export const sessionRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: 'sessions',
+    json: ({ context: { host } }) => (host.store ? listSessions(host.store) : []),
+  },
+  {
+    method: 'GET',
+    path: 'sessions/:session',
+    json: ({ context: { host }, params }) =>
+      host.store ? sessionDetail(host.store, params.session!) : NO_STORE,
+  },
+  {
+    method: 'GET',
+    path: 'sessions/:session/live',
+    async stream({ context: { host }, params, query }, res) {
+      if (!host.store) return sendJson(res, 200, NO_STORE);
+      const detail = await host.store.sessions.get(params.session!);
+      if (!detail) throw new TackError('SESSION', `no session ${params.session} in the index`);
+      streamTranscript(detail.file, offsetOf(query), res);
+    },
+  },
+];

@@ -3,6 +3,7 @@ import { invalidText, renderEntry, type SkillLibrary } from '../skills/library.j
 import { readSkill } from '../skills/skill.js';
 import { validateSkill } from '../skills/validate.js';
 import { countTokens } from '../tokens/count.js';
+import type { Route } from './routes.js';
 
 /** Tier 1 as the model gets it, with each skill's entry cost (what `tack skills list` and `index` show). */
 export async function skillsIndex(library: SkillLibrary | undefined, contextWindow: number) {
@@ -81,3 +82,24 @@ export async function skillFile(library: SkillLibrary | undefined, name: string,
   if (!library) throw new TackError('UNKNOWN_SKILL', `no skill named "${name}"`);
   return library.readFile(name, path);
 }
+
+/** The skills page: the tier-1 index, a skill's body and findings, one of its files. */
+export const skillRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: 'skills',
+    json: async ({ context }) =>
+      skillsIndex(await context.skills(), context.config.agent.contextWindow ?? 200_000),
+  },
+  {
+    method: 'GET',
+    path: 'skills/:skill',
+    json: async ({ context, params }) => skillDetail(await context.skills(), params.skill!),
+  },
+  {
+    method: 'GET',
+    path: 'skills/:skill/file',
+    json: async ({ context, params, query }) =>
+      skillFile(await context.skills(), params.skill!, query.get('path') ?? ''),
+  },
+];

@@ -228,6 +228,62 @@ describe('tack console: access', () => {
   });
 });
 
+describe('tack console: API paths', () => {
+  it('answers a malformed percent-escape with 400 naming it, and a path no route declares with 404', async () => {
+    const auth = { authorization: `Bearer ${running.token}` };
+    // Without the token nothing is said about the path.
+    expect((await fetch(`${running.origin}/api/skills/%E0%A4%A`)).status).toBe(401);
+    const bad = await fetch(`${running.origin}/api/skills/%E0%A4%A`, { headers: auth });
+    expect(bad.status).toBe(400);
+    const { error } = (await bad.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('BAD_REQUEST');
+    expect(error.message).toContain('malformed percent-escape in "%E0%A4%A"');
+    // An escaped slash stays inside its segment: a tool name, not two segments.
+    const slash = await fetch(`${running.origin}/api/tools/a%2Fb`, { headers: auth });
+    expect(slash.status).toBe(404);
+    expect(JSON.stringify(await slash.json())).toContain('no tool named a/b');
+    for (const [method, path] of [
+      ['GET', '/api/overview/more'],
+      ['POST', '/api/overview'],
+      ['GET', '/api/nothing'],
+    ] as const) {
+      const answer = await fetch(`${running.origin}${path}`, { method, headers: auth });
+      expect(answer.status).toBe(404);
+      expect(((await answer.json()) as { error: { message: string } }).error.message).toBe(
+        `no API ${method} ${path}`,
+      );
+    }
+  });
+
+  it('a resource read shows its first 20 contents and says how many there were', async () => {
+    const read = async (uri: string) =>
+      (await (
+        await fetch(`${running.origin}/api/servers/app/read`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${running.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ uri }),
+        })
+      ).json()) as { total: number; contents: Array<{ uri: string; text: string }> };
+    // The page first: it waits for the app server to connect and list its template.
+    const page = await open();
+    await page.click('[data-testid=servers-table] a:text-is("app")');
+    const reader = page.locator('[data-testid="resource-bulk://items/{count}"]');
+    await reader.locator('input').fill('bulk://items/25');
+    await reader.locator('button').click();
+    await reader.locator('[data-testid=resource-more]').waitFor();
+    expect(await reader.locator('[data-testid=resource-text]').count()).toBe(20);
+    expect(await reader.locator('[data-testid=resource-more]').textContent()).toContain(
+      'the first 20 of 25 contents',
+    );
+    await page.close();
+    const many = await read('bulk://items/25');
+    expect(many.total).toBe(25);
+    expect(many.contents.map((c) => c.text)).toEqual(Array.from({ length: 20 }, (_, i) => `item ${i + 1}`));
+    const few = await read('bulk://items/3');
+    expect([few.total, few.contents.length]).toEqual([3, 3]);
+  });
+});
+
 describe('tack console: pages', () => {
   it('servers and tools: states, token bars, inline and deferred cost, labels and pins, hostile text as text', async () => {
     const page = await open();

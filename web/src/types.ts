@@ -240,8 +240,10 @@ export interface PromptRun {
   notes: string[];
 }
 
-/** POST /api/servers/<name>/read. */
+/** POST /api/servers/<name>/read: the first 20 contents (src/console/listings.ts, MAX_READ_CONTENTS). */
 export interface ResourceRead {
+  /** How many contents the server returned. */
+  total: number;
   contents: Array<{
     uri: string;
     mimeType?: string;

@@ -178,6 +178,11 @@ function ResourceReader(props: { server: string; uri: string; label: string; edi
           )}
         </div>
       ))}
+      {outcome?.read && outcome.read.total > outcome.read.contents.length && (
+        <p class="muted small" data-testid="resource-more">
+          the first {outcome.read.contents.length} of {outcome.read.total} contents: the rest are not shown
+        </p>
+      )}
     </section>
   );
 }
