@@ -1,8 +1,11 @@
 import { createElement as h, type ReactNode } from 'react';
 import type { SecretMasker } from '../util/secrets.js';
-import { DialogView, InputBox, SessionPicker, type Theme } from './components.js';
+import { DialogView } from './dialog-view.js';
 import type { Dialog } from './dialogs.js';
 import type { EditorState } from './editor.js';
+import { InputBox } from './input-box.js';
+import { SessionPicker } from './session-picker.js';
+import type { Theme } from './theme.js';
 import type { PickerState } from './use-session-picker.js';
 
 /** Under the transcript: the dialog on top if the session asks something, else the /resume picker, else the input. */

@@ -1,7 +1,8 @@
 import { Static } from 'ink';
 import { Fragment, createElement as h, type ReactNode } from 'react';
 import type { SecretMasker } from '../util/secrets.js';
-import { ItemView, type Theme } from './components.js';
+import { ItemView } from './item-view.js';
+import type { Theme } from './theme.js';
 import type { ViewItem } from './transcript-view.js';
 import type { Committed } from './use-scrollback.js';
 
