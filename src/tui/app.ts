@@ -3,7 +3,7 @@ import { createElement as h, type ReactNode, useState } from 'react';
 import type { RunningAgent } from '../agent/agent.js';
 import type { InputHistory } from '../store/input-history.js';
 import type { SecretMasker } from '../util/secrets.js';
-import { runCommand } from './chat-commands.js';
+import { type CommandContext, runCommand } from './chat-commands.js';
 import { ChatPrompt } from './chat-prompt.js';
 import { ChatTranscript } from './chat-transcript.js';
 import type { DialogQueue } from './dialogs.js';
@@ -99,6 +99,19 @@ export function ChatApp(props: ChatAppProps): ReactNode {
     return turn.run(text);
   };
 
+  const commands: CommandContext = {
+    view,
+    cwd,
+    progress,
+    session,
+    exit: leave.exit,
+    clear: scrollback.clear,
+    switchSession: switchTo,
+    openPicker: picker.open,
+    setRunning: turn.setRunning,
+    send,
+  };
+
   const submit = (text: string) => {
     const trimmed = text.trim();
     if (trimmed === '') return;
@@ -109,13 +122,7 @@ export function ChatApp(props: ChatAppProps): ReactNode {
       void send(trimmed);
       return;
     }
-    const context = { view, cwd, progress, session, exit: leave.exit, clear: scrollback.clear, send };
-    void runCommand(trimmed, {
-      ...context,
-      switchSession: switchTo,
-      openPicker: picker.open,
-      setRunning: turn.setRunning,
-    }).then(() => {
+    void runCommand(trimmed, commands).then(() => {
       // A command's output is complete: it goes to the scrollback now, with what came before it, so the live
       // frame stays the input and what is in flight (a /help taller than the screen would make every frame a
       // full repaint).
