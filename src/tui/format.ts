@@ -49,3 +49,10 @@ export function headLines(text: string, lines: number): string {
 }
 
 export { printable } from '../util/printable.js';
+
+/** An error's message, with its hint (how to do it right) when it has one. */
+export function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const hint = (error as { hint?: unknown }).hint;
+  return typeof hint === 'string' ? `${error.message} (${hint})` : error.message;
+}

@@ -2,9 +2,10 @@ import { render } from 'ink';
 import { createElement as h } from 'react';
 import type { RunningAgent } from '../agent/agent.js';
 import type { SecretMasker } from '../util/secrets.js';
-import { ChatApp, type SessionSwitch } from './app.js';
+import { ChatApp } from './app.js';
 import type { ChatTui } from './chat-tui.js';
-import { theme } from './components.js';
+import type { SessionSwitch } from './session-switch.js';
+import { theme } from './theme.js';
 
 export { type ChatTui, createChatTui } from './chat-tui.js';
 

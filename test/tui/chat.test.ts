@@ -8,8 +8,8 @@ import { type RunningAgent, secretMaskerFor, startAgent } from '../../src/agent/
 import type { AgentEvent } from '../../src/agent/events.js';
 import { type ResolvedModel, resolveModel } from '../../src/agent/model.js';
 import { ChatApp } from '../../src/tui/app.js';
-import { theme } from '../../src/tui/components.js';
 import { type ChatTui, createChatTui } from '../../src/tui/run.js';
+import { theme } from '../../src/tui/theme.js';
 import { unwrapResult } from '../../src/tui/transcript-view.js';
 import { type FakeProvider, type FakeScript, providerEnv } from '../helpers/fake-provider.js';
 import { fixtureEntry, REPO, type TempProject } from '../helpers/project.js';
