@@ -83,7 +83,7 @@ for (const server of host.servers()) {
 const catalog: Catalog = host.catalog;
 console.log(catalog.tools.map((tool) => tool.name).join('\n'));
 
-// What a definition costs the model, counted as `tack tools` counts it (Qwen3 tokenizer).
+// What a definition costs the model, with the tokenizer `tack tools` uses (Qwen3; it also mends schemas first).
 const first: CatalogTool | undefined = catalog.tools[0];
 if (first) {
   const definition: ModelToolDefinition = {

@@ -113,6 +113,9 @@ export function apiReports(program: ts.Program = apiProgram()): Record<string, s
         );
       } else if (f & ts.SymbolFlags.Interface) {
         lines.push(`interface ${exported.name}`, ...members(declared()));
+        // An interface with a value of the same name (TackStore and its `open`): both are the API.
+        if (f & ts.SymbolFlags.Variable && !typeOnly(exported))
+          lines.push(`const ${exported.name}: ${type()}`);
       } else if (f & ts.SymbolFlags.TypeAlias) {
         lines.push(`type ${exported.name} = ${checker.typeToString(declared(), undefined, flags)}`);
       } else if (f & ts.SymbolFlags.Function) {
@@ -140,8 +143,18 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       }
     })();
     writeFileSync(file, report);
+    const names = new Set(report.split('\n').flatMap((line) => line.match(/^\w+ (\w+)/)?.[1] ?? []));
+    const values = new Set(
+      report.split('\n').flatMap(
+        (line) =>
+          line
+            .match(/^(?:function|const|enum|class) (\w+)$|^(?:function|const) (\w+):/)
+            ?.slice(1)
+            .filter(Boolean) ?? [],
+      ),
+    );
     process.stdout.write(
-      `${entry}: ${report.split('\n').filter((l) => !l.startsWith(' ')).length - 1} exports${before === report ? '' : ' (changed)'}\n`,
+      `${entry}: ${names.size} exports, ${values.size} of them values${before === report ? '' : ' (changed)'}\n`,
     );
   }
 }
