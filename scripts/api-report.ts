@@ -39,24 +39,30 @@ export function apiFileOf(entry: string): string {
   return join(REPO, 'api', `${entry.replace('/', '-')}.api.txt`);
 }
 
-/** One TypeScript program over the entries (and, when asked, more root files such as the CLI's). */
-export function apiProgram(extraFiles: readonly string[] = []): ts.Program {
+/** One TypeScript program over the entries. */
+export function apiProgram(): ts.Program {
   const config = ts.readConfigFile(join(REPO, 'tsconfig.json'), ts.sys.readFile).config;
   const parsed = ts.parseJsonConfigFileContent(config, ts.sys, REPO);
-  const files = [...Object.values(ENTRIES).map((file) => join(REPO, file)), ...extraFiles];
+  const files = Object.values(ENTRIES).map((file) => join(REPO, file));
   return ts.createProgram(files, { ...parsed.options, noEmit: true });
 }
 
-/** Every symbol some entry exports (aliases followed to the declaration they name). */
-export function publicSymbols(program: ts.Program): Set<ts.Symbol> {
+/** Whether an entry exports the name as a type only (`export type { X }` or `export { type X }`). */
+function typeOnly(exported: ts.Symbol): boolean {
+  return (exported.declarations ?? []).some(
+    (d) => ts.isExportSpecifier(d) && (d.isTypeOnly || d.parent.parent.isTypeOnly),
+  );
+}
+
+/** The names every entry exports, by entry name. */
+export function exportedNames(program: ts.Program): Record<string, string[]> {
   const checker = program.getTypeChecker();
-  const symbols = new Set<ts.Symbol>();
-  for (const file of Object.values(ENTRIES)) {
-    const module = checker.getSymbolAtLocation(program.getSourceFile(join(REPO, file))!);
-    for (const exported of module ? checker.getExportsOfModule(module) : [])
-      symbols.add(exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported);
-  }
-  return symbols;
+  return Object.fromEntries(
+    Object.entries(ENTRIES).map(([entry, file]) => {
+      const module = checker.getSymbolAtLocation(program.getSourceFile(join(REPO, file))!);
+      return [entry, (module ? checker.getExportsOfModule(module) : []).map((symbol) => symbol.name).sort()];
+    }),
+  );
 }
 
 /** The report of every entry, by entry name. */
@@ -64,10 +70,9 @@ export function apiReports(program: ts.Program = apiProgram()): Record<string, s
   const checker = program.getTypeChecker();
   const flags = ts.TypeFormatFlags.NoTruncation;
   // Private and protected members are not part of what a user can call.
-  const hidden = (p: ts.Symbol) =>
-    (p.declarations ?? []).some(
-      (d) => ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected),
-    );
+  const hiddenDeclaration = (d: ts.Declaration) =>
+    (ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) !== 0;
+  const hidden = (p: ts.Symbol) => (p.declarations ?? []).some(hiddenDeclaration);
   const out: Record<string, string> = {};
   for (const [entry, file] of Object.entries(ENTRIES)) {
     const source = program.getSourceFile(join(REPO, file));
@@ -90,13 +95,27 @@ export function apiReports(program: ts.Program = apiProgram()): Record<string, s
           )
           .sort();
       if (f & ts.SymbolFlags.Class) {
-        const constructors = checker
-          .getTypeOfSymbolAtLocation(symbol, source)
-          .getConstructSignatures()
-          .map((signature) => `  new ${checker.signatureToString(signature, undefined, flags)}`);
-        lines.push(`class ${exported.name}`, ...constructors, ...members(declared()));
+        // A class exported as a type, or one whose constructor is private, is made by its factory only.
+        const constructors = typeOnly(exported)
+          ? []
+          : checker
+              .getTypeOfSymbolAtLocation(symbol, source)
+              .getConstructSignatures()
+              .filter((signature) => {
+                const declaration = signature.getDeclaration() as ts.Declaration | undefined;
+                return !declaration || !hiddenDeclaration(declaration);
+              })
+              .map((signature) => `  new ${checker.signatureToString(signature, undefined, flags)}`);
+        lines.push(
+          `class ${exported.name}${typeOnly(exported) ? ' (type only)' : ''}`,
+          ...constructors,
+          ...members(declared()),
+        );
       } else if (f & ts.SymbolFlags.Interface) {
         lines.push(`interface ${exported.name}`, ...members(declared()));
+        // An interface with a value of the same name (TackStore and its `open`): both are the API.
+        if (f & ts.SymbolFlags.Variable && !typeOnly(exported))
+          lines.push(`const ${exported.name}: ${type()}`);
       } else if (f & ts.SymbolFlags.TypeAlias) {
         lines.push(`type ${exported.name} = ${checker.typeToString(declared(), undefined, flags)}`);
       } else if (f & ts.SymbolFlags.Function) {
@@ -124,8 +143,18 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       }
     })();
     writeFileSync(file, report);
+    const names = new Set(report.split('\n').flatMap((line) => line.match(/^\w+ (\w+)/)?.[1] ?? []));
+    const values = new Set(
+      report.split('\n').flatMap(
+        (line) =>
+          line
+            .match(/^(?:function|const|enum|class) (\w+)$|^(?:function|const) (\w+):/)
+            ?.slice(1)
+            .filter(Boolean) ?? [],
+      ),
+    );
     process.stdout.write(
-      `${entry}: ${report.split('\n').filter((l) => !l.startsWith(' ')).length - 1} exports${before === report ? '' : ' (changed)'}\n`,
+      `${entry}: ${names.size} exports, ${values.size} of them values${before === report ? '' : ' (changed)'}\n`,
     );
   }
 }

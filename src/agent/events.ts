@@ -13,6 +13,7 @@ export type EndReason =
   | 'aborted'
   | 'error';
 
+/** Tokens and cost, of a step or a run. */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;

@@ -12,6 +12,7 @@ export interface ElicitationQuestion {
   url?: string;
 }
 
+/** The user's answer to a server's question: accepted with content, declined or cancelled. */
 export interface ElicitationAnswer {
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, unknown>;
@@ -27,7 +28,9 @@ export interface SamplingRequest {
 
 /** The person at the terminal (or a UI): answers servers' questions and approves their sampling requests. */
 export interface AgentInteraction {
+  /** Puts a server's question to the user. */
   elicit(question: ElicitationQuestion): Promise<ElicitationAnswer>;
+  /** Whether a server may use the model for this request. */
   approveSampling(request: SamplingRequest): Promise<boolean>;
 }
 

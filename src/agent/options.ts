@@ -18,6 +18,7 @@ import type { Price } from './prices.js';
 import type { ToolSearchOptions } from './tool-search.js';
 import type { Transcript } from './transcript.js';
 
+/** Bounds on a run: steps, tokens, cost and wall time. */
 export interface Limits {
   /** Model calls per run (default 50). */
   maxSteps: number;
@@ -88,6 +89,7 @@ export interface ParentSession {
   taintedBy?: string;
 }
 
+/** Everything a session runs with: the model, the host, skills, knowledge, tools, limits, approvals and context. */
 export interface AgentOptions {
   model: ResolvedModel;
   /** Default process.cwd(); guidelines are read from here up to the repository root. */
@@ -140,6 +142,7 @@ export interface AgentOptions {
   sessionsDir?: string;
   /** Masks secrets in what the session writes to disk itself (full outputs cut for the model). */
   secrets?: SecretMasker;
+  /** Every event of the session, as it happens. */
   onEvent?: (event: AgentEvent) => void;
   /** Said as notices right after the session starts (what was held back while setting it up). */
   notices?: readonly string[];
@@ -148,6 +151,7 @@ export interface AgentOptions {
   parent?: ParentSession;
 }
 
+/** How a run ended: the reason, the answer, the steps and the usage. */
 export interface RunResult {
   reason: EndReason;
   detail: string;

@@ -68,6 +68,7 @@ interface ServerConfigBase {
   disabledReason?: string;
 }
 
+/** A server tack starts as a process and talks to over stdio, as configured. */
 export interface StdioServerConfig extends ServerConfigBase {
   transport: 'stdio';
   command: string;
@@ -80,6 +81,7 @@ export interface StdioServerConfig extends ServerConfigBase {
   sandbox?: SandboxPolicy | undefined;
 }
 
+/** A server reached over Streamable HTTP or legacy SSE, as configured. */
 export interface HttpServerConfig extends ServerConfigBase {
   /** `http` tries Streamable HTTP, then legacy SSE; `sse` goes straight to legacy SSE. */
   transport: 'http' | 'sse';
@@ -92,8 +94,10 @@ export interface HttpServerConfig extends ServerConfigBase {
   oauth?: OAuthSettings | false | undefined;
 }
 
+/** One configured MCP server: over stdio or over HTTP. */
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
+/** A problem in a configuration file that did not stop loading, at its file and JSON path. */
 export interface ConfigWarning {
   file: string;
   path: string;
@@ -109,6 +113,10 @@ export type StoreConfig = z.infer<typeof StoreSchema>;
 /** The variable that names the store's PostgreSQL server, over any configuration file. */
 export const STORE_URL_ENV = 'TACK_STORE_URL';
 
+/**
+ * The merged configuration: servers, permissions, agent, skills, knowledge, limits, paths and where each came
+ * from.
+ */
 export interface TackConfig {
   /** In the order they were declared, user file first; a later file's entry replaces an earlier one of the same name. */
   servers: ServerConfig[];
@@ -174,6 +182,7 @@ export interface InvalidConfigFile {
   issues: ConfigWarning[];
 }
 
+/** Which file to load (else every file that applies), the working folder and the environment. */
 export interface LoadConfigOptions {
   /** Directory the project is looked up from (default `process.cwd()`). */
   cwd?: string;

@@ -47,6 +47,7 @@ export interface RunningConsole {
   origin: string;
   token: string;
   host: McpHost;
+  /** Stops the console, and the host it started when it was given none. */
   close(): Promise<void>;
 }
 

@@ -3,13 +3,7 @@
  */
 
 export { type DocsServerOptions, type RunningDocsServer, startDocsServer } from '../servers/docs/start.js';
-export {
-  flushAudit,
-  type GatewayServeOptions,
-  type RunningGateway,
-  startGateway,
-} from '../servers/gateway/start.js';
-export { KNOWLEDGE_SERVER, knowledgeServerConfig, POSTGRES_URL_ENV } from '../servers/knowledge/entry.js';
+export { type GatewayServeOptions, type RunningGateway, startGateway } from '../servers/gateway/start.js';
 export { type KnowledgeServerOptions, startKnowledgeServer } from '../servers/knowledge/start.js';
 export type { HttpOptions, Served } from '../servers/serve.js';
 export {

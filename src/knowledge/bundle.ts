@@ -55,6 +55,7 @@ export interface Edge {
   target: string;
 }
 
+/** The bundle's name (default: its folder's), a cache folder, and where warnings go. */
 export interface LoadBundleOptions {
   /** The bundle's name in `okf://<name>/...` and in output; default the folder name. */
   name?: string | undefined;
@@ -123,6 +124,7 @@ export class KnowledgeBundle {
     return index;
   }
 
+  /** A concept by its id (its path without `.md`). */
   get(id: string): Concept | undefined {
     return this.concepts.get(normalizeId(id));
   }
@@ -184,6 +186,7 @@ export function normalizeId(id: string): string {
     .replace(/\.md$/i, '');
 }
 
+/** Reads a bundle folder: every concept, the link graph, and an issue for each file that does not conform. */
 export async function loadBundle(root: string, options: LoadBundleOptions = {}): Promise<KnowledgeBundle> {
   const dir = resolve(root);
   let files: string[];

@@ -26,6 +26,7 @@ export const GENERATED_TYPE = 'Reference';
 /** The `sources[].id` of the document a concept was made from. */
 export const ORIGIN_SOURCE_ID = 'origin';
 
+/** Where `generateBundle` reads Markdown from and writes the starter bundle to. */
 export interface GenerateOptions {
   /** A folder of Markdown (.md, .mdx) documents. */
   from: string;
@@ -40,6 +41,7 @@ export interface GenerateOptions {
   force?: boolean;
 }
 
+/** What `generateBundle` wrote, and the files it skipped with why. */
 export interface GenerateResult {
   /** Bundle-relative paths of every file written (concepts and index.md files), sorted. */
   written: string[];

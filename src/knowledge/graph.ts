@@ -2,6 +2,7 @@ import type { EdgeKind, KnowledgeBundle } from './bundle.js';
 import { type Concept, type ConceptStatus, isStale } from './concept.js';
 import type { TrustTier } from './trust-tier.js';
 
+/** The text formats `renderGraph` draws a bundle's link graph in. */
 export type GraphFormat = 'mermaid' | 'dot';
 
 export interface GraphOptions {

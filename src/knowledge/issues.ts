@@ -6,6 +6,7 @@
  */
 export type KnowledgeSeverity = 'error' | 'warning';
 
+/** A problem found in a bundle's file: an error leaves the file out, a warning does not. */
 export interface KnowledgeIssue {
   severity: KnowledgeSeverity;
   code: string;
@@ -16,6 +17,7 @@ export interface KnowledgeIssue {
   message: string;
 }
 
+/** An issue as one line: `file:line: severity: message`, with the bundle's name when given. */
 export function formatKnowledgeIssue(issue: KnowledgeIssue, bundle?: string): string {
   const where = `${bundle ? `${bundle}/` : ''}${issue.file}${issue.line ? `:${issue.line}` : ''}`;
   return `${where}: ${issue.severity} ${issue.code}: ${issue.message}`;

@@ -21,6 +21,7 @@ export function loadBundleRef(ref: string | BundleRef, options: LoadOptions = {}
   return loadBundle(ref.path, ref.name ? { ...options, name: ref.name } : options);
 }
 
+/** How many results, from which bundle, of which type, from which trust tier up. */
 export interface SearchOptions {
   /** How many hits (default 5, at most 50). */
   k?: number;
@@ -33,6 +34,7 @@ export interface SearchOptions {
   now?: number;
 }
 
+/** One search result: the concept, its bundle, its score and the facts to weigh it by. */
 export interface KnowledgeHit {
   bundle: string;
   id: string;
@@ -70,6 +72,7 @@ export class KnowledgeBase {
     return new KnowledgeBase(await Promise.all(bundles.map((ref) => loadBundleRef(ref, options))));
   }
 
+  /** Adds a bundle (throws when one of that name is there). */
   add(bundle: KnowledgeBundle): void {
     if (this.#bundles.has(bundle.name))
       throw new TackError('KNOWLEDGE_BUNDLE', `two knowledge bundles are named "${bundle.name}"`, {
@@ -84,6 +87,7 @@ export class KnowledgeBase {
     return [...this.#bundles.values()];
   }
 
+  /** A bundle by its name. */
   bundle(name: string): KnowledgeBundle | undefined {
     return this.#bundles.get(name);
   }
@@ -147,6 +151,7 @@ export class KnowledgeBase {
     });
   }
 
+  /** Ranks concepts of every bundle (or one) for a query, best first. */
   search(query: string, options: SearchOptions = {}): KnowledgeHit[] {
     const k = Math.max(1, Math.min(MAX_K, Math.trunc(Number.isFinite(options.k) ? options.k! : 5)));
     const now = options.now ?? Date.now();

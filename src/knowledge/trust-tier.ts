@@ -4,6 +4,7 @@
  * for the model, not access control.
  */
 export const TRUST_TIERS = ['unverified', 'machine-confirmed', 'human-reviewed'] as const;
+/** How far a concept was checked: by nobody, by a machine, or by a person. */
 export type TrustTier = (typeof TRUST_TIERS)[number];
 
 /**
@@ -20,6 +21,7 @@ export function actorKind(actor: string): ActorKind {
   return 'unknown';
 }
 
+/** The tier a concept's verifiers give it: a person's review above a machine's check above none. */
 export function trustTier(verifiers: ReadonlyArray<{ by: string }>): TrustTier {
   if (verifiers.length === 0) return 'unverified';
   return verifiers.some((v) => actorKind(v.by) === 'human') ? 'human-reviewed' : 'machine-confirmed';

@@ -51,6 +51,7 @@ export class Catalog {
     return this.#byName.get(name);
   }
 
+  /** What one server lists: tools, resources, templates and prompts. */
   listingsOf(server: string): ServerListings | undefined {
     return this.servers.find((s) => s.server === server);
   }

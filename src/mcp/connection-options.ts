@@ -11,6 +11,7 @@ import type { TransportKind } from './transport.js';
 
 export type ConnectionStatus = 'idle' | 'connecting' | 'connected' | 'failed' | 'disabled' | 'closed';
 
+/** How soon a crashed server is restarted: the first delay and the longest. */
 export interface RestartPolicy {
   /** Delay before the first restart after a crash; doubled per consecutive failure, up to maxDelayMs. */
   initialDelayMs: number;

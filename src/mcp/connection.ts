@@ -251,6 +251,7 @@ export class ServerConnection {
     await this.log.close();
   }
 
+  /** The server's state now, as `McpHost.servers()` lists it. */
   snapshot(): ServerStatus {
     const client = this.#client;
     const connected = this.#status === 'connected' && client !== undefined;
@@ -286,6 +287,7 @@ export class ServerConnection {
     };
   }
 
+  /** Calls a tool of this server by its own name. */
   callTool(
     tool: string,
     args: Record<string, unknown> | undefined,
@@ -298,6 +300,7 @@ export class ServerConnection {
     ) as Promise<CallToolResult>;
   }
 
+  /** Reads a resource of this server. */
   readResource(uri: string, options: RequestCallOptions = {}): Promise<ReadResourceResult> {
     return this.#requests.send(
       { method: 'resources/read', uri },
@@ -306,6 +309,7 @@ export class ServerConnection {
     ) as Promise<ReadResourceResult>;
   }
 
+  /** Gets a prompt of this server, with its arguments. */
   getPrompt(
     prompt: string,
     args: Record<string, string> | undefined,
@@ -345,6 +349,7 @@ export class ServerConnection {
     await this.#listings.watch(this.client, () => this.#live(generation), uri);
   }
 
+  /** Stops watching a resource `watch` watches. */
   async unwatch(uri: string): Promise<void> {
     const generation = this.#generation;
     await this.#listings.unwatch(this.client, () => this.#live(generation), uri);

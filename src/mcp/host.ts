@@ -33,6 +33,7 @@ import type { ServerLogLimits } from './server-log.js';
 
 export const TACK_CLIENT_INFO: Implementation = { name: 'tack', version: VERSION };
 
+/** The servers to connect (a configuration), the store, logs, restarts, OAuth and client capabilities. */
 export interface HostOptions
   extends Pick<ConnectionOptions, 'restartPolicy' | 'maxMessageBytes' | 'capabilities' | 'configureClient'> {
   /** A loaded configuration (see loadConfig) or just the server entries. */
@@ -62,6 +63,7 @@ export interface HostOptions
   oauth?: OAuthOptions;
 }
 
+/** What changed in the host: a server's status, a catalog, a diagnostic, a watched resource. */
 export type HostEvent =
   | { type: 'status'; server: string; status: ServerStatus['status'] }
   | { type: 'catalog'; server: string; change: 'tools' | 'resources' | 'prompts' }
@@ -149,10 +151,12 @@ export class McpHost {
     return this.#connections.has(server);
   }
 
+  /** Every configured server's state: status, era, counts, error, connect time, sandbox. */
   servers(): ServerStatus[] {
     return [...this.#connections.values()].map((connection) => connection.snapshot());
   }
 
+  /** One server's connection (throws SERVER_UNKNOWN for a name not configured). */
   connection(server: string): ServerConnection {
     const connection = this.#connections.get(server);
     if (!connection) throw unknownServer(server, [...this.#connections.keys()]);
@@ -193,6 +197,7 @@ export class McpHost {
     return { ...result, server };
   }
 
+  /** Gets a prompt from a server, with its arguments. */
   async getPrompt(
     server: string,
     prompt: string,
@@ -241,6 +246,7 @@ export class McpHost {
     await this.connection(server).watch(uri);
   }
 
+  /** Stops watching a resource `watchResource` watches. */
   async unwatchResource(server: string, uri: string): Promise<void> {
     await this.connection(server).unwatch(uri);
   }
@@ -251,6 +257,7 @@ export class McpHost {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Closes every connection (stdio servers are stopped). */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -258,6 +265,7 @@ export class McpHost {
     this.#memoryStore?.closeSync();
   }
 
+  /** `await using host = ...` closes the host at the end of the block. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

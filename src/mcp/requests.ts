@@ -30,6 +30,7 @@ export interface RequestCallOptions {
   signal?: AbortSignal | undefined;
   /** Overrides the server's callTimeoutMs; the timer restarts at every progress notification. */
   timeoutMs?: number | undefined;
+  /** The server's progress notifications for this request. */
   onProgress?: ((progress: { progress: number; total?: number; message?: string }) => void) | undefined;
   /**
    * Stops the timeout while held: a gateway waiting for its own client to answer the server's question must

@@ -59,6 +59,7 @@ export const SEARCH_TOOLS_DEFINITION: MetaToolDefinition = {
   },
 };
 
+/** The call_tool meta-tool: calls a tool search_tools found, by its name. */
 export const CALL_TOOL_DEFINITION: MetaToolDefinition = {
   name: 'call_tool',
   description: 'Call a tool found with search_tools at once.',

@@ -51,6 +51,7 @@ export interface ToolExplanation {
   ranks: Array<{ query: string; rank: number }>;
 }
 
+/** One ranked tool, with its score and, when asked, why it matched. */
 export interface ToolHit {
   tool: SearchableTool;
   score: number;
@@ -176,6 +177,7 @@ export class ToolSearchIndex {
     this.#serverWeights = SERVER_FIELDS.map((f) => ranking.server.weights[f]);
   }
 
+  /** Indexes a set of tool definitions with the shipped ranking. */
   static build(tools: readonly SearchableTool[], options: ToolSearchOptions = {}): ToolSearchIndex {
     const index = new ToolSearchIndex(mergeRanking(DEFAULT_RANKING, options.ranking), options.terms);
     const byServer = new Map<string, SearchableTool[]>();
@@ -205,6 +207,7 @@ export class ToolSearchIndex {
     );
   }
 
+  /** Drops one server's tools from the index. */
   removeServer(server: string): void {
     const sid = this.#serverId.get(server);
     if (sid === undefined) return;
@@ -482,6 +485,7 @@ export class BaselineToolIndex {
     this.#index.addAll(tools.map((t, id) => ({ id, name: t.name, description: t.description ?? '' })));
   }
 
+  /** Indexes a set of tool definitions with plain BM25. */
   static build(tools: readonly SearchableTool[]): BaselineToolIndex {
     return new BaselineToolIndex([...tools]);
   }
@@ -490,6 +494,7 @@ export class BaselineToolIndex {
     return this.#tools.length;
   }
 
+  /** The best `k` tools for a query. */
   search(query: string, k = 5): ToolHit[] {
     return this.#index
       .search(query)

@@ -9,11 +9,13 @@
  * exfiltration through, an extra one costs a question.
  */
 export const CAPABILITIES = ['untrusted-input', 'private-data', 'egress', 'destructive'] as const;
+/** A capability a tool can have; three of them together are the lethal trifecta. */
 export type Capability = (typeof CAPABILITIES)[number];
 
 /** `sandbox`: a leg an enforced sandbox rules out (see applySandbox); it never adds one. */
 export type LabelSource = 'config' | 'annotation' | 'default' | 'sandbox';
 
+/** A capability a tool has, where the label came from and why. */
 export interface CapabilityLabel {
   capability: Capability;
   source: LabelSource;
@@ -34,6 +36,7 @@ export interface LabelledTool {
     | undefined;
 }
 
+/** Capabilities the configuration gives a tool, and whether its server is trusted. */
 export interface LabelOptions {
   /** The server is marked trusted: its annotations are believed. */
   trustedServer?: boolean;

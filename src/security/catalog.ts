@@ -16,6 +16,7 @@ import { clip } from './scan-normalize.js';
 
 export type DefinitionKind = 'tool' | 'prompt' | 'resource';
 
+/** A tool, prompt or resource definition as a server offers it, for `scanCatalog`. */
 export interface ScannableDefinition extends ScannableTool {
   /** Default `tool`. */
   kind?: DefinitionKind | undefined;
@@ -23,6 +24,7 @@ export interface ScannableDefinition extends ScannableTool {
   uri?: string | undefined;
 }
 
+/** The scan of one definition weighed against the whole catalog. */
 export interface DefinitionReport extends ToolScan {
   server: string;
   name: string;

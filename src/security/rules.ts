@@ -15,6 +15,7 @@ import { TackError } from '../errors.js';
  */
 export type RuleAction = 'allow' | 'ask' | 'deny';
 
+/** Tool-call patterns by action, as tack.json's `permissions` lists them. */
 export interface PermissionRules {
   allow?: readonly string[];
   ask?: readonly string[];
@@ -29,6 +30,7 @@ interface Rule {
   args?: Array<{ key: string; value: RegExp }>;
 }
 
+/** The rule a call matched and the action it takes. */
 export interface RuleMatch {
   action: RuleAction;
   rule: string;
@@ -44,6 +46,7 @@ export function ruleProblem(pattern: string, action: RuleAction): string | undef
   return undefined;
 }
 
+/** Permission rules, parsed once: `match` gives the rule a call falls under (deny before ask before allow). */
 export class RuleSet {
   readonly #rules: Rule[] = [];
 

@@ -49,6 +49,7 @@ import { type Contribution, featureKey, isDecisive, type ScanModel, severityFor,
 export type { ScanWork } from './scan-linear.js';
 export { showInvisible };
 
+/** How much a finding weighs toward blocking a definition. */
 export type FindingSeverity = 'high' | 'medium' | 'low';
 
 export type ScanLocationKind =
@@ -60,6 +61,7 @@ export type ScanLocationKind =
   | 'skill'
   | 'knowledge';
 
+/** Where a scanned text comes from: the kind of definition, its server and name, the field. */
 export interface ScanLocation {
   kind: ScanLocationKind;
   server?: string;
@@ -99,6 +101,7 @@ export const FINDING_CODES = [...CUE_CODES, ...EVIDENCE_FEATURES, ...CATALOG_COD
 export type CueCode = (typeof CUE_CODES)[number];
 export type FindingCode = CueCode | EvidenceFeature | CatalogCode | typeof JUDGE_CODE;
 
+/** One thing the scan found in a definition: its code, severity, where and the matched text. */
 export interface Finding {
   code: FindingCode;
   severity: FindingSeverity;
@@ -150,6 +153,7 @@ export interface ScanOptions {
   model?: ScanModel;
 }
 
+/** A tool definition as a server offers it, for `scanTool`. */
 export interface ScannableTool {
   server: string;
   name: string;
@@ -162,8 +166,10 @@ export interface ScannableTool {
   arguments?: unknown;
 }
 
+/** The scan's verdict on a definition: clean, warn (shown) or block (held back). */
 export type ScanVerdict = 'clean' | 'warn' | 'block';
 
+/** The scan of one definition: the verdict, the findings and the score they add up to. */
 export interface ToolScan {
   verdict: ScanVerdict;
   findings: Finding[];

@@ -25,10 +25,12 @@ import { paramHeaderCheck } from './serving/mcp-param-headers.js';
 export type { FastPath, FastReply, FastRequest } from './serving/fast-path.js';
 export { type Notifier, type ServerFactory, trackSubscriptions } from './serving/instances.js';
 
+/** A started server: its URL over HTTP (none over stdio), and how to drain and stop it. */
 export interface Served {
   notifier: Notifier;
   /** `http://127.0.0.1:PORT/mcp` over HTTP; undefined on stdio. */
   url: string | undefined;
+  /** Stops serving and closes what the server opened. */
   close(): Promise<void>;
   /**
    * Graceful shutdown (HTTP): /readyz answers 503 and new connections are refused, requests in flight get up to
@@ -83,6 +85,7 @@ export function serveOnStdio(factory: ServerFactory, options: StdioOptions = {})
   return { url: undefined, notifier: live, close: () => handle.close() };
 }
 
+/** Streamable HTTP: where to listen (127.0.0.1 by default), the allowed hosts and the bearer token. */
 export interface HttpOptions {
   /** Interface to bind; default 127.0.0.1. Anything but loopback requires `token` and `allowedHosts`. */
   host?: string;

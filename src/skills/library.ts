@@ -138,6 +138,7 @@ export class SkillLibrary {
     return new SkillLibrary(skills, warnings, invalid);
   }
 
+  /** A valid skill by its name. */
   get(name: string): SkillEntry | undefined {
     return this.#byName.get(name);
   }

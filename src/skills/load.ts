@@ -5,6 +5,7 @@ import type { DiscoverOptions } from './discover.js';
 import { SkillLibrary } from './library.js';
 import { serverSkills } from './remote.js';
 
+/** Where to find skills: the configuration's folders, the working folder and home, a host with servers' skills. */
 export interface LoadSkillsOptions extends Omit<DiscoverOptions, 'configFolders'> {
   /**
    * Its `skills` folders join the scopes after the user's. When it went through applyProjectTrust and the project

@@ -23,6 +23,7 @@ export interface ScriptApprovalRequest {
 /** Says yes or no to one script run. Without one, no script runs: running code is never a silent default. */
 export type ApproveScript = (request: ScriptApprovalRequest) => boolean | Promise<boolean>;
 
+/** Who approves a script, its timeout, output cap, environment and sandbox. */
 export interface RunScriptOptions {
   approve?: ApproveScript;
   /** Default 60 s; the whole process group is killed when it passes. */

@@ -8,6 +8,7 @@ import {
 import type { SkillLibrary } from './library.js';
 import { type ApproveScript, formatScriptResult, runSkillScript } from './scripts.js';
 
+/** Who approves scripts, the session's active skills, and the scripts' sandbox and timeout. */
 export interface SkillToolsOptions {
   /** The session's active skills; a skill in it is not loaded twice. Default: a new set per call of skillTools. */
   active?: Set<string>;

@@ -34,6 +34,7 @@ export type SkillRule =
   | 'when'
   | 'overlap';
 
+/** A rule a skill breaks, at a file and line, as an error or a warning. */
 export interface SkillIssue {
   severity: Severity;
   rule: SkillRule;
@@ -42,6 +43,7 @@ export interface SkillIssue {
   message: string;
 }
 
+/** Whether unknown fields are errors, and the token counter for the size warnings. */
 export interface ValidateOptions {
   /** Unknown front matter fields are errors instead of warnings. */
   strict?: boolean;

@@ -45,6 +45,7 @@ export interface TackStore {
  * throwaway stores this way). The composition roots use store/open.ts, which also opens PostgreSQL.
  */
 export const TackStore = {
+  /** Opens (or creates) a SQLite store in a file, `:memory:` for one that is gone on close. */
   open(file: string): SqliteStore {
     return SqliteStore.open(file);
   },

@@ -5,6 +5,7 @@ import { MAX_ATTRIBUTE_CHARS } from './spans.js';
 /** The variable that turns export on (the OpenTelemetry SDK's own name); without it nothing is loaded. */
 export const OTLP_ENDPOINT_ENV = 'OTEL_EXPORTER_OTLP_ENDPOINT';
 
+/** The OpenTelemetry SDK tack started (or nothing): `shutdown` flushes and stops it. */
 export interface Telemetry {
   /** Sends what is buffered and stops the exporters (a drain's last step). */
   shutdown(): Promise<void>;

@@ -118,6 +118,7 @@ export function toolDefinitionText(tool: ModelToolDefinition): string {
   return JSON.stringify({ name: tool.name, description: tool.description, input_schema: tool.inputSchema });
 }
 
+/** Tokens of one tool definition as the model is sent it (`tack tools` counts these). */
 export async function toolDefinitionTokens(
   tool: ModelToolDefinition,
   cache?: TokenCountCache,

@@ -42,6 +42,7 @@ export interface NativeTool extends NativeToolTraits {
   execute(input: Record<string, unknown>, context?: NativeToolContext): Promise<NativeToolResult>;
 }
 
+/** The call a native tool runs for: its id, its step and the signal that cancels it. */
 export interface NativeToolContext {
   signal?: AbortSignal;
   /** The model's id for this call (a sub-agent names the call that started it). */
@@ -50,6 +51,7 @@ export interface NativeToolContext {
   step?: number;
 }
 
+/** What a native tool returns to the model: text, and whether it is an error. */
 export interface NativeToolResult {
   text: string;
   isError?: boolean;

@@ -13,12 +13,14 @@ import { TranscriptView } from './transcript-view.js';
 export interface ChatTui {
   view: TranscriptView;
   dialogs: DialogQueue;
+  /** The session's events (startAgent's `onEvent`), drawn as they come. */
   onEvent(event: AgentEvent): void;
   approver: Approver;
   reviewer: DefinitionReviewer;
   interaction: AgentInteraction;
   /** The servers coming up while the session starts (startAgent's `onHost`), for the status line. */
   progress: ServerProgress;
+  /** The host as it starts (startAgent's `onHost`): its servers' progress goes to `progress`. */
   onHost(host: McpHost): void;
   /** A warning while the session starts, shown in place (written past Ink, it would tear the frame). */
   onWarning(message: string): void;

@@ -24,6 +24,7 @@ export type TackWarningCode =
   /** A kept index (knowledge, tool search) could not be used or written: it is rebuilt, which takes longer. */
   | 'INDEX_CACHE';
 
+/** Something tack went on despite: a code, a message, the server it is about. */
 export interface TackWarning {
   code: TackWarningCode;
   /** One readable line; it names what to do when there is something to do. */
@@ -32,6 +33,7 @@ export interface TackWarning {
   server?: string;
 }
 
+/** Where warnings go; without one they are silent. */
 export type WarningSink = (warning: TackWarning) => void;
 
 /** Hands `warning` to `sink`, if any. A sink that throws is the caller's bug: it never breaks the work. */

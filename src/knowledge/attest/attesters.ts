@@ -27,6 +27,7 @@ export interface Verdict {
 /** Deterministic (no LLM) code that inspects a receipt and returns a verdict (§10.2 `attester`). */
 export interface ComputationAttester {
   name: string;
+  /** Whether a receipt shows the sanctioned statement ran with the given values. */
   attest(input: AttestInput): Promise<Verdict> | Verdict;
 }
 

@@ -35,6 +35,7 @@ export interface Receipt {
   [field: string]: unknown;
 }
 
+/** Runs a computation's sanctioned statement for one runtime, read-only, and returns its receipt. */
 export interface ComputationExecutor {
   /** The `runtime` value of the contracts this executor runs. */
   runtime: string;
@@ -42,6 +43,7 @@ export interface ComputationExecutor {
   execute(request: ExecuteRequest): Promise<Receipt>;
   /** Where this executor records its receipts; the attester re-reads them from there by job id. */
   log?: ReceiptLog;
+  /** Releases the database connection. */
   close?(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export class ReceiptLog {
     return copy;
   }
 
+  /** The receipt of a job, while the log still holds it. */
   get(jobId: string): Readonly<Receipt> | undefined {
     return this.#entries.get(jobId);
   }

@@ -10,6 +10,7 @@ import {
 } from './executors.js';
 import { bindSingleStatement } from './sql.js';
 
+/** The database (a connection string, a pool configuration or a pool), the receipt log and the bounds. */
 export interface PostgresExecutorOptions {
   /** `postgresql://user@host:port/db`; or `client` (pg's connection settings), or an existing `pool`. */
   connectionString?: string;

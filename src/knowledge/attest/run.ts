@@ -15,6 +15,7 @@ export interface OutcomeConcept {
   title: string;
 }
 
+/** A computation whose receipt the attester accepted: its value may be shown. */
 export interface AttestedOutcome {
   status: 'attested';
   concept: OutcomeConcept;
@@ -28,6 +29,7 @@ export interface AttestedOutcome {
   warnings: string[];
 }
 
+/** A computation that did not pass: the reason, and no value to show. */
 export interface RefusedOutcome {
   status: 'refused';
   concept: OutcomeConcept;
@@ -41,6 +43,7 @@ export interface RefusedOutcome {
   rejectedReceipt?: Readonly<Receipt>;
 }
 
+/** What `runComputation` returns: attested (with a value to show) or refused (without one). */
 export type ComputationOutcome = AttestedOutcome | RefusedOutcome;
 
 /** The contract and sanctioned text of an Attested Computation, loaded from its concept and bundle. */
@@ -124,6 +127,7 @@ export function loadComputation(bundleRoot: string, concept: Concept): LoadedCom
   });
 }
 
+/** The concept to run, its parameter values, the executors by runtime and the attesters. */
 export interface RunComputationOptions {
   bundleRoot: string;
   concept: Concept;

@@ -12,6 +12,7 @@ import {
 import { parameterType } from './parameters.js';
 import { bindSingleStatement } from './sql.js';
 
+/** The database (a file or an open connection), the receipt log and the row bound. */
 export interface SqliteExecutorOptions {
   /**
    * A database file, opened read-only (it must exist), or an open handle. A handle may be writable: every

@@ -14,6 +14,7 @@ import { Gateway } from './gateway.js';
 import { GATEWAY_CLIENT_CAPABILITIES, InteractionRouter } from './interaction.js';
 import { GatewaySkills } from './skills.js';
 
+/** The configuration to serve, the transport (stdio or HTTP), and what else the gateway offers. */
 export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   config: TackConfig;
   /** Where warnings go (a store that will not open, a held definition, embeddings down); default nowhere. */
@@ -42,6 +43,7 @@ export interface GatewayServeOptions extends Omit<HostOptions, 'config'> {
   stdio?: Pick<StdioOptions, 'stdin' | 'stdout'> | undefined;
 }
 
+/** A started gateway: its URL over HTTP, its host of upstream servers, and how to stop it. */
 export interface RunningGateway extends Served {
   host: McpHost;
   gateway: Gateway;

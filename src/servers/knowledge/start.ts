@@ -4,12 +4,14 @@ import type { NativeTool } from '../../tools/native.js';
 import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve.js';
 import { knowledgeServerFactory } from './server.js';
 
+/** The knowledge to serve, its extra tools, and the transport. */
 export interface KnowledgeServerOptions {
   base: KnowledgeBase;
   /** More tools to serve next to search_knowledge and read_concept (run_computation). */
   tools?: readonly NativeTool[];
   /** Serve over Streamable HTTP instead of stdio. */
   http?: HttpOptions | undefined;
+  /** The clock staleness is judged by (default `Date.now`). */
   now?: () => number;
 }
 

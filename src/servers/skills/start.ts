@@ -6,6 +6,7 @@ import { type HttpOptions, type Served, serveHttp, serveOnStdio } from '../serve
 import { librarySkillFiles } from './files.js';
 import { skillsServerFactory } from './server.js';
 
+/** The skills to serve and the transport. */
 export interface SkillsServerOptions {
   library: SkillLibrary;
   /** Serve over Streamable HTTP instead of stdio. */
@@ -14,6 +15,7 @@ export interface SkillsServerOptions {
   onWarning?: (warning: string) => void;
 }
 
+/** A started skills server: its URL over HTTP, the skill resources it serves, and how to stop it. */
 export interface RunningSkillsServer extends Served {
   /** The skill URIs served (`skill://<name>/SKILL.md`). */
   uris: readonly string[];
