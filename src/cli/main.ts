@@ -1,58 +1,59 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { commanderOutput, exitWhenStdoutCloses, reportError } from './output.js';
-import * as agent from './register/agent.js';
-import * as audit from './register/audit.js';
-import * as auth from './register/auth.js';
-import * as bench from './register/bench.js';
-import * as call from './register/call.js';
-import * as consoleCommand from './register/console.js';
-import * as init from './register/init.js';
-import * as knowledge from './register/knowledge.js';
-import * as listings from './register/listings.js';
-import * as mcp from './register/mcp.js';
-import * as pins from './register/pins.js';
-import * as prompt from './register/prompt.js';
-import * as read from './register/read.js';
-import * as sandbox from './register/sandbox.js';
-import * as scan from './register/scan.js';
-import * as serve from './register/serve.js';
-import * as serveDocs from './register/serve-docs.js';
-import * as serveKnowledge from './register/serve-knowledge.js';
-import * as serveSkills from './register/serve-skills.js';
-import * as servers from './register/servers.js';
-import * as skills from './register/skills.js';
-import * as tools from './register/tools.js';
-import * as trust from './register/trust.js';
+import { registerAgent } from './register/agent.js';
+import { registerBench } from './register/bench.js';
+import {
+  registerCall,
+  registerListings,
+  registerPrompt,
+  registerRead,
+  registerServers,
+  registerTools,
+} from './register/catalog.js';
+import type { Register } from './register/context.js';
+import { registerKnowledge } from './register/knowledge.js';
+import { registerPins, registerSandbox, registerScan, registerTrust } from './register/security.js';
+import {
+  registerAudit,
+  registerConsole,
+  registerServe,
+  registerServeDocs,
+  registerServeKnowledge,
+  registerServeSkills,
+} from './register/serving.js';
+import { registerAuth, registerInit, registerMcp } from './register/setup.js';
+import { registerSkills } from './register/skills.js';
 
 /**
- * Every command module, in the order `tack help` lists them. A module declares its command line (arguments,
- * options, help) and imports what the command does only when it runs (register/lazy.ts).
+ * Every command, in the order `tack help` lists them. Each declares its command line (arguments, options, help)
+ * and imports what it does only when it runs (register/lazy.ts). The commands are grouped into a few modules,
+ * not one each: every module is a file read and compiled at each start, `tack --help` included.
  */
-const COMMANDS = [
-  init,
-  mcp,
-  servers,
-  auth,
-  tools,
-  listings,
-  call,
-  read,
-  prompt,
-  serve,
-  consoleCommand,
-  audit,
-  serveDocs,
-  serveSkills,
-  skills,
-  serveKnowledge,
-  knowledge,
-  agent,
-  trust,
-  scan,
-  sandbox,
-  pins,
-  bench,
+const COMMANDS: readonly Register[] = [
+  registerInit,
+  registerMcp,
+  registerServers,
+  registerAuth,
+  registerTools,
+  registerListings,
+  registerCall,
+  registerRead,
+  registerPrompt,
+  registerServe,
+  registerConsole,
+  registerAudit,
+  registerServeDocs,
+  registerServeSkills,
+  registerSkills,
+  registerServeKnowledge,
+  registerKnowledge,
+  registerAgent,
+  registerTrust,
+  registerScan,
+  registerSandbox,
+  registerPins,
+  registerBench,
 ];
 
 /** Builds the `tack` command line. Every command is a thin layer over a library call (see src/index.ts). */
@@ -70,7 +71,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       '--trust-project',
       'trust the project for this run (its servers, hooks, allow rules and skills) without `tack trust`',
     );
-  for (const command of COMMANDS) command.register(program, { setExitCode });
+  for (const register of COMMANDS) register(program, { setExitCode });
   return program;
 }
 

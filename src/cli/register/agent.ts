@@ -46,7 +46,7 @@ const withAgentOptions = (cmd: Command) =>
     .option('--max-cost <usd>', 'stop past this cost in US dollars');
 
 /** `tack run`, `chat`, `context` and `eval`: the agent, headless, in a terminal, inspected and evaluated. */
-export const register: Register = (program, { setExitCode }) => {
+export const registerAgent: Register = (program, { setExitCode }) => {
   withAgentOptions(
     program
       .command('run')

@@ -6,7 +6,7 @@ import { optionsOf } from './options.js';
 const benchToolSearchCommand = lazy(() => import('../commands/bench.js'), 'benchToolSearchCommand');
 
 /** `tack bench tool-search`. */
-export const register: Register = (program, { setExitCode }) => {
+export const registerBench: Register = (program, { setExitCode }) => {
   const bench = program.command('bench').description('offline benchmarks on your own data');
   bench
     .command('tool-search')

@@ -143,7 +143,7 @@ function registerBundleWork(knowledge: Command, { setExitCode }: CommandContext)
 }
 
 /** `tack knowledge lint|index|show|search|verify|graph|init|run`: Open Knowledge Format bundles. */
-export const register: Register = (program, context) => {
+export const registerKnowledge: Register = (program, context) => {
   const knowledge = program
     .command('knowledge')
     .description('Open Knowledge Format bundles: lint, index, show, search, graph, verify, run, init');

@@ -38,7 +38,7 @@ interface RunOptions {
 }
 
 /** `tack skills list|index|search|show|validate|run`: Agent Skills, the three tiers the model gets them in. */
-export const register: Register = (program, { setExitCode }) => {
+export const registerSkills: Register = (program, { setExitCode }) => {
   const skills = program
     .command('skills')
     .description('Agent Skills: list, index, show, validate and run (project skills wait for `tack trust`)');

@@ -2,8 +2,11 @@ import type { Command } from 'commander';
 import { TackError } from '../../errors.js';
 import type { Register } from './context.js';
 import { lazy } from './lazy.js';
-import { optionsOf, positive, withServerFilter } from './options.js';
+import { optionsOf, positive, withAllowChanged, withServerFilter } from './options.js';
 
+/* What the configured servers offer, and using it: servers, tools, resources, prompts, call, read, prompt. */
+
+const serversCommand = lazy(() => import('../commands/servers.js'), 'serversCommand');
 const toolsCommand = lazy(() => import('../commands/tools.js'), 'toolsCommand');
 const toolsSecurityCommand = lazy(() => import('../commands/tools.js'), 'toolsSecurityCommand');
 const toolsSearchCommand = lazy(() => import('../commands/tool-search.js'), 'toolsSearchCommand');
@@ -15,6 +18,18 @@ const toolsExamplesImportCommand = lazy(
   () => import('../commands/tool-search.js'),
   'toolsExamplesImportCommand',
 );
+const promptsCommand = lazy(() => import('../commands/listings.js'), 'promptsCommand');
+const resourcesCommand = lazy(() => import('../commands/listings.js'), 'resourcesCommand');
+const callCommand = lazy(() => import('../commands/call.js'), 'callCommand');
+const readCommand = lazy(() => import('../commands/read.js'), 'readCommand');
+const promptCommand = lazy(() => import('../commands/prompt.js'), 'promptCommand');
+
+export const registerServers: Register = (program, { setExitCode }) => {
+  program
+    .command('servers')
+    .description('connect to every configured server and show its state, era and catalog size')
+    .action(async (_opts: unknown, cmd: Command) => setExitCode(await serversCommand(optionsOf(cmd))));
+};
 
 /**
  * `tack tools` lists and is a group too (search, examples): Commander would call a word that is neither
@@ -30,7 +45,7 @@ function rejectUnknown(cmd: Command): void {
 }
 
 /** `tack tools`, `tack tools search <query...>` and `tack tools examples export|import`. */
-export const register: Register = (program, { setExitCode }) => {
+export const registerTools: Register = (program, { setExitCode }) => {
   const tools = withServerFilter(program.command('tools'))
     .description(
       'list the tools the model sees, with the token cost of each definition; `tools search <query...>` ranks them; `tools examples export|import` shares what search learned',
@@ -84,4 +99,53 @@ export const register: Register = (program, { setExitCode }) => {
     const options = optionsOf(cmd);
     setExitCode(opts.security ? await toolsSecurityCommand(options) : await toolsCommand(options));
   });
+};
+
+/** `tack resources` and `tack prompts`: what the servers offer besides tools. */
+export const registerListings: Register = (program, { setExitCode }) => {
+  withServerFilter(program.command('resources'))
+    .description('list the resources and resource templates of every server')
+    .action(async (_opts: unknown, cmd: Command) => setExitCode(await resourcesCommand(optionsOf(cmd))));
+  withServerFilter(program.command('prompts'))
+    .description('list the prompts of every server, with their arguments')
+    .action(async (_opts: unknown, cmd: Command) => setExitCode(await promptsCommand(optionsOf(cmd))));
+};
+
+export const registerCall: Register = (program, { setExitCode }) => {
+  withAllowChanged(
+    program
+      .command('call')
+      .description(
+        'call a tool by its model-visible name, e.g. tack call mcp__docs__search_docs \'{"query":"x"}\'',
+      )
+      .argument('<tool>', 'model-visible tool name (mcp__<server>__<tool>)')
+      .argument('[json-args]', 'arguments as a JSON object'),
+  ).action(async (tool: string, args: string | undefined, _opts: unknown, cmd: Command) =>
+    setExitCode(await callCommand(tool, args, optionsOf(cmd))),
+  );
+};
+
+export const registerRead: Register = (program, { setExitCode }) => {
+  withAllowChanged(
+    program
+      .command('read')
+      .description('read a resource by URI')
+      .argument('<uri>', 'resource URI')
+      .option('--server <name>', 'the server to ask (default: the one that lists the URI)'),
+  ).action(async (uri: string, _opts: unknown, cmd: Command) =>
+    setExitCode(await readCommand(uri, optionsOf(cmd))),
+  );
+};
+
+export const registerPrompt: Register = (program, { setExitCode }) => {
+  withAllowChanged(
+    program
+      .command('prompt')
+      .description('get a prompt from a server')
+      .argument('<server>', 'server name')
+      .argument('<name>', 'prompt name')
+      .argument('[json-args]', 'arguments as a JSON object of strings'),
+  ).action(async (server: string, name: string, args: string | undefined, _opts: unknown, cmd: Command) =>
+    setExitCode(await promptCommand(server, name, args, optionsOf(cmd))),
+  );
 };

@@ -3,10 +3,31 @@ import type { Register } from './context.js';
 import { lazy } from './lazy.js';
 import { optionsOf, repeated } from './options.js';
 
+/* Setting tack up: the project's files (init), the servers of its configuration (mcp) and their logins (auth). */
+
+const initCommand = lazy(() => import('../commands/init.js'), 'initCommand');
 const mcpAddCommand = lazy(() => import('../commands/mcp.js'), 'mcpAddCommand');
 const mcpGetCommand = lazy(() => import('../commands/mcp.js'), 'mcpGetCommand');
 const mcpListCommand = lazy(() => import('../commands/mcp.js'), 'mcpListCommand');
 const mcpRemoveCommand = lazy(() => import('../commands/mcp.js'), 'mcpRemoveCommand');
+const authCommand = lazy(() => import('../commands/auth.js'), 'authCommand');
+
+export const registerInit: Register = (program, { setExitCode }) => {
+  program
+    .command('init')
+    .description(
+      'set up the current folder: tack.json and AGENTS.md (never over a file that exists), and import the servers Claude Desktop, Claude Code, Cursor, VS Code or Codex have',
+    )
+    .option(
+      '--import <sources>',
+      'import without asking: claude-desktop, claude-code, cursor, vscode, codex (comma-separated) or all',
+    )
+    .option('--yes', 'import every server found without asking')
+    .option('--force', 'replace servers of the same name in tack.json')
+    .action(async (opts: { import?: string; yes?: boolean; force?: boolean }, cmd: Command) =>
+      setExitCode(await initCommand({ ...optionsOf(cmd), ...opts })),
+    );
+};
 
 const withScope = (cmd: Command) =>
   cmd.option(
@@ -23,7 +44,7 @@ interface AddOptions {
 }
 
 /** `tack mcp add|remove|list|get`: the servers of tack's configuration files, as `claude mcp` edits Claude Code's. */
-export const register: Register = (program, { setExitCode }) => {
+export const registerMcp: Register = (program, { setExitCode }) => {
   const mcp = program
     .command('mcp')
     .description("add, remove, list and show the servers of tack's configuration files (as `claude mcp`)");
@@ -70,5 +91,24 @@ export const register: Register = (program, { setExitCode }) => {
     .argument('<name>', 'server name')
     .action(async (name: string, _opts: unknown, cmd: Command) =>
       setExitCode(await mcpGetCommand(name, optionsOf(cmd))),
+    );
+};
+
+export const registerAuth: Register = (program, { setExitCode }) => {
+  program
+    .command('auth')
+    .description(
+      'log in to a remote server that asks for OAuth; --logout and --list manage the stored tokens',
+    )
+    .argument('[server]', 'server name')
+    .option('--logout', "forget the server's stored tokens")
+    .option('--list', 'show the stored logins (never the tokens)')
+    .option('--no-open', 'print the login URL without opening a browser')
+    .action(
+      async (
+        server: string | undefined,
+        opts: { logout?: boolean; list?: boolean; open?: boolean },
+        cmd: Command,
+      ) => setExitCode(await authCommand(server, { ...optionsOf(cmd), ...opts })),
     );
 };
