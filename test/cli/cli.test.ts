@@ -250,4 +250,26 @@ describe('tack CLI', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/unknown command 'frobnicate'/);
   });
+
+  it('tools search and tools examples are subcommands: a wrong word or a missing argument is a usage error (exit 2)', async () => {
+    using p = tempProject();
+    const at = { cwd: p.dir, env: p.env };
+    const unknown = await tack(['tools', 'frobnicate'], at);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(
+      "unknown command 'frobnicate' for 'tack tools' (expected search or examples)",
+    );
+    const verb = await tack(['tools', 'examples', 'frobnicate'], at);
+    expect(verb.code).toBe(2);
+    expect(verb.stderr).toMatch(/unknown command 'frobnicate'[\s\S]*export \[file\][\s\S]*import <file>/);
+    const noQuery = await tack(['tools', 'search'], at);
+    expect(noQuery.code).toBe(2);
+    expect(noQuery.stderr).toContain("missing required argument 'query'");
+    const empty = await tack(['tools', 'search', 'weather', ' '], at);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('tack tools search "<query>"');
+    const help = await tack(['tools', 'search', '--help'], at);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/-k <n>[\s\S]*--explain/);
+  });
 });

@@ -528,8 +528,7 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
   let agent = await open(options, { config, model, onEvent });
   const lines: InputLines | undefined = piped ? inputLines() : undefined;
   let code = 0;
-  /** The sessions /resume listed last, so `/resume 2` names one. */
-  let listed: SessionRow[] = [];
+  const listed: ResumeList = { rows: [] };
   /** The running agent was closed and none replaced it (a failed switch): nothing to close at the end. */
   let closed = false;
   const commands = '/tools /skills /cost /compact /resume /model /exit';
@@ -607,50 +606,8 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
         }
         await switchTo(agent.session.id, next);
       } else if (name === '/resume') {
-        const sessions = agent.store?.sessions;
-        if (!sessions) {
-          warn('/resume: the tack store is not open (use tack chat --resume <id>)');
-        } else if (!arg) {
-          try {
-            listed = await earlierSessions(sessions, {
-              cwd: process.cwd(),
-              current: agent.session.id,
-              limit: RESUME_LIST,
-            });
-          } catch (error) {
-            warn(`/resume: cannot read the session index: ${errorMessage(error)}`);
-            continue;
-          }
-          print(
-            listed.length === 0
-              ? 'no earlier sessions in this folder'
-              : `${listed.map((row, i) => `${i + 1}. ${sessionSummary(row)}`).join('\n')}\n/resume <number or id> continues one`,
-          );
-        } else {
-          // One or two digits name an entry of the last list, never an id prefix: `/resume 7` must not open
-          // whichever session's id happens to start with 7. Anything longer (an all-digit id tail too) is an id.
-          let picked = arg;
-          if (/^\d{1,2}$/.test(arg)) {
-            const index = Number(arg);
-            if (index < 1 || index > listed.length) {
-              warn(
-                listed.length === 0
-                  ? `/resume ${arg}: no list to pick from; /resume lists the earlier sessions`
-                  : `/resume ${arg}: the list has entries 1 to ${listed.length}`,
-              );
-              continue;
-            }
-            picked = listed[index - 1]!.id;
-          }
-          try {
-            // An ambiguous prefix is told before anything closes.
-            await sessions.findByPrefix(picked);
-          } catch (error) {
-            warn(`/resume ${arg}: ${errorMessage(error)}`);
-            continue;
-          }
-          await switchTo(picked, model);
-        }
+        const picked = await resumeTarget(agent, arg, listed);
+        if (picked !== undefined) await switchTo(picked, model);
       } else {
         // Prompt and skill commands, @file and @server:uri, as the full screen sends them.
         if (name?.startsWith('/') && !isUserCommand(agent, name)) {
@@ -688,6 +645,68 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
 
 /** How many of the folder's sessions /resume lists in the line mode. */
 const RESUME_LIST = 10;
+
+/** The sessions /resume listed last, so `/resume 2` names one. */
+interface ResumeList {
+  rows: SessionRow[];
+}
+
+/**
+ * The line mode's /resume: alone it lists the folder's earlier sessions (into `listed`); with a number of that list,
+ * an id or an id's tail it gives the session to continue. Undefined when there is none to continue (it says why).
+ */
+async function resumeTarget(
+  agent: RunningAgent,
+  arg: string,
+  listed: ResumeList,
+): Promise<string | undefined> {
+  const sessions = agent.store?.sessions;
+  if (!sessions) {
+    warn('/resume: the tack store is not open (use tack chat --resume <id>)');
+    return undefined;
+  }
+  if (!arg) {
+    try {
+      listed.rows = await earlierSessions(sessions, {
+        cwd: process.cwd(),
+        current: agent.session.id,
+        limit: RESUME_LIST,
+      });
+    } catch (error) {
+      warn(`/resume: cannot read the session index: ${errorMessage(error)}`);
+      return undefined;
+    }
+    print(
+      listed.rows.length === 0
+        ? 'no earlier sessions in this folder'
+        : `${listed.rows.map((row, i) => `${i + 1}. ${sessionSummary(row)}`).join('\n')}\n/resume <number or id> continues one`,
+    );
+    return undefined;
+  }
+  // One or two digits name an entry of the last list, never an id prefix: `/resume 7` must not open whichever
+  // session's id happens to start with 7. Anything longer (an all-digit id tail too) is an id.
+  let picked = arg;
+  if (/^\d{1,2}$/.test(arg)) {
+    const index = Number(arg);
+    if (index < 1 || index > listed.rows.length) {
+      warn(
+        listed.rows.length === 0
+          ? `/resume ${arg}: no list to pick from; /resume lists the earlier sessions`
+          : `/resume ${arg}: the list has entries 1 to ${listed.rows.length}`,
+      );
+      return undefined;
+    }
+    picked = listed.rows[index - 1]!.id;
+  }
+  try {
+    // An ambiguous prefix is told before anything closes.
+    await sessions.findByPrefix(picked);
+  } catch (error) {
+    warn(`/resume ${arg}: ${errorMessage(error)}`);
+    return undefined;
+  }
+  return picked;
+}
 
 /** `tack context`: what the next turn would send, part by part, with token counts. */
 export async function contextCommand(options: AgentCliOptions): Promise<number> {

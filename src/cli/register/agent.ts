@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { TackError } from '../../errors.js';
+import type { AgentCliOptions } from '../commands/agent.js';
+import type { Register } from './context.js';
+import { lazy } from './lazy.js';
+import { optionsOf, positive } from './options.js';
+
+const chatCommand = lazy(() => import('../commands/agent.js'), 'chatCommand');
+const contextCommand = lazy(() => import('../commands/agent.js'), 'contextCommand');
+const evalCommand = lazy(() => import('../commands/agent.js'), 'evalCommand');
+const runCommand = lazy(() => import('../commands/agent.js'), 'runCommand');
+
+/** A cost limit: any number above 0 (a fraction of a dollar too). */
+function positiveNumber(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!(n > 0))
+    throw new TackError('USAGE', `--${name} must be a positive number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function agentOptions(cmd: Command): AgentCliOptions {
+  const raw = cmd.optsWithGlobals<Record<string, unknown>>();
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const steps = positive('max-steps', raw.maxSteps);
+  const cost = positiveNumber('max-cost', raw.maxCost);
+  return {
+    ...optionsOf(cmd),
+    ...(text(raw.model) ? { model: text(raw.model) } : {}),
+    ...(text(raw.approve) ? { approve: text(raw.approve) } : {}),
+    ...(steps ? { maxSteps: steps } : {}),
+    ...(cost ? { maxCost: cost } : {}),
+    ...(text(raw.resume) ? { resume: text(raw.resume) } : {}),
+    ...(raw.plain === true ? { plain: true } : {}),
+  };
+}
+
+const withAgentOptions = (cmd: Command) =>
+  cmd
+    .option(
+      '--model <provider:id>',
+      'anthropic:<id>, openai:<id> or openai-compatible:<id> (default: agent.model)',
+    )
+    .option('--approve <mode>', 'ask | auto-read-only | never: calls that need approval (default ask)')
+    .option('--max-steps <n>', 'model calls per run (default 50)')
+    .option('--max-cost <usd>', 'stop past this cost in US dollars');
+
+/** `tack run`, `chat`, `context` and `eval`: the agent, headless, in a terminal, inspected and evaluated. */
+export const registerAgent: Register = (program, { setExitCode }) => {
+  withAgentOptions(
+    program
+      .command('run')
+      .description(
+        'run a task headless: the answer streams to stdout; exit 0 done, 4 done but calls were refused (nobody to ask), 3 a limit, 1 an error, 130 interrupted',
+      )
+      .argument('[task]', 'what to do (with --resume: optional, default "continue")')
+      .option('--resume <session>', 'continue a session (its id, or the last part of it)'),
+  ).action(async (task: string | undefined, _opts: unknown, cmd: Command) =>
+    setExitCode(await runCommand(task, agentOptions(cmd))),
+  );
+  withAgentOptions(
+    program
+      .command('chat')
+      .description(
+        'talk with the agent in a full-screen terminal interface (/help for commands and keys); line mode when stdout is not a terminal, TERM=dumb, CI is set or --plain',
+      )
+      .option('--resume <session>', 'continue a session')
+      .option('--plain', 'the line-based chat instead of the full-screen one'),
+  ).action(async (_opts: unknown, cmd: Command) => setExitCode(await chatCommand(agentOptions(cmd))));
+  withAgentOptions(
+    program.command('context').description('what the next turn would send, part by part, with token counts'),
+  ).action(async (_opts: unknown, cmd: Command) => setExitCode(await contextCommand(agentOptions(cmd))));
+  withAgentOptions(
+    program
+      .command('eval')
+      .description('run a prompt set with the current guidelines; outputs recorded with the guidelines hash')
+      .argument('<prompts.jsonl>', 'one {"id", "prompt", "expect"?} per line'),
+  ).action(async (file: string, _opts: unknown, cmd: Command) =>
+    setExitCode(await evalCommand(file, agentOptions(cmd))),
+  );
+};
