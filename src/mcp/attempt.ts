@@ -24,9 +24,8 @@ export function describeExit(exit: ProcessExit): string {
 export class Attempt {
   exit: ProcessExit | undefined;
   transportError: string | undefined;
-  /** Called when the connected client's link closes, whoever closed it; `closed` settles then. */
+  /** The opener calls it when the connected client's link closes, whoever closed it; `closed` settles then. */
   linkClosed: () => void = () => {};
-  /** Settles when the connected client's link closes, whoever closed it. */
   readonly closed = new Promise<void>((resolve) => {
     this.linkClosed = resolve;
   });

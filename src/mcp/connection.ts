@@ -116,7 +116,9 @@ export class ServerConnection {
     this.#listings = new ServerListings(config, this.log, (change, uri) =>
       options.onChange?.(this, change, uri),
     );
-    this.#opener = new ConnectionOpener(config, options, {
+    this.#opener = new ConnectionOpener({
+      config,
+      options,
       log: this.log,
       oauth: this.#oauth,
       listings: this.#listings,
@@ -188,7 +190,8 @@ export class ServerConnection {
   async restart(): Promise<void> {
     const state = this.#state;
     if (state.status === 'disabled' || state.status === 'closed') return;
-    if (state.status === 'connecting') await state.done; // a connect in flight settles first, so it cannot outlive its restart
+    // A connect in flight settles first, so it cannot outlive its restart.
+    if (state.status === 'connecting') await state.done;
     this.#failures = 0;
     await this.#enter({ status: 'idle' });
     await this.start();
@@ -334,9 +337,8 @@ export class ServerConnection {
 
   /** The live link, reconnecting first when a crash left the server waiting for its next use. */
   async #link(signal: AbortSignal | undefined): Promise<Connected> {
-    let state = this.#state;
-    if (state.status === 'connecting') await state.done;
-    state = this.#state;
+    if (this.#state.status === 'connecting') await this.#state.done;
+    const state = this.#state;
     if (state.status === 'connected') return state;
     if (state.status === 'disabled') throw disabledError(this.config);
     if (state.status === 'closed') {

@@ -31,14 +31,19 @@ const MAX_LOGINS_PER_CONNECT = 2;
 /** Refusals explained in a server's log per start. */
 const MAX_EXPLAINED = 100;
 
-/** What came of opening a server: a connected client and how it was reached, the error to show, or nothing (the attempt ended meanwhile). */
+/**
+ * What came of opening a server: a connected client and how its era was learnt, the error to show, or nothing
+ * (the attempt was over before the open was).
+ */
 export type OpenOutcome =
   | { status: 'connected'; client: Client; eraSource: 'cache' | 'probe' | undefined }
   | { status: 'failed'; error: TackError }
   | { status: 'over' };
 
-/** What an opener works with besides its server's entry and the host's options. */
+/** What an opener works with: its server's entry, the host's options, and the server's own parts. */
 export interface OpenerParts {
+  config: ServerConfig;
+  options: ConnectionOptions;
   log: ServerLog;
   oauth: TackOAuthProvider | undefined;
   /** Hears the new client's notifications, and lists what it offers within the start budget. */
@@ -56,22 +61,15 @@ export class ConnectionOpener {
   kind: TransportKind;
   /** The sandbox of the latest stdio start (configured until one starts). */
   sandbox: SandboxStatus;
-  readonly #config: ServerConfig;
-  readonly #options: ConnectionOptions;
-  readonly #log: ServerLog;
-  readonly #oauth: TackOAuthProvider | undefined;
-  readonly #listings: ServerListings;
+  readonly #parts: OpenerParts;
   /** The sandbox of the latest stdio start: what it refused explains a start that failed. */
   #launch: Launch | undefined;
   /** See #eraKey. */
   #eraKeyMemo: string | undefined;
 
-  constructor(config: ServerConfig, options: ConnectionOptions, parts: OpenerParts) {
-    this.#config = config;
-    this.#options = options;
-    this.#log = parts.log;
-    this.#oauth = parts.oauth;
-    this.#listings = parts.listings;
+  constructor(parts: OpenerParts) {
+    const { config } = parts;
+    this.#parts = parts;
     this.kind = config.transport === 'http' ? 'streamable-http' : config.transport;
     this.sandbox = configuredStatus(config.transport === 'stdio' ? config.sandbox : undefined);
   }
@@ -83,7 +81,7 @@ export class ConnectionOpener {
    * Never rejects: every failure is an outcome.
    */
   async open(attempt: Attempt): Promise<OpenOutcome> {
-    const oauth = this.#oauth;
+    const { oauth, log } = this.#parts;
     oauth?.beginAttempt();
     try {
       // A login can lead to a second one: tokens from an authorization server the resource has since left
@@ -96,7 +94,7 @@ export class ConnectionOpener {
           if (!oauth?.loginStarted || attempt.over || logins >= MAX_LOGINS_PER_CONNECT) throw error;
           await attempt.awaitLogin(oauth);
           if (attempt.over) return { status: 'over' };
-          this.#log.note('OAuth login completed; connecting with the new tokens');
+          log.note('OAuth login completed; connecting with the new tokens');
         }
       }
     } catch (error) {
@@ -108,9 +106,8 @@ export class ConnectionOpener {
 
   /** Why a start failed, as the error the host shows (the server named, its stderr, a hint). */
   #failure(error: unknown, { exit }: Attempt): TackError {
-    const config = this.#config;
+    const { config, log } = this.#parts;
     const { name } = config;
-    const log = this.#log;
     if (isStartupTimeout(error) || isOAuthFailure(error)) return error as TackError;
     if (isSandboxError(error))
       return new TackError(error.code, error.message, {
@@ -144,12 +141,12 @@ export class ConnectionOpener {
 
   /** Worked out on first start, not in the constructor: a disabled entry's URL need not parse. */
   get #eraKey(): string {
-    this.#eraKeyMemo ??= eraCacheKey(this.#config);
+    this.#eraKeyMemo ??= eraCacheKey(this.#parts.config);
     return this.#eraKeyMemo;
   }
 
   async #openWithCache(attempt: Attempt): Promise<OpenOutcome> {
-    const config = this.#config;
+    const { config, log } = this.#parts;
     const key = this.#eraKey;
     const cached = config.transport === 'sse' ? undefined : await this.#cache((c) => c.get(key));
     // One budget for the whole start, the re-probe below included.
@@ -160,7 +157,7 @@ export class ConnectionOpener {
       if (!cached || !eraMismatch(error, cached.prior.kind, attempt.exitedOnItsOwn)) throw error;
       // A stale verdict fails at the first request: probe afresh once before calling it a failure.
       await this.#cache((c) => c.delete(key));
-      this.#log.note(
+      log.note(
         `connect with the cached ${cached.prior.kind} era failed (${errorMessage(error)}); probing again`,
       );
       attempt.exit = undefined;
@@ -170,12 +167,12 @@ export class ConnectionOpener {
 
   /** Era cache access that never fails a start: a broken store only costs the warm start. */
   async #cache<T>(use: (cache: EraCache) => Promise<T>): Promise<T | undefined> {
-    const cache = this.#options.eraCache;
-    if (!cache) return undefined;
+    const { options, log } = this.#parts;
+    if (!options.eraCache) return undefined;
     try {
-      return await use(cache);
+      return await use(options.eraCache);
     } catch (error) {
-      this.#log.note(`era cache unavailable: ${errorMessage(error)}`);
+      log.note(`era cache unavailable: ${errorMessage(error)}`);
       return undefined;
     }
   }
@@ -185,7 +182,7 @@ export class ConnectionOpener {
     cached: StoredEraVerdict | undefined,
     deadline: number,
   ): Promise<OpenOutcome> {
-    const config = this.#config;
+    const { config, log } = this.#parts;
     if (config.transport !== 'http') {
       const prior: PriorDiscovery | undefined =
         config.transport === 'sse' ? { kind: 'legacy' } : cached?.prior;
@@ -199,7 +196,7 @@ export class ConnectionOpener {
     } catch (error) {
       if (isStartupTimeout(error) || isAuthFailure(error)) throw error;
       // Servers that predate Streamable HTTP answer its POST with 4xx; try the legacy SSE transport once.
-      this.#log.note(`Streamable HTTP failed (${errorMessage(error)}); trying legacy SSE`);
+      log.note(`Streamable HTTP failed (${errorMessage(error)}); trying legacy SSE`);
       try {
         return await this.#openWith(attempt, 'sse', { kind: 'legacy' }, deadline, false);
       } catch (sseError) {
@@ -214,16 +211,15 @@ export class ConnectionOpener {
 
   /** The transport of `kind` for this server: stdio (in its sandbox, when it has one) or HTTP. */
   async #transport(kind: TransportKind, attempt: Attempt): Promise<Transport> {
-    const config = this.#config;
-    const log = this.#log;
+    const { config, options, log, oauth } = this.#parts;
     if (kind !== 'stdio') {
       if (config.transport === 'stdio') throw new Error(`no ${kind} transport for a stdio server`);
-      return createHttpTransport(config, kind === 'sse' ? 'sse' : 'streamable-http', this.#oauth);
+      return createHttpTransport(config, kind === 'sse' ? 'sse' : 'streamable-http', oauth);
     }
     const launch = await this.#prepareLaunch();
     const transport = createStdioTransport(launch, {
       log,
-      maxMessageBytes: this.#options.maxMessageBytes,
+      maxMessageBytes: options.maxMessageBytes,
       onStdoutNoise: (line) => log.diagnose(`wrote non-protocol text on stdout: ${JSON.stringify(line)}`),
       onExit: (code, signal) => {
         if (attempt.over) return;
@@ -251,9 +247,7 @@ export class ConnectionOpener {
     deadline: number,
     fromCache: boolean,
   ): Promise<OpenOutcome> {
-    const config = this.#config;
-    const options = this.#options;
-    const log = this.#log;
+    const { config, options, log, listings } = this.#parts;
     const remaining = Math.max(1, deadline - Date.now());
     // Below the whole budget, so a silent stdio server still leaves time for the initialize fallback.
     const probeTimeoutMs = Math.max(100, Math.round(config.startupTimeoutMs * 0.6));
@@ -262,7 +256,7 @@ export class ConnectionOpener {
       capabilities: options.capabilities ?? {},
     });
     options.configureClient?.(client, config.name);
-    this.#listings.wire(client, attempt);
+    listings.wire(client, attempt);
     const transport = await this.#transport(kind, attempt);
     guardIncoming(transport, options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth, (message) => log.note(message));
 
@@ -287,7 +281,7 @@ export class ConnectionOpener {
         timeout: remaining,
         signal: abort.signal,
       });
-      await this.#listings.load(client, {
+      await listings.load(client, {
         timeout: Math.max(1, deadline - Date.now()),
         signal: abort.signal,
       });
@@ -327,16 +321,14 @@ export class ConnectionOpener {
    * reports on stderr is explained in the log with the rule that caused it (once per path per start).
    */
   async #prepareLaunch(): Promise<Launch> {
-    const config = this.#config;
-    const log = this.#log;
-    const { name } = config;
+    const { config, log } = this.#parts;
     if (config.transport !== 'stdio') throw new Error('a sandbox is for stdio servers');
     const launch = await prepareLaunch(config.sandbox, {
       command: config.command,
       args: config.args,
       env: stdioEnvironment(config).env,
       cwd: config.cwd,
-      subject: `server "${name}"`,
+      subject: `server "${config.name}"`,
       note: (message) => log.note(message),
     });
     this.#launch = launch;
@@ -369,7 +361,7 @@ export class ConnectionOpener {
     elapsedMs: number,
     probeTimeoutMs: number,
   ): void {
-    const config = this.#config;
+    const { config } = this.#parts;
     if (config.transport === 'sse') return;
     const httpTransport =
       config.transport === 'http' ? (kind === 'sse' ? 'sse' : 'streamable-http') : undefined;
@@ -398,7 +390,7 @@ export class ConnectionOpener {
   }
 
   #timeoutError(): TackError {
-    const config = this.#config;
+    const { config, log } = this.#parts;
     const { name } = config;
     return new TackError(
       'SERVER_START_TIMEOUT',
@@ -409,7 +401,7 @@ export class ConnectionOpener {
         hint:
           this.#launch?.diagnose() ??
           `If it is just slow (a cold npx download), raise mcpServers.${name}.startupTimeoutMs.`,
-        details: this.#log.details(),
+        details: log.details(),
       },
     );
   }
