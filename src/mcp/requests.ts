@@ -267,6 +267,7 @@ export class RequestRunner {
     );
   }
 
+  /** `call` on the link's client, with the caller's timer and signal. */
   async run<T>(
     link: Link,
     what: string,
@@ -303,7 +304,7 @@ export class RequestRunner {
         stderr: () => this.#log.details(),
         reason: attempt.crashReason(undefined),
       });
-      const broke = classifyFailure(error) === 'transport' && !attempt.over;
+      const broke = classifyFailure(error) === 'transport';
       return { ok: false, error: failure, ...(broke ? { broke: { attempt, cause: error } } : {}) };
     } finally {
       timer.stop();
