@@ -32,11 +32,7 @@ export class Attempt {
   readonly #ended = new AbortController();
   readonly #stops = new Set<() => Promise<unknown>>();
 
-  /** Aborted once the connection has moved on from this attempt. */
-  get signal(): AbortSignal {
-    return this.#ended.signal;
-  }
-
+  /** Whether the connection has moved on from this attempt. */
   get over(): boolean {
     return this.#ended.signal.aborted;
   }

@@ -356,7 +356,13 @@ export class ServerConnection {
     await this.start();
     const after = this.#state;
     if (after.status === 'connected') return after;
-    throw this.#lastError ?? this.#down();
+    throw (
+      this.#lastError ??
+      new TackError('SERVER_UNAVAILABLE', `server "${this.name}" is down`, {
+        subject: { server: this.name },
+        hint: 'tack restarts it on next use; its log has the details (`tack servers`).',
+      })
+    );
   }
 
   async #connect(attempt: Attempt): Promise<void> {
@@ -420,30 +426,17 @@ export class ServerConnection {
   #enter(next: State): Promise<void> {
     const last = this.#state;
     this.#state = next;
-    let stopped: Promise<unknown> | undefined;
     if (last.status === 'failed') clearTimeout(last.timer);
-    if (
-      (last.status === 'connecting' || last.status === 'connected') &&
-      !('attempt' in next && next.attempt === last.attempt)
-    ) {
-      stopped = Promise.all([
-        this.#listings.close(),
-        last.status === 'connected' ? last.client.close() : undefined,
-        last.attempt.end(),
-      ]);
-    }
+    const left = last.status === 'connecting' || last.status === 'connected' ? last : undefined;
+    const stopped =
+      left && !('attempt' in next && next.attempt === left.attempt)
+        ? Promise.all([this.#listings.close(), 'client' in left && left.client.close(), left.attempt.end()])
+        : undefined;
     if (next.status !== 'idle' && next.status !== 'closed') this.#options.onChange?.(this, 'status');
-    return (stopped ?? Promise.resolve()).then(
+    return Promise.resolve(stopped).then(
       () => undefined,
       () => undefined,
     );
-  }
-
-  #down(): TackError {
-    return new TackError('SERVER_UNAVAILABLE', `server "${this.name}" is down`, {
-      subject: { server: this.name },
-      hint: 'tack restarts it on next use; its log has the details (`tack servers`).',
-    });
   }
 }
 
