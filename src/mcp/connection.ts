@@ -13,28 +13,27 @@ import type {
 import { DEFAULT_LIMITS } from '../config/limits.js';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
-import { configuredStatus, type SandboxStatus } from '../sandbox/launch.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
+import { Attempt } from './attempt.js';
 import {
   type ConnectionOptions,
   type ConnectionStatus,
   DEFAULT_RESTART_POLICY,
-  type RestartPolicy,
   type ServerStatus,
 } from './connection-options.js';
 import { ServerListings } from './listings.js';
 import { TackOAuthProvider } from './oauth.js';
-import { ConnectionOpener, describeExit, type ProcessExit } from './opener.js';
+import { ConnectionOpener } from './opener.js';
 import {
   type CallRound,
   type RequestCallOptions,
+  type RequestOutcome,
   RequestRunner,
   type RoundRequest,
   type RoundResult,
   sleep,
 } from './requests.js';
 import { ServerLog } from './server-log.js';
-import type { TransportKind } from './transport.js';
 
 export {
   type ConnectionChange,
@@ -53,14 +52,27 @@ export {
   TimeoutHold,
 } from './requests.js';
 
-const MAX_DIAGNOSTICS = 5;
+/**
+ * Where a connection stands. Each state holds what exists only in it: the attempt under way and how to stop it,
+ * the client of a live link, the error and retry time of a failure. `#enter` is the one way from one to another.
+ */
+type State =
+  | { status: 'idle' }
+  | { status: 'connecting'; attempt: Attempt; done: Promise<void> }
+  | { status: 'connected'; attempt: Attempt; client: Client; eraSource: 'cache' | 'probe' | undefined }
+  | { status: 'failed'; error: TackError; retryAt: number; timer: NodeJS.Timeout | undefined }
+  | { status: 'disabled' }
+  | { status: 'closed' };
+
+type Connected = Extract<State, { status: 'connected' }>;
 
 /**
  * One configured server: its lifecycle (connect, crash, restart with backoff) around one SDK client at a time.
  * The parts live apart: how a server is opened (era cache, OAuth, HTTP -> SSE fallback, sandbox) in opener.ts,
  * what it offers and how changes are heard in listings.ts, how a request maps onto the client and its timer in
- * requests.ts. Every failure ends in a state the host can show, never in an exception that escapes to the event
- * loop: a failing server must not take the host down.
+ * requests.ts. They answer with outcomes, and this class alone moves between states. Every failure ends in a
+ * state the host can show, never in an exception that escapes to the event loop: a failing server must not take
+ * the host down.
  */
 export class ServerConnection {
   readonly name: string;
@@ -68,39 +80,23 @@ export class ServerConnection {
   readonly log: ServerLog;
 
   readonly #options: ConnectionOptions;
-  readonly #policy: RestartPolicy;
-  readonly #jsonDepth: number;
   readonly #listings: ServerListings;
   readonly #opener: ConnectionOpener;
   readonly #requests: RequestRunner;
-  readonly #diagnostics: string[] = [];
-  #status: ConnectionStatus = 'idle';
-  #client: Client | undefined;
-  #generation = 0;
-  #pending: Promise<void> | undefined;
+  /** One per server for its lifetime: a login started by one connect attempt is finished before the next. */
+  readonly #oauth: TackOAuthProvider | undefined;
+  #state: State;
+  /** What outlives a state: whether it ever worked, the failures in a row, the restarts, the latest error and connect time. */
   #everConnected = false;
   #failures = 0;
   #restarts = 0;
   #lastError: TackError | undefined;
-  #retryAt: number | undefined;
-  #retryTimer: NodeJS.Timeout | undefined;
-  #abortStart: (() => Promise<unknown>) | undefined;
-  #transportKind: TransportKind;
-  #eraSource: 'cache' | 'probe' | undefined;
   #connectMs: number | undefined;
-  #exit: ProcessExit | undefined;
-  #transportError: string | undefined;
-  /** One per server for its lifetime: a login started by one connect attempt is finished before the next. */
-  readonly #oauth: TackOAuthProvider | undefined;
-  #sandbox: SandboxStatus;
 
   constructor(config: ServerConfig, options: ConnectionOptions) {
     this.name = config.name;
     this.config = config;
     this.#options = options;
-    this.#policy = options.restartPolicy ?? DEFAULT_RESTART_POLICY;
-    this.#jsonDepth = options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth;
-    this.#transportKind = config.transport === 'http' ? 'streamable-http' : config.transport;
     // The log masks this server's own configured secrets (env and header values) as well as key shapes.
     this.log = new ServerLog(
       config.name,
@@ -109,74 +105,26 @@ export class ServerConnection {
       options.logLimits,
       options.logProject,
     );
-    if (!config.enabled) this.#status = 'disabled';
-    this.#sandbox = configuredStatus(config.transport === 'stdio' ? config.sandbox : undefined);
+    this.log.onDiagnostic(() => options.onChange?.(this, 'diagnostic'));
+    this.#state = config.enabled ? { status: 'idle' } : { status: 'disabled' };
     this.#oauth =
       config.enabled && config.transport !== 'stdio' && config.oauth !== false && options.oauth
         ? new TackOAuthProvider(config, options.oauth.credentials, options.oauth.options, (m) =>
             this.log.note(m),
           )
         : undefined;
-    this.#listings = new ServerListings(config, this.log, {
-      changed: (kind) => options.onChange?.(this, kind),
-      updated: (uri) => options.onChange?.(this, 'resource-updated', uri),
-      failed: (message) => this.#diagnose(message),
-    });
+    this.#listings = new ServerListings(config, this.log, (change, uri) =>
+      options.onChange?.(this, change, uri),
+    );
     this.#opener = new ConnectionOpener({
-      name: this.name,
       config,
+      options,
       log: this.log,
       oauth: this.#oauth,
-      clientInfo: options.clientInfo,
-      clientOptions: { capabilities: options.capabilities ?? {} },
-      eraCache: options.eraCache,
-      maxMessageBytes: options.maxMessageBytes,
-      jsonDepth: this.#jsonDepth,
-      configureClient: (client) => options.configureClient?.(client, this.name),
-      current: (generation) => generation === this.#generation,
-      setAbort: (abort) => {
-        this.#abortStart = abort;
-      },
-      abort: () => this.#abortStart,
-      exited: (generation, exit) => {
-        if (generation !== this.#generation) return;
-        this.#exit = exit;
-        this.log.note(`process ${describeExit(exit)}`);
-      },
-      exitedOnItsOwn: () => this.#exitedOnItsOwn(),
-      forgetExit: () => {
-        this.#exit = undefined;
-      },
-      sandbox: (status) => {
-        this.#sandbox = status;
-      },
-      diagnose: (message) => this.#diagnose(message),
-      wire: (client, generation) => this.#listings.wire(client, () => generation === this.#generation),
-      load: (client, ro) => this.#listings.load(client, ro),
-      closed: (generation) => this.#onClosed(generation),
-      transportError: (generation, message) => {
-        if (generation !== this.#generation) return;
-        this.#transportError = message;
-        this.log.note(`transport error: ${message}`);
-      },
+      listings: this.#listings,
     });
-    this.#requests = new RequestRunner({
-      name: this.name,
-      config,
-      log: this.log,
-      jsonDepth: this.#jsonDepth,
-      tools: () => this.tools,
-      ensureClient: (signal) => this.ensureClient(signal),
-      readyClient: () => (!this.#pending && this.#status === 'connected' ? this.#client : undefined),
-      generation: () => this.#generation,
-      pendingLogin: () => (this.#oauth?.loginStarted ? this.#oauth : undefined),
-      awaitLogin: (oauth) => this.#opener.awaitLogin(oauth),
-      served: () => {
-        this.#failures = 0; // a served request is the proof of health that ends a crash loop's count
-      },
-      linkBroke: (error, generation) => this.#markDown(error, generation),
-      crashReason: () => this.#crashReason(undefined),
-    });
+    const jsonDepth = options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth;
+    this.#requests = new RequestRunner(config, this.log, this.#oauth, jsonDepth);
   }
 
   get tools(): readonly Tool[] {
@@ -196,12 +144,12 @@ export class ServerConnection {
   }
 
   get status(): ConnectionStatus {
-    return this.#status;
+    return this.#state.status;
   }
 
   /** The server's instructions while connected (what `snapshot().instructions` says, without the rest). */
   get instructions(): string | undefined {
-    return this.#status === 'connected' ? this.#client?.getInstructions() : undefined;
+    return this.client?.getInstructions();
   }
 
   get lastError(): TackError | undefined {
@@ -213,61 +161,65 @@ export class ServerConnection {
    * (or will be, on next use) restarted. A server that never started is left out.
    */
   get listed(): boolean {
-    if (this.#status === 'connected') return true;
-    if (!this.#everConnected) return false;
-    return this.#status === 'connecting' || this.#status === 'failed';
+    const { status } = this.#state;
+    if (status === 'connected') return true;
+    return this.#everConnected && (status === 'connecting' || status === 'failed');
   }
 
   /** The connected SDK client, for what tack does not wrap (completion, subscriptions, custom methods). */
   get client(): Client | undefined {
-    return this.#status === 'connected' ? this.#client : undefined;
+    return this.#connected()?.client;
   }
 
   /** Connects, or reconnects after a failure. Resolves once connected or failed; never rejects. */
   start(): Promise<void> {
-    if (this.#status === 'disabled' || this.#status === 'closed' || this.#status === 'connected') {
-      return this.#pending ?? Promise.resolve();
-    }
-    this.#pending ??= this.#connect().finally(() => {
-      this.#pending = undefined;
-    });
-    return this.#pending;
+    const state = this.#state;
+    if (state.status === 'connecting') return state.done;
+    if (state.status !== 'idle' && state.status !== 'failed') return Promise.resolve();
+    if (this.#everConnected) this.#restarts++;
+    this.log.resetTail();
+    this.log.note(`starting: ${describeTarget(this.config)}`);
+    const attempt = new Attempt();
+    // The open begins once the state says connecting, so whatever it reports finds its attempt there.
+    const done = Promise.resolve().then(() => this.#connect(attempt));
+    void this.#enter({ status: 'connecting', attempt, done });
+    return done;
   }
 
   /** Forget any failure count and connect again now (the user's "try again"). */
   async restart(): Promise<void> {
-    if (this.#status === 'disabled' || this.#status === 'closed') return;
-    if (this.#pending) await this.#pending; // let a connect in flight settle, so it cannot outlive its restart
+    const state = this.#state;
+    if (state.status === 'disabled' || state.status === 'closed') return;
+    // A connect in flight settles first, so it cannot outlive its restart.
+    if (state.status === 'connecting') await state.done;
     this.#failures = 0;
-    await this.#teardown();
-    this.#status = 'idle';
+    await this.#enter({ status: 'idle' });
     await this.start();
   }
 
   /** Closes the client and waits for a stdio server's process to exit (stdin closed, then SIGTERM). */
   async close(): Promise<void> {
-    this.#status = 'closed';
-    await Promise.all([this.#teardown(), this.#oauth?.close()]);
+    await Promise.all([this.#enter({ status: 'closed' }), this.#oauth?.close()]);
     await this.log.close();
   }
 
   /** The server's state now, as `McpHost.servers()` lists it. */
   snapshot(): ServerStatus {
-    const client = this.#client;
-    const connected = this.#status === 'connected' && client !== undefined;
-    const error = this.#lastError;
+    const state = this.#state;
+    const client = state.status === 'connected' ? state.client : undefined;
+    const error = state.status === 'failed' ? state.error : undefined;
     return {
       name: this.name,
-      transport: this.#transportKind,
-      status: this.#status,
-      ...(this.#status === 'disabled' && this.config.disabledReason
+      transport: this.#opener.kind,
+      status: state.status,
+      ...(state.status === 'disabled' && this.config.disabledReason
         ? { disabledReason: this.config.disabledReason }
         : {}),
-      era: connected ? client.getProtocolEra() : undefined,
-      protocolVersion: connected ? client.getNegotiatedProtocolVersion() : undefined,
-      serverInfo: connected ? client.getServerVersion() : undefined,
-      instructions: this.instructions,
-      eraSource: connected ? this.#eraSource : undefined,
+      era: client?.getProtocolEra(),
+      protocolVersion: client?.getNegotiatedProtocolVersion(),
+      serverInfo: client?.getServerVersion(),
+      instructions: client?.getInstructions(),
+      eraSource: state.status === 'connected' ? state.eraSource : undefined,
       counts: {
         tools: this.tools.length,
         resources: this.resources.length,
@@ -276,14 +228,11 @@ export class ServerConnection {
       },
       connectMs: this.#connectMs,
       restarts: this.#restarts,
-      error:
-        this.#status === 'failed' && error
-          ? { code: error.code, message: error.message, hint: error.hint, details: error.details }
-          : undefined,
-      retryAt: this.#status === 'failed' ? this.#retryAt : undefined,
-      diagnostics: [...this.#diagnostics],
+      error: error && { code: error.code, message: error.message, hint: error.hint, details: error.details },
+      retryAt: state.status === 'failed' ? state.retryAt : undefined,
+      diagnostics: [...this.log.diagnostics],
       logFile: this.log.file,
-      sandbox: this.#sandbox,
+      sandbox: this.#opener.sandbox,
     };
   }
 
@@ -293,7 +242,7 @@ export class ServerConnection {
     args: Record<string, unknown> | undefined,
     options: RequestCallOptions = {},
   ): Promise<CallToolResult> {
-    return this.#requests.send(
+    return this.#send(
       { method: 'tools/call', name: tool, arguments: args },
       undefined,
       options,
@@ -302,11 +251,7 @@ export class ServerConnection {
 
   /** Reads a resource of this server. */
   readResource(uri: string, options: RequestCallOptions = {}): Promise<ReadResourceResult> {
-    return this.#requests.send(
-      { method: 'resources/read', uri },
-      undefined,
-      options,
-    ) as Promise<ReadResourceResult>;
+    return this.#send({ method: 'resources/read', uri }, undefined, options) as Promise<ReadResourceResult>;
   }
 
   /** Gets a prompt of this server, with its arguments. */
@@ -315,7 +260,7 @@ export class ServerConnection {
     args: Record<string, string> | undefined,
     options: RequestCallOptions = {},
   ): Promise<GetPromptResult> {
-    return this.#requests.send(
+    return this.#send(
       { method: 'prompts/get', name: prompt, arguments: args },
       undefined,
       options,
@@ -332,119 +277,131 @@ export class ServerConnection {
     round: CallRound,
     options: RequestCallOptions = {},
   ): Promise<RoundResult> {
-    return this.#requests.send(request, round, options);
+    return this.#send(request, round, options);
   }
 
   /**
    * Argument completion for a prompt or a resource template. A server without the completions capability
    * completes nothing (an empty list, as the spec lets a server answer), rather than failing the caller.
    */
-  complete(params: CompleteRequest['params'], options: RequestCallOptions = {}): Promise<CompleteResult> {
-    return this.#requests.complete(params, options);
+  async complete(
+    params: CompleteRequest['params'],
+    options: RequestCallOptions = {},
+  ): Promise<CompleteResult> {
+    const tooDeep = this.#requests.tooDeep('completion/complete', params);
+    if (tooDeep) throw tooDeep;
+    const link = await this.#link(options.signal);
+    if (!link.client.getServerCapabilities()?.completions) return { completion: { values: [] } };
+    return this.#settle(
+      this.#requests.run(link, 'completion/complete', {}, options, (c, ro) => c.complete(params, ro)),
+    );
   }
 
   /** Hear `resource-updated` events for `uri` (counted; see ServerListings.watch). */
   async watch(uri: string): Promise<void> {
-    const generation = this.#generation;
-    await this.#listings.watch(this.client, () => this.#live(generation), uri);
+    await this.#listings.watch(this.#connected(), uri);
   }
 
   /** Stops watching a resource `watch` watches. */
   async unwatch(uri: string): Promise<void> {
-    const generation = this.#generation;
-    await this.#listings.unwatch(this.client, () => this.#live(generation), uri);
+    await this.#listings.unwatch(this.#connected(), uri);
   }
 
   /** The connected client, reconnecting first when a crash left the server waiting for its next use. */
   async ensureClient(signal?: AbortSignal): Promise<Client> {
-    if (this.#pending) await this.#pending;
-    if (this.#status === 'connected' && this.#client) return this.#client;
-    if (this.#status === 'disabled') throw disabledError(this.config);
-    if (this.#status === 'closed') {
+    return (await this.#link(signal)).client;
+  }
+
+  #send(
+    request: RoundRequest,
+    round: CallRound | undefined,
+    options: RequestCallOptions,
+  ): Promise<RoundResult> {
+    const tooDeep =
+      request.method !== 'resources/read' &&
+      this.#requests.tooDeep(() => `${request.method} "${request.name}"`, request.arguments, round);
+    if (tooDeep) return Promise.reject(tooDeep);
+    const link = this.#connected() ?? this.#link(options.signal);
+    return this.#settle(this.#requests.send(link, request, round, options, this.tools));
+  }
+
+  /** A request's outcome, acted on: an answer ends a crash loop's count, a broken link takes the server down. */
+  async #settle<T>(outcome: Promise<RequestOutcome<T>>): Promise<T> {
+    const settled = await outcome;
+    if (settled.ok) {
+      this.#failures = 0;
+      return settled.value;
+    }
+    if (settled.broke) this.#linkDown(settled.broke.attempt, settled.broke.cause);
+    throw settled.error;
+  }
+
+  #connected(): Connected | undefined {
+    return this.#state.status === 'connected' ? this.#state : undefined;
+  }
+
+  /** The live link, reconnecting first when a crash left the server waiting for its next use. */
+  async #link(signal: AbortSignal | undefined): Promise<Connected> {
+    if (this.#state.status === 'connecting') await this.#state.done;
+    const state = this.#state;
+    if (state.status === 'connected') return state;
+    if (state.status === 'disabled') throw disabledError(this.config);
+    if (state.status === 'closed') {
       throw new TackError('SERVER_UNAVAILABLE', `server "${this.name}" was closed by the host`, {
         subject: { server: this.name },
       });
     }
-    if (this.#status === 'failed') {
+    if (state.status === 'failed') {
       // A server that never started is not retried behind the caller's back: the startup error stands until
       // restart() (or, for HTTP, the background reconnect) succeeds. A crash is restarted on next use.
-      if (!this.#everConnected) throw this.#lastError ?? this.#down();
-      const wait = (this.#retryAt ?? 0) - Date.now();
+      if (!this.#everConnected) throw state.error;
+      const wait = state.retryAt - Date.now();
       if (wait > 0) await sleep(wait, signal);
     }
-    await (this.#pending ?? this.start());
-    if (this.#status === 'connected' && this.#client) return this.#client;
-    throw this.#lastError ?? this.#down();
+    await this.start();
+    const after = this.#state;
+    if (after.status === 'connected') return after;
+    throw (
+      this.#lastError ??
+      new TackError('SERVER_UNAVAILABLE', `server "${this.name}" is down`, {
+        subject: { server: this.name },
+        hint: 'tack restarts it on next use; its log has the details (`tack servers`).',
+      })
+    );
   }
 
-  async #connect(): Promise<void> {
-    clearTimeout(this.#retryTimer);
-    const generation = ++this.#generation;
-    this.#setStatus('connecting');
-    this.#exit = undefined;
-    this.#transportError = undefined;
-    if (this.#everConnected) this.#restarts++;
-    this.log.resetTail();
-    this.log.note(`starting: ${describeTarget(this.config)}`);
+  async #connect(attempt: Attempt): Promise<void> {
+    if (attempt.over) return; // closed before it began
     const started = performance.now();
-    try {
-      const opened = await this.#opener.open(generation);
-      if (!opened || generation !== this.#generation) return;
-      this.#client = opened.client;
-      this.#transportKind = opened.kind;
-      this.#eraSource = opened.eraSource;
-      this.#connectMs = Math.round(performance.now() - started);
-      this.#everConnected = true;
-      this.#lastError = undefined;
-      this.#retryAt = undefined;
-      this.log.note(
-        `connected in ${this.#connectMs} ms: ${opened.client.getProtocolEra()} era, ${opened.client.getNegotiatedProtocolVersion()}`,
-      );
-      this.#setStatus('connected');
-      this.#listings.connected(opened.client, () => this.#live(generation));
-    } catch (error) {
-      if (generation !== this.#generation) return;
-      this.#fail(this.#opener.failure(error, this.#exit));
-    }
+    const opened = await this.#opener.open(attempt);
+    if (attempt.over || opened.status === 'over') return;
+    if (opened.status === 'failed') return this.#fail(opened.error);
+    const { client } = opened;
+    this.#connectMs = Math.round(performance.now() - started);
+    this.#everConnected = true;
+    this.#lastError = undefined;
+    this.log.note(
+      `connected in ${this.#connectMs} ms: ${client.getProtocolEra()} era, ${client.getNegotiatedProtocolVersion()}`,
+    );
+    const link: Connected = { status: 'connected', attempt, client, eraSource: opened.eraSource };
+    void this.#enter(link);
+    void attempt.closed.then(() => this.#closed(attempt));
+    this.#listings.connected(link);
   }
 
-  /** Whether the connection of `generation` is still the one in use. */
-  #live(generation: number): boolean {
-    return generation === this.#generation && this.#status === 'connected';
-  }
-
-  #onClosed(generation: number): void {
-    if (generation !== this.#generation || this.#status !== 'connected') return;
-    const why = this.#crashReason('closed the connection');
+  /** The client's link closed while it was the one in use. */
+  #closed(attempt: Attempt): void {
+    if (this.#connected()?.attempt !== attempt) return;
+    const why = attempt.crashReason('closed the connection');
     this.log.note(`connection closed: ${why}`);
-    this.#markDown(new Error(why), generation);
-  }
-
-  /** Whether the process ended by itself: a failing exit code or a signal tack did not send. */
-  #exitedOnItsOwn(): boolean {
-    const exit = this.#exit;
-    return exit !== undefined && (exit.signal ? exit.signal !== 'SIGTERM' : exit.code !== 0);
-  }
-
-  /**
-   * Why the link broke, in the server's terms: its own exit (a crash) comes first; a clean exit or our SIGTERM
-   * after a transport error (a message over the size limit) means the transport error is the story.
-   * `fallback` when neither the process nor the transport said anything.
-   */
-  #crashReason<T extends string | undefined>(fallback: T): string | T {
-    const exit = this.#exit && describeExit(this.#exit);
-    if (this.#exitedOnItsOwn()) return `${exit}${this.#transportError ? ` (${this.#transportError})` : ''}`;
-    if (this.#transportError) return `was disconnected: ${this.#transportError}`;
-    return exit ?? fallback;
+    this.#linkDown(attempt, new Error(why));
   }
 
   /** The connection broke after it worked: schedule a restart (lazily for stdio, in the background for HTTP). */
-  #markDown(error: unknown, generation: number): void {
-    if (generation !== this.#generation) return;
-    const reason = this.#crashReason(errorMessage(error));
-    void this.#teardown();
+  #linkDown(attempt: Attempt, error: unknown): void {
+    if (this.#connected()?.attempt !== attempt) return;
     this.#fail(
-      new TackError('SERVER_CRASHED', `server "${this.name}" ${reason}`, {
+      new TackError('SERVER_CRASHED', `server "${this.name}" ${attempt.crashReason(errorMessage(error))}`, {
         subject: { server: this.name },
         hint: 'tack restarts it on next use; see its log (`tack servers`) for why it stopped.',
         details: this.log.details(),
@@ -456,53 +413,35 @@ export class ServerConnection {
   #fail(error: TackError): void {
     this.#failures++;
     this.#lastError = error;
+    const policy = this.#options.restartPolicy ?? DEFAULT_RESTART_POLICY;
     // 2^n overflows to Infinity long before a long-lived gateway stops counting; the cap holds either way.
-    const delay = Math.min(
-      this.#policy.initialDelayMs * 2 ** Math.min(this.#failures - 1, 30),
-      this.#policy.maxDelayMs,
-    );
-    this.#retryAt = Date.now() + delay;
+    const delay = Math.min(policy.initialDelayMs * 2 ** Math.min(this.#failures - 1, 30), policy.maxDelayMs);
     this.log.note(`failed (${this.#failures} in a row): ${error.message}; next try in ${delay} ms or later`);
-    this.#setStatus('failed');
     // HTTP servers come back on their own (a redeploy, a network blip): reconnect without waiting for a caller.
-    if (this.config.transport !== 'stdio') {
-      this.#retryTimer = setTimeout(() => void this.start(), delay);
-      this.#retryTimer.unref();
-    }
+    const timer = this.config.transport === 'stdio' ? undefined : setTimeout(() => void this.start(), delay);
+    timer?.unref();
+    void this.#enter({ status: 'failed', error, retryAt: Date.now() + delay, timer });
   }
 
-  /** Drops the current client; the returned promise settles when its transport (and process) is closed. */
-  #teardown(): Promise<void> {
-    clearTimeout(this.#retryTimer);
-    this.#generation++;
-    const client = this.#client;
-    const starting = this.#abortStart;
-    this.#client = undefined;
-    this.#abortStart = undefined;
-    return Promise.all([this.#listings.close(), client?.close(), starting?.()]).then(
+  /**
+   * The one move from state to state. What the state left behind stops: a failure's retry timer, an attempt
+   * and its client (unless the new state carries the attempt on); the returned promise settles once they have.
+   * Every state but a momentary idle and the end is announced.
+   */
+  #enter(next: State): Promise<void> {
+    const last = this.#state;
+    this.#state = next;
+    if (last.status === 'failed') clearTimeout(last.timer);
+    const left = last.status === 'connecting' || last.status === 'connected' ? last : undefined;
+    const stopped =
+      left && !('attempt' in next && next.attempt === left.attempt)
+        ? Promise.all([this.#listings.close(), 'client' in left && left.client.close(), left.attempt.end()])
+        : undefined;
+    if (next.status !== 'idle' && next.status !== 'closed') this.#options.onChange?.(this, 'status');
+    return Promise.resolve(stopped).then(
       () => undefined,
       () => undefined,
     );
-  }
-
-  #setStatus(status: ConnectionStatus): void {
-    this.#status = status;
-    this.#options.onChange?.(this, 'status');
-  }
-
-  #diagnose(message: string): void {
-    this.log.note(message);
-    if (this.#diagnostics.includes(message)) return;
-    if (this.#diagnostics.length >= MAX_DIAGNOSTICS) return;
-    this.#diagnostics.push(message);
-    this.#options.onChange?.(this, 'diagnostic');
-  }
-
-  #down(): TackError {
-    return new TackError('SERVER_UNAVAILABLE', `server "${this.name}" is down`, {
-      subject: { server: this.name },
-      hint: 'tack restarts it on next use; its log has the details (`tack servers`).',
-    });
   }
 }
 

@@ -11,25 +11,24 @@ import {
 } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage } from '../errors.js';
+import type { Attempt, Link } from './attempt.js';
+import type { ConnectionChange } from './connection-options.js';
 import type { ServerLog } from './server-log.js';
 import { matchesAny } from './tool-filter.js';
 
 export type ListKind = 'tools' | 'resources' | 'prompts';
 
-export interface ListingsEvents {
-  /** A listing changed (after a list_changed and the re-listing it caused). */
-  changed(kind: ListKind): void;
-  /** A watched resource changed. */
-  updated(uri: string): void;
-  /** Listing resources or prompts failed at connect: the server serves on without them (one line, for a person). */
-  failed?(message: string): void;
-}
+/** A listing changed (after a list_changed and the re-listing it caused), or a watched resource did. */
+export type ListingChanged = (
+  change: ListKind | Extract<ConnectionChange, 'resource-updated'>,
+  uri?: string,
+) => void;
 
 /**
  * What one server offers and how tack hears that it changed: the listings (tools filtered by enabledTools /
  * disabledTools), refreshed on list_changed (unsolicited on a 2025-era link, on a listen stream on
  * 2026-07-28), and the resources someone watches, which outlive a reconnect. The connection hands it each new
- * client; a client of an older connection is ignored through `current`.
+ * client with its attempt: what a client says once its attempt is over is ignored.
  */
 export class ServerListings {
   tools: Tool[] = [];
@@ -39,16 +38,16 @@ export class ServerListings {
 
   readonly #config: ServerConfig;
   readonly #log: ServerLog;
-  readonly #events: ListingsEvents;
+  readonly #changed: ListingChanged;
   readonly #refreshing = new Map<ListKind, { again: boolean }>();
   /** Resource URIs someone asked to hear about, with how many asked; kept across reconnects. */
   readonly #watched = new Map<string, number>();
   #subscription: McpSubscription | undefined;
 
-  constructor(config: ServerConfig, log: ServerLog, events: ListingsEvents) {
+  constructor(config: ServerConfig, log: ServerLog, changed: ListingChanged) {
     this.#config = config;
     this.#log = log;
-    this.#events = events;
+    this.#changed = changed;
   }
 
   /** Every kind the server declares, listed in parallel (at connect, within its start budget). */
@@ -63,7 +62,7 @@ export class ServerListings {
           // Tools are what a server is for: without them it is down. Prompts and resources are extras a client
           // can go without: the server stays up without them, and says why once.
           if (kind === 'tools' || ro.signal?.aborted) throw error;
-          this.#events.failed?.(
+          this.#log.diagnose(
             `listing ${kind} failed, so none are offered: ${errorMessage(error).split('\n')[0]}`,
           );
         }
@@ -72,26 +71,26 @@ export class ServerListings {
   }
 
   /** list_changed arrives unsolicited on a 2025-era connection and on a listen stream on 2026-07-28. */
-  wire(client: Client, current: () => boolean): void {
+  wire(client: Client, attempt: Attempt): void {
     const refresh = (kind: ListKind) => async () => {
-      if (current()) await this.#refresh(client, kind);
+      if (!attempt.over) await this.#refresh(client, kind);
     };
     client.setNotificationHandler('notifications/tools/list_changed', refresh('tools'));
     client.setNotificationHandler('notifications/resources/list_changed', refresh('resources'));
     client.setNotificationHandler('notifications/prompts/list_changed', refresh('prompts'));
     client.setNotificationHandler('notifications/resources/updated', async (notification) => {
-      if (current()) this.#events.updated(notification.params.uri);
+      if (!attempt.over) this.#changed('resource-updated', notification.params.uri);
     });
   }
 
   /**
    * After a connect: open the listen stream (2026-07-28), or ask a 2025-era server again for the subscriptions
-   * it forgot with its session. `live` says whether this connection is still the one in use.
+   * it forgot with its session.
    */
-  connected(client: Client, live: () => boolean): void {
-    this.#listen(client, live);
-    if (client.getProtocolEra() === 'legacy')
-      for (const uri of this.#watched.keys()) void this.#applyWatch(client, live, uri, true);
+  connected(link: Link): void {
+    this.#listen(link);
+    if (link.client.getProtocolEra() === 'legacy')
+      for (const uri of this.#watched.keys()) void this.#applyWatch(link, uri, true);
   }
 
   /** Closes the listen stream (the connection is going away). */
@@ -106,26 +105,27 @@ export class ServerListings {
    * every watcher has. A 2025-era server gets `resources/subscribe`; on 2026-07-28 the URI joins the listen
    * stream's filter. Kept across reconnects.
    */
-  async watch(client: Client | undefined, live: () => boolean, uri: string): Promise<void> {
+  async watch(link: Link | undefined, uri: string): Promise<void> {
     const count = this.#watched.get(uri) ?? 0;
     this.#watched.set(uri, count + 1);
-    if (count === 0 && client) await this.#applyWatch(client, live, uri, true);
+    if (count === 0 && link) await this.#applyWatch(link, uri, true);
   }
 
-  async unwatch(client: Client | undefined, live: () => boolean, uri: string): Promise<void> {
+  async unwatch(link: Link | undefined, uri: string): Promise<void> {
     const count = this.#watched.get(uri) ?? 0;
     if (count <= 1) this.#watched.delete(uri);
     else this.#watched.set(uri, count - 1);
-    if (count === 1 && client) await this.#applyWatch(client, live, uri, false);
+    if (count === 1 && link) await this.#applyWatch(link, uri, false);
   }
 
-  async #applyWatch(client: Client, live: () => boolean, uri: string, on: boolean): Promise<void> {
+  async #applyWatch(link: Link, uri: string, on: boolean): Promise<void> {
+    const { client } = link;
     if (!client.getServerCapabilities()?.resources?.subscribe) return;
     try {
       if (client.getProtocolEra() === 'modern') {
         // The listen filter is fixed per stream: open a new one with the new set, then close the old one.
         const old = this.#subscription;
-        this.#listen(client, live);
+        this.#listen(link);
         await old?.close();
       } else if (on) await client.subscribeResource({ uri });
       else await client.unsubscribeResource({ uri });
@@ -170,7 +170,7 @@ export class ServerListings {
         state.again = false;
         await this.#list(client, kind, { timeout: this.#config.callTimeoutMs, cacheMode: 'refresh' });
         this.#log.note(`${kind} list changed; refreshed`);
-        this.#events.changed(kind);
+        this.#changed(kind);
       }
     } catch (error) {
       this.#log.note(`refreshing ${kind} after list_changed failed: ${errorMessage(error)}`);
@@ -184,7 +184,9 @@ export class ServerListings {
    * drops, listen again with backoff for as long as the connection lives, and re-list after each re-listen,
    * since changes made while no stream was open were never announced.
    */
-  #listen(client: Client, live: () => boolean, attempt = 0): void {
+  #listen(link: Link, tries = 0): void {
+    const { client } = link;
+    const live = () => !link.attempt.over;
     if (client.getProtocolEra() !== 'modern') return;
     const caps: ServerCapabilities = client.getServerCapabilities() ?? {};
     const kinds = (['tools', 'prompts', 'resources'] as const).filter(
@@ -195,7 +197,7 @@ export class ServerListings {
     const again = (next: number) => {
       const delay = Math.min(1000 * 2 ** (next - 1), 30_000);
       this.#log.note(`listen stream down; listening again in ${delay} ms`);
-      setTimeout(() => live() && this.#listen(client, live, next), delay).unref();
+      setTimeout(() => live() && this.#listen(link, next), delay).unref();
     };
     client
       .listen({
@@ -208,14 +210,14 @@ export class ServerListings {
         (subscription) => {
           if (!live()) return void subscription.close();
           this.#subscription = subscription;
-          if (attempt > 0) for (const kind of kinds) void this.#refresh(client, kind);
+          if (tries > 0) for (const kind of kinds) void this.#refresh(client, kind);
           void subscription.closed.then((reason) => {
             if (reason === 'remote' && live()) again(1);
           });
         },
         (error: unknown) => {
           this.#log.note(`subscriptions/listen failed: ${errorMessage(error)}`);
-          if (live()) again(attempt + 1);
+          if (live()) again(tries + 1);
         },
       );
   }

@@ -2,18 +2,21 @@ import {
   Client,
   type PriorDiscovery,
   ProtocolError,
-  type RequestOptions,
   SdkError,
   SdkErrorCode,
   type Transport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
+import { DEFAULT_LIMITS } from '../config/limits.js';
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
-import { type Launch, prepareLaunch, type SandboxStatus } from '../sandbox/launch.js';
+import { configuredStatus, type Launch, prepareLaunch, type SandboxStatus } from '../sandbox/launch.js';
 import type { EraCache, StoredEraVerdict } from '../store/era-cache.js';
+import { type Attempt, describeExit } from './attempt.js';
+import type { ConnectionOptions } from './connection-options.js';
 import { guardIncoming } from './depth-guard.js';
 import { isOAuthFailure } from './failures.js';
+import type { ServerListings } from './listings.js';
 import type { TackOAuthProvider } from './oauth.js';
 import type { ServerLog } from './server-log.js';
 import {
@@ -28,52 +31,23 @@ const MAX_LOGINS_PER_CONNECT = 2;
 /** Refusals explained in a server's log per start. */
 const MAX_EXPLAINED = 100;
 
-/** How a stdio server's process ended. */
-export interface ProcessExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+/**
+ * What came of opening a server: a connected client and how its era was learnt, the error to show, or nothing
+ * (the attempt was over before the open was).
+ */
+export type OpenOutcome =
+  | { status: 'connected'; client: Client; eraSource: 'cache' | 'probe' | undefined }
+  | { status: 'failed'; error: TackError }
+  | { status: 'over' };
 
-export function describeExit(exit: ProcessExit): string {
-  return exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-}
-
-/** What the opener needs of the connection it opens for: its settings, its log, and its live state. */
-export interface OpenContext {
-  readonly name: string;
-  readonly config: ServerConfig;
-  readonly log: ServerLog;
-  readonly oauth: TackOAuthProvider | undefined;
-  readonly clientInfo: ConstructorParameters<typeof Client>[0];
-  readonly clientOptions: Pick<NonNullable<ConstructorParameters<typeof Client>[1]>, 'capabilities'>;
-  readonly eraCache: EraCache | undefined;
-  readonly maxMessageBytes: number | undefined;
-  readonly jsonDepth: number;
-  configureClient(client: Client): void;
-  /** Whether `generation` is still the connection's current attempt. */
-  current(generation: number): boolean;
-  /** What close() calls to stop the start in flight; undefined once it is done. */
-  setAbort(abort: (() => Promise<unknown>) | undefined): void;
-  abort(): (() => Promise<unknown>) | undefined;
-  /** The process of this attempt exited. */
-  exited(generation: number, exit: ProcessExit): void;
-  exitedOnItsOwn(): boolean;
-  forgetExit(): void;
-  sandbox(status: SandboxStatus): void;
-  diagnose(message: string): void;
-  /** Hook the new client's notifications to the listings, and list what it offers within the start budget. */
-  wire(client: Client, generation: number): void;
-  load(client: Client, ro: RequestOptions): Promise<void>;
-  /** The new client's link closed or erred after it connected. */
-  closed(generation: number): void;
-  transportError(generation: number, message: string): void;
-}
-
-/** A connected client and how it was reached. */
-export interface Opened {
-  client: Client;
-  kind: TransportKind;
-  eraSource: 'cache' | 'probe' | undefined;
+/** What an opener works with: its server's entry, the host's options, and the server's own parts. */
+export interface OpenerParts {
+  config: ServerConfig;
+  options: ConnectionOptions;
+  log: ServerLog;
+  oauth: TackOAuthProvider | undefined;
+  /** Hears the new client's notifications, and lists what it offers within the start budget. */
+  listings: ServerListings;
 }
 
 /**
@@ -83,58 +57,57 @@ export interface Opened {
  * transport.ts: a new kind of transport is added there.
  */
 export class ConnectionOpener {
-  readonly #ctx: OpenContext;
+  /** The transport of the latest connect (an http entry may have fallen back to SSE). */
+  kind: TransportKind;
+  /** The sandbox of the latest stdio start (configured until one starts). */
+  sandbox: SandboxStatus;
+  readonly #parts: OpenerParts;
   /** The sandbox of the latest stdio start: what it refused explains a start that failed. */
   #launch: Launch | undefined;
   /** See #eraKey. */
   #eraKeyMemo: string | undefined;
 
-  constructor(context: OpenContext) {
-    this.#ctx = context;
+  constructor(parts: OpenerParts) {
+    const { config } = parts;
+    this.#parts = parts;
+    this.kind = config.transport === 'http' ? 'streamable-http' : config.transport;
+    this.sandbox = configuredStatus(config.transport === 'stdio' ? config.sandbox : undefined);
   }
 
   /**
    * The SDK's OAuth flow stops at the redirect: the transport throws once the user has the authorization URL.
    * Finishing takes a person at a browser, so the wait runs outside the startup budget; then the start begins
    * afresh with the new tokens. A host that cannot log in fails with the provider's AUTH_REQUIRED instead.
-   * Undefined when a newer attempt took over meanwhile.
+   * Never rejects: every failure is an outcome.
    */
-  async open(generation: number): Promise<Opened | undefined> {
-    const oauth = this.#ctx.oauth;
+  async open(attempt: Attempt): Promise<OpenOutcome> {
+    const { oauth, log } = this.#parts;
     oauth?.beginAttempt();
     try {
       // A login can lead to a second one: tokens from an authorization server the resource has since left
       // (SEP-2352) are refused on the next connect, which sends the user to the new one.
       for (let logins = 0; ; logins++) {
         try {
-          return await this.#openWithCache(generation);
+          return await this.#openWithCache(attempt);
         } catch (error) {
           if (oauth?.loginRequired) throw oauth.loginRequired;
-          if (!oauth?.loginStarted || !this.#ctx.current(generation) || logins >= MAX_LOGINS_PER_CONNECT)
-            throw error;
-          await this.awaitLogin(oauth);
-          if (!this.#ctx.current(generation)) return undefined;
-          this.#ctx.log.note('OAuth login completed; connecting with the new tokens');
+          if (!oauth?.loginStarted || attempt.over || logins >= MAX_LOGINS_PER_CONNECT) throw error;
+          await attempt.awaitLogin(oauth);
+          if (attempt.over) return { status: 'over' };
+          log.note('OAuth login completed; connecting with the new tokens');
         }
       }
+    } catch (error) {
+      return { status: 'failed', error: this.#failure(error, attempt) };
     } finally {
       await oauth?.release();
     }
   }
 
-  /** The login the SDK started, finished in the browser; close() during the wait stops it. */
-  async awaitLogin(oauth: TackOAuthProvider): Promise<void> {
-    this.#ctx.setAbort(() => oauth.close());
-    try {
-      await oauth.completeLogin();
-    } finally {
-      this.#ctx.setAbort(undefined);
-    }
-  }
-
   /** Why a start failed, as the error the host shows (the server named, its stderr, a hint). */
-  failure(error: unknown, exit: ProcessExit | undefined): TackError {
-    const { name, config, log } = this.#ctx;
+  #failure(error: unknown, { exit }: Attempt): TackError {
+    const { config, log } = this.#parts;
+    const { name } = config;
     if (isStartupTimeout(error) || isOAuthFailure(error)) return error as TackError;
     if (isSandboxError(error))
       return new TackError(error.code, error.message, {
@@ -168,93 +141,91 @@ export class ConnectionOpener {
 
   /** Worked out on first start, not in the constructor: a disabled entry's URL need not parse. */
   get #eraKey(): string {
-    this.#eraKeyMemo ??= eraCacheKey(this.#ctx.config);
+    this.#eraKeyMemo ??= eraCacheKey(this.#parts.config);
     return this.#eraKeyMemo;
   }
 
-  async #openWithCache(generation: number): Promise<Opened | undefined> {
-    const { config, log } = this.#ctx;
+  async #openWithCache(attempt: Attempt): Promise<OpenOutcome> {
+    const { config, log } = this.#parts;
     const key = this.#eraKey;
     const cached = config.transport === 'sse' ? undefined : await this.#cache((c) => c.get(key));
     // One budget for the whole start, the re-probe below included.
     const deadline = Date.now() + config.startupTimeoutMs;
     try {
-      return await this.#open(generation, cached, deadline);
+      return await this.#open(attempt, cached, deadline);
     } catch (error) {
-      if (!cached || !eraMismatch(error, cached.prior.kind, this.#ctx.exitedOnItsOwn())) throw error;
+      if (!cached || !eraMismatch(error, cached.prior.kind, attempt.exitedOnItsOwn)) throw error;
       // A stale verdict fails at the first request: probe afresh once before calling it a failure.
       await this.#cache((c) => c.delete(key));
       log.note(
         `connect with the cached ${cached.prior.kind} era failed (${errorMessage(error)}); probing again`,
       );
-      this.#ctx.forgetExit();
-      return this.#open(generation, undefined, deadline);
+      attempt.exit = undefined;
+      return this.#open(attempt, undefined, deadline);
     }
   }
 
   /** Era cache access that never fails a start: a broken store only costs the warm start. */
   async #cache<T>(use: (cache: EraCache) => Promise<T>): Promise<T | undefined> {
-    const cache = this.#ctx.eraCache;
-    if (!cache) return undefined;
+    const { options, log } = this.#parts;
+    if (!options.eraCache) return undefined;
     try {
-      return await use(cache);
+      return await use(options.eraCache);
     } catch (error) {
-      this.#ctx.log.note(`era cache unavailable: ${errorMessage(error)}`);
+      log.note(`era cache unavailable: ${errorMessage(error)}`);
       return undefined;
     }
   }
 
   async #open(
-    generation: number,
+    attempt: Attempt,
     cached: StoredEraVerdict | undefined,
     deadline: number,
-  ): Promise<Opened | undefined> {
-    const { config } = this.#ctx;
+  ): Promise<OpenOutcome> {
+    const { config, log } = this.#parts;
     if (config.transport !== 'http') {
       const prior: PriorDiscovery | undefined =
         config.transport === 'sse' ? { kind: 'legacy' } : cached?.prior;
-      return this.#openWith(generation, config.transport, prior, deadline, cached !== undefined);
+      return this.#openWith(attempt, config.transport, prior, deadline, cached !== undefined);
     }
     if (cached?.httpTransport === 'sse') {
-      return this.#openWith(generation, 'sse', { kind: 'legacy' }, deadline, true);
+      return this.#openWith(attempt, 'sse', { kind: 'legacy' }, deadline, true);
     }
     try {
-      return await this.#openWith(
-        generation,
-        'streamable-http',
-        cached?.prior,
-        deadline,
-        cached !== undefined,
-      );
+      return await this.#openWith(attempt, 'streamable-http', cached?.prior, deadline, cached !== undefined);
     } catch (error) {
       if (isStartupTimeout(error) || isAuthFailure(error)) throw error;
       // Servers that predate Streamable HTTP answer its POST with 4xx; try the legacy SSE transport once.
-      this.#ctx.log.note(`Streamable HTTP failed (${errorMessage(error)}); trying legacy SSE`);
+      log.note(`Streamable HTTP failed (${errorMessage(error)}); trying legacy SSE`);
       try {
-        return await this.#openWith(generation, 'sse', { kind: 'legacy' }, deadline, false);
+        return await this.#openWith(attempt, 'sse', { kind: 'legacy' }, deadline, false);
       } catch (sseError) {
         throw new TackError(
           'SERVER_START_FAILED',
           `${errorMessage(error)} (the legacy SSE fallback failed too: ${errorMessage(sseError)})`,
-          { subject: { server: this.#ctx.name }, cause: error },
+          { subject: { server: config.name }, cause: error },
         );
       }
     }
   }
 
   /** The transport of `kind` for this server: stdio (in its sandbox, when it has one) or HTTP. */
-  async #transport(kind: TransportKind, generation: number): Promise<Transport> {
-    const ctx = this.#ctx;
+  async #transport(kind: TransportKind, attempt: Attempt): Promise<Transport> {
+    const { config, options, log, oauth } = this.#parts;
     if (kind !== 'stdio') {
-      if (ctx.config.transport === 'stdio') throw new Error(`no ${kind} transport for a stdio server`);
-      return createHttpTransport(ctx.config, kind === 'sse' ? 'sse' : 'streamable-http', ctx.oauth);
+      if (config.transport === 'stdio') throw new Error(`no ${kind} transport for a stdio server`);
+      return createHttpTransport(config, kind === 'sse' ? 'sse' : 'streamable-http', oauth);
     }
     const launch = await this.#prepareLaunch();
     const transport = createStdioTransport(launch, {
-      log: ctx.log,
-      maxMessageBytes: ctx.maxMessageBytes,
-      onStdoutNoise: (line) => ctx.diagnose(`wrote non-protocol text on stdout: ${JSON.stringify(line)}`),
-      onExit: (code, signal) => ctx.exited(generation, { code, signal }),
+      log,
+      maxMessageBytes: options.maxMessageBytes,
+      onStdoutNoise: (line) => log.diagnose(`wrote non-protocol text on stdout: ${JSON.stringify(line)}`),
+      onExit: (code, signal) => {
+        if (attempt.over) return;
+        attempt.exit = { code, signal };
+        log.note(`process ${describeExit(attempt.exit)}`);
+      },
     });
     // The sandbox's proxy lives as long as the process. Patched on the instance for the reason observeChild
     // gives; the SDK's era probe swaps close() while it probes and puts this one back.
@@ -270,30 +241,30 @@ export class ConnectionOpener {
   }
 
   async #openWith(
-    generation: number,
+    attempt: Attempt,
     kind: TransportKind,
     prior: PriorDiscovery | undefined,
     deadline: number,
     fromCache: boolean,
-  ): Promise<Opened | undefined> {
-    const ctx = this.#ctx;
+  ): Promise<OpenOutcome> {
+    const { config, options, log, listings } = this.#parts;
     const remaining = Math.max(1, deadline - Date.now());
     // Below the whole budget, so a silent stdio server still leaves time for the initialize fallback.
-    const probeTimeoutMs = Math.max(100, Math.round(ctx.config.startupTimeoutMs * 0.6));
-    const client = new Client(ctx.clientInfo, {
+    const probeTimeoutMs = Math.max(100, Math.round(config.startupTimeoutMs * 0.6));
+    const client = new Client(options.clientInfo, {
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
-      capabilities: ctx.clientOptions.capabilities ?? {},
+      capabilities: options.capabilities ?? {},
     });
-    ctx.configureClient(client);
-    ctx.wire(client, generation);
-    const transport = await this.#transport(kind, generation);
-    guardIncoming(transport, ctx.jsonDepth, (message) => ctx.log.note(message));
+    options.configureClient?.(client, config.name);
+    listings.wire(client, attempt);
+    const transport = await this.#transport(kind, attempt);
+    guardIncoming(transport, options.jsonDepth ?? DEFAULT_LIMITS.jsonDepth, (message) => log.note(message));
 
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     const shut = () => Promise.all([client.close().catch(() => {}), transport.close().catch(() => {})]);
-    ctx.setAbort(shut); // close() stops a start in flight through this
+    const taken = attempt.onEnd(shut); // close() stops a start in flight through this
     const deadlineHit = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         timedOut = true;
@@ -310,7 +281,10 @@ export class ConnectionOpener {
         timeout: remaining,
         signal: abort.signal,
       });
-      await ctx.load(client, { timeout: Math.max(1, deadline - Date.now()), signal: abort.signal });
+      await listings.load(client, {
+        timeout: Math.max(1, deadline - Date.now()),
+        signal: abort.signal,
+      });
     })();
     // Whatever the connect achieves after the deadline (a process spawned late) is closed at once.
     const late = () => {
@@ -324,16 +298,22 @@ export class ConnectionOpener {
       throw error;
     } finally {
       clearTimeout(timer);
-      if (ctx.abort() === shut) ctx.setAbort(undefined);
+      taken();
     }
-    if (!ctx.current(generation)) {
+    if (attempt.over) {
       await client.close().catch(() => {});
-      return undefined;
+      return { status: 'over' };
     }
-    client.onclose = () => ctx.closed(generation);
-    client.onerror = (error) => ctx.transportError(generation, error.message);
+    client.onclose = () => attempt.linkClosed();
+    client.onerror = (error) => {
+      if (attempt.over) return;
+      attempt.transportError = error.message;
+      log.note(`transport error: ${error.message}`);
+    };
     this.#remember(kind, client, prior, fromCache, Date.now() - started, probeTimeoutMs);
-    return { client, kind, eraSource: prior === undefined ? 'probe' : fromCache ? 'cache' : undefined };
+    this.kind = kind;
+    const eraSource = prior === undefined ? 'probe' : fromCache ? 'cache' : undefined;
+    return { status: 'connected', client, eraSource };
   }
 
   /**
@@ -341,21 +321,21 @@ export class ConnectionOpener {
    * reports on stderr is explained in the log with the rule that caused it (once per path per start).
    */
   async #prepareLaunch(): Promise<Launch> {
-    const { config, log, name } = this.#ctx;
+    const { config, log } = this.#parts;
     if (config.transport !== 'stdio') throw new Error('a sandbox is for stdio servers');
     const launch = await prepareLaunch(config.sandbox, {
       command: config.command,
       args: config.args,
       env: stdioEnvironment(config).env,
       cwd: config.cwd,
-      subject: `server "${name}"`,
+      subject: `server "${config.name}"`,
       note: (message) => log.note(message),
     });
     this.#launch = launch;
-    this.#ctx.sandbox(launch.status);
-    for (const warning of launch.warnings) this.#ctx.diagnose(warning);
+    this.sandbox = launch.status;
+    for (const warning of launch.warnings) log.diagnose(warning);
     if (launch.status.state === 'unenforced')
-      this.#ctx.diagnose(`runs without its sandbox (${launch.status.origin}): ${launch.status.reason}`);
+      log.diagnose(`runs without its sandbox (${launch.status.origin}): ${launch.status.reason}`);
     const explained = new Set<string>();
     log.onStderrLine(
       launch.plan
@@ -381,7 +361,7 @@ export class ConnectionOpener {
     elapsedMs: number,
     probeTimeoutMs: number,
   ): void {
-    const { config } = this.#ctx;
+    const { config } = this.#parts;
     if (config.transport === 'sse') return;
     const httpTransport =
       config.transport === 'http' ? (kind === 'sse' ? 'sse' : 'streamable-http') : undefined;
@@ -410,7 +390,8 @@ export class ConnectionOpener {
   }
 
   #timeoutError(): TackError {
-    const { name, config, log } = this.#ctx;
+    const { config, log } = this.#parts;
+    const { name } = config;
     return new TackError(
       'SERVER_START_TIMEOUT',
       `server "${name}" did not start within ${config.startupTimeoutMs} ms`,

@@ -1,8 +1,6 @@
 import {
   type CallToolResult,
   type Client,
-  type CompleteRequest,
-  type CompleteResult,
   type GetPromptResult,
   type InputRequiredResult,
   type ReadResourceResult,
@@ -14,16 +12,17 @@ import {
 import type { ServerConfig } from '../config/load.js';
 import { errorMessage, TackError } from '../errors.js';
 import { traceMeta } from '../telemetry/propagation.js';
-import { inSpan } from '../telemetry/spans.js';
+import { errorTypeOf, inSpan } from '../telemetry/spans.js';
 import { jsonDepth } from '../util/json-depth.js';
+import type { Attempt, Link } from './attempt.js';
 import { classifyFailure, requestFailure } from './failures.js';
 import type { TackOAuthProvider } from './oauth.js';
 import type { ServerLog } from './server-log.js';
 
 /**
  * The request side of a connection: the options a caller gives, the rounds of a request that may ask for input,
- * the timer a gateway can hold, and how each request maps onto the SDK client. ServerConnection runs them
- * (connection.ts); nothing here knows of a connection's lifecycle.
+ * the timer a gateway can hold, and how each request maps onto the SDK client. It is handed a link and answers
+ * with an outcome; nothing here knows of a connection's lifecycle.
  */
 
 export interface RequestCallOptions {
@@ -192,60 +191,46 @@ export function argumentsTooDeep(
   );
 }
 
-/** What running a request needs of the connection it runs on. */
-export interface RequestContext {
-  readonly name: string;
-  readonly config: ServerConfig;
-  readonly log: ServerLog;
-  readonly jsonDepth: number;
-  tools(): readonly Tool[];
-  /** The connected client, after a restart on next use when the server crashed. */
-  ensureClient(signal?: AbortSignal): Promise<Client>;
-  /** The client when it is connected and nothing is starting: what ensureClient would give, without a wait. */
-  readyClient(): Client | undefined;
-  /** The connection's current attempt: a failure of an older one is not this one's. */
-  generation(): number;
-  /** The OAuth provider, when a login it started waits for the user. */
-  pendingLogin(): TackOAuthProvider | undefined;
-  awaitLogin(oauth: TackOAuthProvider): Promise<void>;
-  /** A request was answered: the server is healthy. */
-  served(): void;
-  /** The link itself broke during a request of `generation`. */
-  linkBroke(error: unknown, generation: number): void;
-  /** Why the connection closed, when the host knows better than the SDK. */
-  crashReason(): string | undefined;
-}
+/** What came of a request: the answer, or the error for its caller and, when the link itself broke, why. */
+export type RequestOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: TackError; broke?: { attempt: Attempt; cause: unknown } };
 
 /**
- * Runs requests on one connection: depth-checked arguments, the caller's timeout (held while a gateway waits for
- * its client), one more try after a login the request started, and every failure sorted into the request's own
- * (REQUEST_FAILED, the link stays) or the link's (the server is marked down), with the server and tool named.
+ * Runs requests on one server's links: depth-checked arguments, the caller's timeout (held while a gateway waits
+ * for its client), one more try after a login the request started, and every failure sorted into the request's
+ * own (REQUEST_FAILED, the link stays) or the link's (the outcome says it broke), with the server and tool named.
  */
 export class RequestRunner {
-  readonly #ctx: RequestContext;
+  readonly #config: ServerConfig;
+  readonly #log: ServerLog;
+  readonly #oauth: TackOAuthProvider | undefined;
+  readonly #jsonDepth: number;
 
-  constructor(context: RequestContext) {
-    this.#ctx = context;
+  constructor(config: ServerConfig, log: ServerLog, oauth: TackOAuthProvider | undefined, jsonDepth: number) {
+    this.#config = config;
+    this.#log = log;
+    this.#oauth = oauth;
+    this.#jsonDepth = jsonDepth;
   }
 
-  /** `request` as a plain call, or (given a `round`) as one round of it. */
+  /** Arguments nested too deep, refused before anything is sent or started (see argumentsTooDeep). */
+  tooDeep(what: string | (() => string), ...parts: unknown[]): TackError | undefined {
+    return argumentsTooDeep(this.#config.name, this.#jsonDepth, what, ...parts);
+  }
+
+  /**
+   * `request` as a plain call, or (given a `round`) as one round of it, on `link` once it is there. `tools` are the
+   * server's listed tools (see planRequest).
+   */
   send(
+    link: Link | Promise<Link>,
     request: RoundRequest,
     round: CallRound | undefined,
     options: RequestCallOptions,
-  ): Promise<RoundResult> {
-    const { name, jsonDepth } = this.#ctx;
-    const tooDeep =
-      request.method !== 'resources/read' &&
-      argumentsTooDeep(
-        name,
-        jsonDepth,
-        () => `${request.method} "${request.name}"`,
-        request.arguments,
-        round,
-      );
-    if (tooDeep) return Promise.reject(tooDeep);
-    const planned = planRequest(request, round, this.#ctx.tools());
+    tools: readonly Tool[],
+  ): Promise<RequestOutcome<RoundResult>> {
+    const planned = planRequest(request, round, tools);
     // A CLIENT span per request, after the MCP semantic conventions: under the agent's execute_tool span or the
     // gateway's SERVER span, whichever asked. The target is named; arguments and results are not recorded.
     const target = request.method === 'resources/read' ? undefined : request.name;
@@ -260,78 +245,68 @@ export class RequestRunner {
             : request.method === 'prompts/get'
               ? { 'gen_ai.prompt.name': target }
               : {}),
-          'tack.upstream.server': name,
-          'network.transport': this.#ctx.config.transport === 'stdio' ? 'pipe' : 'tcp',
+          'tack.upstream.server': this.#config.name,
+          'network.transport': this.#config.transport === 'stdio' ? 'pipe' : 'tcp',
         },
       },
       async (span) => {
         // The span's context travels in the request's _meta, so a traced upstream continues this trace.
         const meta = traceMeta();
         const run: PlannedRequest['run'] = meta ? (client, ro) => planned.run(client, ro, meta) : planned.run;
-        const result = await this.run(planned.what, planned.subject, options, run);
-        span.set({ 'mcp.protocol.version': this.#ctx.readyClient()?.getNegotiatedProtocolVersion() });
+        // A connected server (the common case) is used as it is: no promise, no turn of the event loop.
+        const ready = 'client' in link ? link : await link;
+        const outcome = await this.run(ready, planned.what, planned.subject, options, run);
+        if (!outcome.ok) {
+          span.fail(errorTypeOf(outcome.error));
+          return outcome;
+        }
+        span.set({ 'mcp.protocol.version': ready.client.getNegotiatedProtocolVersion() });
         // The conventions' word for a tool that answered with isError.
-        if ((result as { isError?: unknown }).isError === true) span.fail('tool_error');
-        return result;
+        if ((outcome.value as { isError?: unknown }).isError === true) span.fail('tool_error');
+        return outcome;
       },
     );
   }
 
-  /**
-   * Argument completion for a prompt or a resource template. A server without the completions capability
-   * completes nothing (an empty list, as the spec lets a server answer), rather than failing the caller.
-   */
-  async complete(params: CompleteRequest['params'], options: RequestCallOptions): Promise<CompleteResult> {
-    const tooDeep = argumentsTooDeep(this.#ctx.name, this.#ctx.jsonDepth, 'completion/complete', params);
-    if (tooDeep) throw tooDeep;
-    const client = await this.#ctx.ensureClient(options.signal);
-    if (!client.getServerCapabilities()?.completions) return { completion: { values: [] } };
-    return this.run<CompleteResult>('completion/complete', {}, options, (c, ro) => c.complete(params, ro));
-  }
-
+  /** `call` on the link's client, with the caller's timer and signal. */
   async run<T>(
+    link: Link,
     what: string,
     subject: { tool?: string; uri?: string },
     options: RequestCallOptions,
     call: (client: Client, requestOptions: RequestOptions) => Promise<T>,
-  ): Promise<T> {
-    const ctx = this.#ctx;
-    // A connected server (the common case) is used as it is: no promise, no turn of the event loop.
-    const client = ctx.readyClient() ?? (await ctx.ensureClient(options.signal));
-    const generation = ctx.generation();
-    const timeoutMs = options.timeoutMs ?? ctx.config.callTimeoutMs;
+  ): Promise<RequestOutcome<T>> {
+    const { client, attempt } = link;
+    const timeoutMs = options.timeoutMs ?? this.#config.callTimeoutMs;
     const timer = requestTimer(options, timeoutMs);
     try {
-      let result: T;
       try {
-        result = await call(client, timer.options);
+        return { ok: true, value: await call(client, timer.options) };
       } catch (error) {
         // A 403 asking for more scope (step-up) or a 401 mid-session sent the user to log in: once that login
         // is done, the request is worth one more try with the new tokens.
-        const oauth = ctx.pendingLogin();
-        if (!oauth || generation !== ctx.generation()) throw error;
-        await ctx.awaitLogin(oauth);
-        result = await call(client, timer.options);
+        const oauth = this.#oauth;
+        if (!oauth?.loginStarted || attempt.over) throw error;
+        await attempt.awaitLogin(oauth);
+        return { ok: true, value: await call(client, timer.options) };
       }
-      ctx.served();
-      return result;
     } catch (error) {
-      if (classifyFailure(error) === 'transport' && generation === ctx.generation())
-        ctx.linkBroke(error, generation);
       // The SDK reports a caller's abort as a RequestTimeout; the signal says which it really was.
       const cause = timer.expired
         ? new SdkError(SdkErrorCode.RequestTimeout, `Request timed out after ${timeoutMs} ms`)
         : options.signal?.aborted
           ? abortError(options.signal)
           : error;
-      throw requestFailure(cause, {
-        server: ctx.name,
+      const failure = requestFailure(cause, {
+        server: this.#config.name,
         what,
         ...subject,
         timeoutMs,
-        stderr: () => ctx.log.details(),
-        reason: ctx.crashReason(),
+        stderr: () => this.#log.details(),
+        reason: attempt.crashReason(undefined),
       });
+      const broke = classifyFailure(error) === 'transport';
+      return { ok: false, error: failure, ...(broke ? { broke: { attempt, cause: error } } : {}) };
     } finally {
       timer.stop();
     }

@@ -25,6 +25,8 @@ const MAX_ROTATED_FILES = 20;
 const MIN_LOG_BYTES = 1024;
 /** Room kept for the note that says how much of an oversized burst was left out. */
 const DROP_NOTE_BYTES = 256;
+/** Diagnostics kept per server: the first few say what is wrong; more would only repeat it. */
+const MAX_DIAGNOSTICS = 5;
 
 /** How large one server's log may grow (`limits.serverLogBytes`, `limits.serverLogFiles` in tack.json). */
 export interface ServerLogLimits {
@@ -55,6 +57,8 @@ export const DEFAULT_LOG_LIMITS: Readonly<ServerLogLimits> = Object.freeze({
  */
 export class ServerLog {
   readonly file: string | undefined;
+  /** Notes a person should see beside the server's state (`tack servers`): each once, the first few only. */
+  readonly diagnostics: string[] = [];
   #fd: number | undefined;
   /** Bytes in the current file, as this process knows them (other processes may append too). */
   #size = 0;
@@ -65,6 +69,7 @@ export class ServerLog {
   #decoder = new StringDecoder('utf8');
   #partial = '';
   #lineListener: ((line: string) => void) | undefined;
+  #diagnosed: (() => void) | undefined;
 
   constructor(
     server: string,
@@ -121,6 +126,19 @@ export class ServerLog {
   /** Called with every complete stderr line (masked) after it is written: the sandbox explains refusals. */
   onStderrLine(listener: ((line: string) => void) | undefined): void {
     this.#lineListener = listener;
+  }
+
+  /** Called when a diagnostic is added. */
+  onDiagnostic(listener: () => void): void {
+    this.#diagnosed = listener;
+  }
+
+  /** A note that is also one of the server's diagnostics. */
+  diagnose(message: string): void {
+    this.note(message);
+    if (this.diagnostics.includes(message) || this.diagnostics.length >= MAX_DIAGNOSTICS) return;
+    this.diagnostics.push(message);
+    this.#diagnosed?.();
   }
 
   /** A line written by tack about the server (not by the server). */
