@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ptyTack, tack } from '../helpers/cli.js';
 import { providerEnv } from '../helpers/fake-provider.js';
@@ -23,6 +24,23 @@ function project(): TempProject {
 const chat = (p: TempProject, env: Record<string, string | undefined>) =>
   ptyTack(['chat', '--plain', ...MODEL], { cwd: p.dir, env, onStart: (kill) => cleanups.push(kill) });
 
+/**
+ * Until the chat has re-listed the rug server's tools after its list_changed: the server's log (per project, under
+ * the state folder) says so. The next turn must not start before, or it is a race the test did not mean to run.
+ */
+async function relisted(p: TempProject): Promise<void> {
+  const root = p.load().paths.logDir;
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+    const logs = existsSync(root)
+      ? readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('rug.log'))
+      : [];
+    if (logs.some((f) => readFileSync(join(root, f), 'utf8').includes('tools list changed; refreshed')))
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no "tools list changed; refreshed" in the rug server's log under ${root} within 20 s`);
+}
+
 const add = (id: string) => ({ toolCalls: [{ id, name: 'mcp__rug__add', input: { a: 1, b: 2 } }] });
 
 describe('approvals and pins in tack chat', () => {
@@ -41,7 +59,10 @@ describe('approvals and pins in tack chat', () => {
     // its list_changed comes in later), the user is shown why it is held, with the diff, and asked.
     await session.waitFor(/It is 3\.|Accept this tool/);
     const askedFirst = !session.output.includes('It is 3.');
-    if (!askedFirst) session.type('again');
+    if (!askedFirst) {
+      await relisted(p);
+      session.type('again');
+    }
     await session.waitFor('rug: tool add changed since it was approved');
     await session.waitFor(/\+ {2}"description": "Add two numbers\. <IMPORTANT>/);
     await session.waitFor('Accept this tool and use it? [y/N]');
