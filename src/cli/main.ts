@@ -25,7 +25,6 @@ const evalCommand = lazy(() => import('./commands/agent.js'), 'evalCommand');
 const runCommand = lazy(() => import('./commands/agent.js'), 'runCommand');
 const auditCommand = lazy(() => import('./commands/audit.js'), 'auditCommand');
 const authCommand = lazy(() => import('./commands/auth.js'), 'authCommand');
-const benchToolSearchCommand = lazy(() => import('./commands/bench.js'), 'benchToolSearchCommand');
 const callCommand = lazy(() => import('./commands/call.js'), 'callCommand');
 const initCommand = lazy(() => import('./commands/init.js'), 'initCommand');
 const mcpAddCommand = lazy(() => import('./commands/mcp.js'), 'mcpAddCommand');
@@ -778,29 +777,9 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
         ),
     );
 
-  const bench = program.command('bench').description('offline benchmarks on your own data');
-  bench
-    .command('tool-search')
-    .description(
-      'retrieval quality (Hit@k, Recall@k, MRR) of tack, its ablations and plain BM25, for the task text and for capability queries; tool-definition tokens inline vs deferred',
-    )
-    .requiredOption(
-      '--tools <tools.json>',
-      'an array of {server, name, description, inputSchema?, title?}, or {servers: {<name>: {title?, description?, instructions?}}, tools: [...]}',
-    )
-    .requiredOption(
-      '--queries <queries.jsonl>',
-      'one {query, gold: ["server/tool", ...], queries?: [...]} per line',
-    )
-    .option('--k <list>', 'cut-offs, e.g. 1,5,10 (default)')
-    .action(async (opts: { tools: string; queries: string; k?: string }, cmd: Command) =>
-      setExitCode(await benchToolSearchCommand({ ...optionsOf([cmd]), ...opts })),
-    );
-
   for (const command of program.commands) command.exitOverride();
   for (const command of skills.commands) command.exitOverride();
   for (const command of mcp.commands) command.exitOverride();
-  for (const command of bench.commands) command.exitOverride();
   for (const command of sandbox.commands) command.exitOverride();
   for (const command of knowledge.commands) command.exitOverride();
   return program;
