@@ -132,7 +132,7 @@ export function split(queries: readonly RetrievalQuery[]): Record<'tune' | 'test
   return result;
 }
 
-/** Writes the catalog and each split as the files `tack bench tool-search` reads. */
+/** Writes the catalog and each split as the files bench/tool-retrieval/report.ts reads. */
 export function writeMetaTool(dir: string, data: MetaTool = loadMetaTool()): Record<string, string> {
   mkdirSync(dir, { recursive: true });
   const files: Record<string, string> = { tools: join(dir, 'tools.json') };
@@ -562,7 +562,7 @@ export async function runToolSearch(options: { metatool?: string } = {}) {
 }
 
 if (isMain(import.meta.url)) {
-  // `node dist/bench/tool-search.js --write <dir>` only converts MetaTool, for `tack bench tool-search`.
+  // `node dist/bench/tool-search.js --write <dir>` only converts MetaTool, for bench/tool-retrieval/report.ts.
   const at = process.argv.indexOf('--write');
   if (at > 0) {
     const files = writeMetaTool(process.argv[at + 1] ?? 'metatool');

@@ -15,7 +15,7 @@ import { minOf } from '../../src/util/arrays.js';
 import { BaselineToolIndex } from './baseline.js';
 
 /**
- * Offline retrieval benchmarks for tool search (`tack bench tool-search`, bench/tool-search.ts): a catalog
+ * Offline retrieval benchmarks for tool search (bench/tool-retrieval/report.ts, bench/tool-search.ts): a catalog
  * (tools.json) and labelled queries (queries.jsonl), scored for tack's index and the plain BM25 baseline, and
  * what the catalog costs in context inline and deferred. Formats: docs/tool-search.md.
  */
