@@ -18,6 +18,10 @@ import { compareText } from './text-order.js';
  * - Errors: the root must be readable (its error is thrown); a folder below it that cannot be read is passed to
  *   `onUnreadable` (default: skipped), which may throw to end the walk.
  *
+ * Skill discovery (skills/discover.ts) keeps its own search, on purpose: it looks for skill folders rather than
+ * content, follows a link that stays inside its scope (linking a skill into `.claude/skills` is how one is
+ * shared), stops at a folder holding SKILL.md, and yields to the event loop while it scans a home folder.
+ *
  * Iterative (a stack of open folders, not recursion), and synchronous: a tree thousands of levels deep costs no
  * stack, and 10,000 promise round trips for readdir/lstat cost more than a whole warm start (bench/docs.ts).
  */
