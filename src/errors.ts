@@ -114,7 +114,7 @@ export function requirePackages(feature: string, names: readonly string[]): void
     'PACKAGE_MISSING',
     `${feature} needs ${list}, which ${missing.length === 1 ? 'is' : 'are'} not installed`,
     {
-      hint: `Install ${missing.length === 1 ? 'it' : 'them'} beside tack: npm install ${missing.join(' ')} (with a global tack: npm install -g ${missing.join(' ')}; the tack-cli package brings the chat's and PostgreSQL's).`,
+      hint: `Install ${missing.length === 1 ? 'it' : 'them'} where tack is installed: npm install ${missing.join(' ')} in its project, or npm install -g ${missing.join(' ')} for a global tack.`,
     },
   );
 }

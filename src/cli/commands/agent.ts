@@ -452,7 +452,7 @@ export async function chatCommand(options: AgentCliOptions): Promise<number> {
   );
 }
 
-/** What the full-screen chat draws with: optional packages of tack, which the tack-cli package brings. */
+/** What the full-screen chat draws with: optional packages of tack, part of the command line's install (README). */
 const SCREEN_PACKAGES = ['ink', 'react', 'marked', 'marked-terminal'];
 
 /** Whether the full-screen chat can load; if not, says so and why, and the chat goes on in the line mode. */
