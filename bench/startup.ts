@@ -20,6 +20,8 @@ import { fixtures, isMain, log, median, repoRoot, round, tempDir } from './util.
  */
 export interface StartupOptions {
   runs?: number;
+  /** Another build's bin/tack.js to measure (another checkout's), against the same servers and anchors. */
+  bin?: string;
 }
 
 interface Sample {
@@ -31,7 +33,6 @@ interface Sample {
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 const CPU_LINE = /^tack-bench-cpu ([\d.]+) ([\d.]+)$/m;
 
-const BIN = join(repoRoot, 'bin', 'tack.js');
 const SDK_LIST = join(repoRoot, 'dist', 'bench', 'fixtures', 'sdk-list.js');
 const EXAMPLES = join(repoRoot, 'examples', 'tack.json');
 
@@ -71,6 +72,7 @@ function summary(samples: readonly Sample[]) {
 
 export async function runStartup(options: StartupOptions = {}) {
   const runs = options.runs ?? 9;
+  const BIN = options.bin ?? join(repoRoot, 'bin', 'tack.js');
   const tmp = tempDir('startup');
   try {
     const oneServer = join(tmp.dir, 'one.json');
@@ -169,6 +171,7 @@ export async function runStartup(options: StartupOptions = {}) {
     const coldOverWarm = round(cold.medianMs / warm.medianMs, 2);
     return {
       date: new Date().toISOString(),
+      bin: BIN,
       coldOverWarm: {
         command: 'tack tools, the three examples',
         wall: coldOverWarm,
@@ -187,5 +190,12 @@ export async function runStartup(options: StartupOptions = {}) {
 }
 
 if (isMain(import.meta.url)) {
-  process.stdout.write(`${JSON.stringify(await runStartup(), null, 2)}\n`);
+  const option = (name: string) => {
+    const at = process.argv.indexOf(name);
+    return at === -1 ? undefined : process.argv[at + 1];
+  };
+  const runs = option('--runs');
+  const bin = option('--bin');
+  const options: StartupOptions = { ...(runs ? { runs: Number(runs) } : {}), ...(bin ? { bin } : {}) };
+  process.stdout.write(`${JSON.stringify(await runStartup(options), null, 2)}\n`);
 }
