@@ -162,7 +162,7 @@ export {
   TackConfigFileSchema,
 } from './config/schema.js';
 export { addPermissionRule } from './config/user-rules.js';
-export { type ErrorSubject, errorMessage, TackError, type TackErrorCode } from './errors.js';
+export { type ErrorSubject, errorMessage, requirePackages, TackError, type TackErrorCode } from './errors.js';
 export {
   MAX_ATTACHMENT_CHARS,
   MAX_ATTACHMENTS,
@@ -233,9 +233,12 @@ export { OTLP_ENDPOINT_ENV, startTelemetry, type Telemetry } from './telemetry/s
 export {
   countTokens,
   countTokensMany,
+  estimateTextTokens,
   type ModelToolDefinition,
   modelToolOf,
   TOOL_TOKENS_BASIS,
+  type TokenCounting,
+  tokenCounting,
   toolDefinitionsTokens,
   toolDefinitionText,
   toolDefinitionTokens,
