@@ -6,7 +6,6 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DEFAULT_RANKING, mergeRanking } from '../src/search/ranking.js';
 import { ToolTermCache } from '../src/search/term-cache.js';
 import { type SearchableTool, ToolSearchIndex } from '../src/search/tool-index.js';
-import { countTokens } from '../src/tokens/count.js';
 import { mulberry32 } from './random.js';
 import { BaselineToolIndex } from './tool-retrieval/baseline.js';
 import {
@@ -27,7 +26,18 @@ import {
   loadToolsFile,
   type RetrievalQuery,
 } from './tool-retrieval/metrics.js';
-import { collectGarbage, isMain, log, median, p50p99, repoRoot, round, sdkClient, tempDir } from './util.js';
+import {
+  collectGarbage,
+  isMain,
+  log,
+  median,
+  p50p99,
+  qwen3Tokens,
+  repoRoot,
+  round,
+  sdkClient,
+  tempDir,
+} from './util.js';
 
 /**
  * MetaTool (Huang et al. 2023, MIT; HowieHwong/MetaTool@35e81bb) as tools.json + queries.jsonl:
@@ -506,7 +516,7 @@ export async function runToolSearch(options: { metatool?: string } = {}) {
     const real = await realCatalog();
     const synthetic = syntheticCatalog(data.tools, 500, { perServer: 3 });
     const share = async (list: readonly SearchableTool[]) => {
-      const cost = await contextCost(list, countTokens);
+      const cost = await contextCost(list, qwen3Tokens);
       return {
         ...cost,
         deferredIdleShare: round(cost.deferredIdleShare, 4),
