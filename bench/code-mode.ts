@@ -7,7 +7,6 @@ import { DEFAULT_SCRIPT_LIMITS, runScript, warmUp } from '../src/codemode/runtim
 import { loadConfig } from '../src/config/load.js';
 import { McpHost } from '../src/mcp/host.js';
 import { TackStore } from '../src/store/store.js';
-import { countTokens } from '../src/tokens/count.js';
 import {
   type FakeRequest,
   type FakeTurn,
@@ -15,7 +14,7 @@ import {
   startFakeProvider,
   toolResults,
 } from '../test/helpers/fake-provider.js';
-import { fixtures, isMain, log, median, round, tempDir } from './util.js';
+import { fixtures, isMain, log, median, qwen3Tokens, round, tempDir } from './util.js';
 
 /**
  * Code mode against direct calls: the same tool calls, made by the model one step at a time (every result into
@@ -111,7 +110,7 @@ interface PathFigures {
 }
 
 async function requestTokens(request: FakeRequest): Promise<number> {
-  return countTokens(
+  return qwen3Tokens(
     JSON.stringify({ system: request.system, tools: request.tools, messages: request.messages }),
   );
 }
@@ -152,7 +151,7 @@ async function runPath(
     let cumulative = 0;
     for (const request of provider.requests) cumulative += await requestTokens(request);
     return {
-      resultTokens: await countTokens(results.join('\n')),
+      resultTokens: await qwen3Tokens(results.join('\n')),
       finalContextTokens: await requestTokens(last),
       cumulativeInputTokens: cumulative,
       steps: provider.requests.length,

@@ -7,6 +7,7 @@ import { runConnect } from './connect.js';
 import { runConsole } from './console.js';
 import { runDocs } from './docs.js';
 import { runGateway } from './gateway.js';
+import { runInstallSize } from './install-size.js';
 import { runKnowledge } from './knowledge.js';
 import { runLargeResult } from './large-result.js';
 import { runPins } from './pins.js';
@@ -20,7 +21,7 @@ import { runTui } from './tui.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox] [startup] [console] [code-mode] [tui] [team]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox] [startup] [install-size] [console] [code-mode] [tui] [team]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time. `--rounds N` sets the rounds of
  * the benchmarks that run fresh processes per variant (docs, knowledge; 3 by default), to keep a run short on a
@@ -46,6 +47,7 @@ const BENCHMARKS = {
   scan: () => runScan(),
   sandbox: () => runSandbox(),
   startup: () => runStartup(),
+  'install-size': () => runInstallSize(),
   'code-mode': () => runCodeMode(),
   console: () => runConsole(),
   tui: () => runTui(),

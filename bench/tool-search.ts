@@ -3,18 +3,11 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import {
-  contextCost,
-  evaluate,
-  loadQueriesFile,
-  loadToolsFile,
-  type RetrievalQuery,
-} from '../src/search/bench.js';
 import { DEFAULT_RANKING, mergeRanking } from '../src/search/ranking.js';
 import { ToolTermCache } from '../src/search/term-cache.js';
-import { BaselineToolIndex, type SearchableTool, ToolSearchIndex } from '../src/search/tool-index.js';
-import { countTokens } from '../src/tokens/count.js';
+import { type SearchableTool, ToolSearchIndex } from '../src/search/tool-index.js';
 import { mulberry32 } from './random.js';
+import { BaselineToolIndex } from './tool-retrieval/baseline.js';
 import {
   type Dataset,
   diffFromPrior,
@@ -26,7 +19,25 @@ import {
   tune,
   tunedOnAll,
 } from './tool-retrieval/lodo.js';
-import { collectGarbage, isMain, log, median, p50p99, repoRoot, round, sdkClient, tempDir } from './util.js';
+import {
+  contextCost,
+  evaluate,
+  loadQueriesFile,
+  loadToolsFile,
+  type RetrievalQuery,
+} from './tool-retrieval/metrics.js';
+import {
+  collectGarbage,
+  isMain,
+  log,
+  median,
+  p50p99,
+  qwen3Tokens,
+  repoRoot,
+  round,
+  sdkClient,
+  tempDir,
+} from './util.js';
 
 /**
  * MetaTool (Huang et al. 2023, MIT; HowieHwong/MetaTool@35e81bb) as tools.json + queries.jsonl:
@@ -131,7 +142,7 @@ export function split(queries: readonly RetrievalQuery[]): Record<'tune' | 'test
   return result;
 }
 
-/** Writes the catalog and each split as the files `tack bench tool-search` reads. */
+/** Writes the catalog and each split as the files bench/tool-retrieval/report.ts reads. */
 export function writeMetaTool(dir: string, data: MetaTool = loadMetaTool()): Record<string, string> {
   mkdirSync(dir, { recursive: true });
   const files: Record<string, string> = { tools: join(dir, 'tools.json') };
@@ -505,7 +516,7 @@ export async function runToolSearch(options: { metatool?: string } = {}) {
     const real = await realCatalog();
     const synthetic = syntheticCatalog(data.tools, 500, { perServer: 3 });
     const share = async (list: readonly SearchableTool[]) => {
-      const cost = await contextCost(list, countTokens);
+      const cost = await contextCost(list, qwen3Tokens);
       return {
         ...cost,
         deferredIdleShare: round(cost.deferredIdleShare, 4),
@@ -561,7 +572,7 @@ export async function runToolSearch(options: { metatool?: string } = {}) {
 }
 
 if (isMain(import.meta.url)) {
-  // `node dist/bench/tool-search.js --write <dir>` only converts MetaTool, for `tack bench tool-search`.
+  // `node dist/bench/tool-search.js --write <dir>` only converts MetaTool, for bench/tool-retrieval/report.ts.
   const at = process.argv.indexOf('--write');
   if (at > 0) {
     const files = writeMetaTool(process.argv[at + 1] ?? 'metatool');

@@ -6,6 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client, type Transport } from '@modelcontextprotocol/client';
 import type { StdioServerConfig } from '../src/config/load.js';
+import { countTokens } from '../src/tokens/count.js';
 import { alive } from '../test/helpers/processes.js';
 
 /** The repository root: this file runs as dist/bench/util.js. */
@@ -17,6 +18,12 @@ export const fixtures = {
   /** The legacy fixture behind a two-line wrapper that appends its pid to `--pid-file <f>`. */
   legacyWithPid: join(repoRoot, 'dist/bench/fixtures/legacy-pid-server.js'),
 } as const;
+
+/**
+ * Token figures in benchmarks are Qwen3 tokenizer counts (a dev dependency), whatever model a user configures, so
+ * they stay comparable with the figures already in docs/.
+ */
+export const qwen3Tokens = (text: string): Promise<number> => countTokens(text, 'qwen3');
 
 export function log(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);

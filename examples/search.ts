@@ -4,7 +4,6 @@
  */
 
 import {
-  BaselineToolIndex,
   CALL_TOOL_DEFINITION,
   configuredSemanticRanker,
   hybridSearch,
@@ -26,13 +25,6 @@ const tools: SearchableTool[] = host.catalog.tools.map((tool) =>
 const index = ToolSearchIndex.build(tools);
 const hits: ToolHit[] = index.search('save this to my notes', 3);
 for (const hit of hits) console.log(`${hit.tool.name} ${hit.score.toFixed(2)}`);
-
-// Plain BM25 over the same definitions: the baseline the shipped ranking is measured against.
-console.log(
-  BaselineToolIndex.build(tools)
-    .search('save this to my notes', 3)
-    .map((hit) => hit.tool.name),
-);
 
 // Several queries, one per capability a task needs, fused; semantic ranking joins when tack.json configures
 // `toolSearch.embeddings` (none here: lexical only).

@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+
 /**
  * tack's local error family. Every error says what it concerns (a file and JSON path, a server, a tool), what
  * went wrong and what to do next, so the CLI can print one readable line plus a hint and a library caller can
@@ -40,6 +42,7 @@ export type TackErrorCode =
   | 'SANDBOX_UNAVAILABLE'
   | 'SANDBOX_FAILED'
   | 'SANDBOX_REFUSED'
+  | 'PACKAGE_MISSING'
   | 'USAGE';
 
 /** What an error is about; every field is optional, but the CLI prints whichever are set. */
@@ -86,4 +89,39 @@ export class TackError extends Error {
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+const require = createRequire(import.meta.url);
+
+function installed(name: string): boolean {
+  try {
+    require.resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks that the optional packages `feature` needs are installed where tack loads them from (tack's peer
+ * dependencies: the chat's Ink and React, the PostgreSQL driver, the OpenTelemetry SDK); else a PACKAGE_MISSING
+ * error naming each missing one and the command that installs them. Loads nothing.
+ */
+export function requirePackages(feature: string, names: readonly string[]): void {
+  const missing = names.filter((name) => !installed(name));
+  if (missing.length === 0) return;
+  const list = missing.length === 1 ? `the package ${missing[0]}` : `the packages ${missing.join(', ')}`;
+  throw new TackError(
+    'PACKAGE_MISSING',
+    `${feature} needs ${list}, which ${missing.length === 1 ? 'is' : 'are'} not installed`,
+    {
+      hint: `Install ${missing.length === 1 ? 'it' : 'them'} where tack is installed: npm install ${missing.join(' ')} in its project, or npm install -g ${missing.join(' ')} for a global tack.`,
+    },
+  );
+}
+
+/** A CommonJS optional package, loaded synchronously once `requirePackages` found it. */
+export function requireOptional<T>(feature: string, name: string): T {
+  requirePackages(feature, [name]);
+  return require(name) as T;
 }

@@ -1,5 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { mergeRanking, type RankingOptions, type RankingOverrides } from '../../src/search/ranking.js';
+import { type SearchableTool, type ServerProfile, ToolSearchIndex } from '../../src/search/tool-index.js';
+import { mulberry32 } from '../random.js';
+import { log, repoRoot, round } from '../util.js';
+import { BaselineToolIndex } from './baseline.js';
 import {
   ablationsFor,
   evaluate,
@@ -8,16 +13,7 @@ import {
   type QueryMode,
   type RetrievalMetrics,
   type RetrievalQuery,
-} from '../../src/search/bench.js';
-import { mergeRanking, type RankingOptions, type RankingOverrides } from '../../src/search/ranking.js';
-import {
-  BaselineToolIndex,
-  type SearchableTool,
-  type ServerProfile,
-  ToolSearchIndex,
-} from '../../src/search/tool-index.js';
-import { mulberry32 } from '../random.js';
-import { log, repoRoot, round } from '../util.js';
+} from './metrics.js';
 
 /**
  * Leave one data set out: every weight and switch of the ranking is chosen on all data sets but one, and the

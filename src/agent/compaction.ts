@@ -1,6 +1,7 @@
 import { generateText, type LanguageModel, type ModelMessage } from 'ai';
 import type { SkillLibrary } from '../skills/library.js';
 import { aiTelemetry } from '../telemetry/spans.js';
+import { estimateTextTokens } from '../tokens/count.js';
 import type { AgentEvent } from './events.js';
 import type { History } from './history.js';
 
@@ -11,12 +12,15 @@ import type { History } from './history.js';
  * summary so their instructions are not lost with the turns that loaded them.
  */
 
-/** A rough token count (4 characters a token): enough to decide when to compact, no tokenizer to load. */
+/**
+ * The messages' tokens by the one estimate every figure without a tokenizer uses (tokens/count.ts): enough to
+ * decide when to compact, synchronous, no tokenizer to load.
+ */
 export function estimateTokens(messages: readonly ModelMessage[]): number {
-  let chars = 0;
+  let tokens = 0;
   for (const m of messages)
-    chars += typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content).length;
-  return Math.ceil(chars / 4);
+    tokens += estimateTextTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
+  return tokens;
 }
 
 const ELIDED_MIN_CHARS = 400;

@@ -73,6 +73,8 @@ export async function stableParts(options: {
   offersSkills: boolean;
   knowledge?: KnowledgeBase | undefined;
   contextWindow: number;
+  /** The session's model spec: the skills index is budgeted in its tokens (tokens/count.ts). */
+  model?: string | undefined;
 }): Promise<{ parts: ContextPart[]; skillsLeftOut: number }> {
   const { guidelines, skills, knowledge } = options;
   const parts: ContextPart[] = [{ name: 'harness rules', text: HARNESS_RULES }];
@@ -86,7 +88,10 @@ export async function stableParts(options: {
   let skillsLeftOut = 0;
   if (skills && skills.skills.length > 0 && options.offersSkills) {
     const { countTokens } = await import('../tokens/count.js');
-    const index = await skills.renderIndex({ countTokens, contextWindow: options.contextWindow });
+    const index = await skills.renderIndex({
+      countTokens: (text) => countTokens(text, options.model),
+      contextWindow: options.contextWindow,
+    });
     // Skills past the budget stay reachable: a search over all of them, and a line saying so.
     skillsLeftOut = index.dropped.length;
     parts.push({

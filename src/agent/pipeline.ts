@@ -5,6 +5,7 @@ import { errorMessage } from '../errors.js';
 import { callToolInput } from '../search/meta-tools.js';
 import { RuleSet } from '../security/rules.js';
 import { inSpan } from '../telemetry/spans.js';
+import { estimateTextTokens } from '../tokens/count.js';
 import type { SecretMasker } from '../util/secrets.js';
 import { ApprovalGate, type Approver } from './approval.js';
 import { RUN_CODE } from './code-mode.js';
@@ -350,7 +351,7 @@ export class ToolPipeline {
       };
     }
     return {
-      text: `${text.slice(0, capChars)}\n[output cut at ${capChars} of ${text.length} characters (~${Math.round(text.length / 4)} tokens); the whole output is saved in ${file}]`,
+      text: `${text.slice(0, capChars)}\n[output cut at ${capChars} of ${text.length} characters (~${estimateTextTokens(text)} tokens); the whole output is saved in ${file}]`,
       savedTo: file,
     };
   }

@@ -518,6 +518,7 @@ export class AgentSession {
       ),
       knowledge,
       contextWindow: this.#options.context?.window ?? DEFAULT_CONTEXT_WINDOW,
+      model: this.#options.model.spec,
     });
     if (skills && skillsLeftOut > 0)
       this.#tools.addNative(nativeAgentTools([skillSearchTool(skills, skillsLeftOut)]));

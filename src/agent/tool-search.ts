@@ -9,6 +9,7 @@ import {
   serverProfiles,
   ToolSearchIndex,
 } from '../search/tool-index.js';
+import { estimateTextTokens, toolDefinitionText } from '../tokens/count.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { AgentTool } from './toolset.js';
 
@@ -67,11 +68,9 @@ export function deferredToolsPart(host: McpHost | undefined): { name: string; te
   };
 }
 
-/** A rough token count of one definition, enough to decide whether to defer; no tokenizer to load. */
+/** One definition's tokens by the estimate (no tokenizer to load): enough to decide whether to defer. */
 function definitionTokens(tool: AgentTool): number {
-  return Math.ceil(
-    (tool.name.length + tool.description.length + JSON.stringify(tool.inputSchema).length) / 4,
-  );
+  return estimateTextTokens(toolDefinitionText(tool));
 }
 
 /**

@@ -2,7 +2,6 @@ import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { commanderOutput, exitWhenStdoutCloses, reportError } from './output.js';
 import { registerAgent } from './register/agent.js';
-import { registerBench } from './register/bench.js';
 import {
   registerCall,
   registerListings,
@@ -53,7 +52,6 @@ const COMMANDS: readonly Register[] = [
   registerScan,
   registerSandbox,
   registerPins,
-  registerBench,
 ];
 
 /** Builds the `tack` command line. Every command is a thin layer over a library call (see src/index.ts). */

@@ -86,10 +86,11 @@ export async function catalogView(host: McpHost, config: TackConfig): Promise<Ca
   const catalog: Catalog = host.catalog;
   const settings = new Map(config.servers.map((s) => [s.name, s]));
   const sent: AgentTool[] = mcpAgentTools(host, settings, catalog.tools);
-  const counts = await toolDefinitionsTokens(sent, host.store?.tokenCounts);
+  const counts = await toolDefinitionsTokens(sent, host.store?.tokenCounts, config.agent.model);
   const [searchTokens = 0, callTokens = 0] = await toolDefinitionsTokens(
     [SEARCH_TOOLS_DEFINITION, CALL_TOOL_DEFINITION],
     host.store?.tokenCounts,
+    config.agent.model,
   );
   // Reviewed as `tack tools --security` does: new definitions pinned, changed or flagged ones held.
   const guard = host.store && new DefinitionGuard(host.store.pins, guardOptions(config, host.store));

@@ -1,5 +1,5 @@
 /**
- * `tack/search`: tool search over a catalog (the ranked index, its baseline, hybrid semantic ranking) and the
+ * `tack/search`: tool search over a catalog (the ranked index, hybrid semantic ranking), the
  * search_tools/call_tool meta-tool definitions.
  */
 
@@ -7,7 +7,6 @@ export { configuredSemanticRanker } from '../search/embeddings.js';
 export { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
 export { hybridSearch } from '../search/semantic.js';
 export {
-  BaselineToolIndex,
   type SearchableTool,
   searchableTool,
   type ToolHit,

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { cacheFileName, readCacheFile, writeCacheFile } from '../util/cache-file.js';
+import { cacheFileName } from '../util/cache-file.js';
 import type { FrontMatter, FrontMatterProblem } from '../util/front-matter.js';
-import { packEntries, snapshotEntry, type TermMapping, TextIndex } from '../util/text-index.js';
+import { type IndexCacheSpec, loadIndexCache, saveIndexCache } from '../util/index-cache.js';
+import { snapshotEntry, type TermMapping, TextIndex } from '../util/text-index.js';
 import type { EdgeKind } from './bundle.js';
 import type { Concept } from './concept.js';
 
@@ -99,41 +100,29 @@ export function normalizedText(text: string): string {
   return text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
 }
 
+function bundleCacheSpec(root: string): IndexCacheSpec<Omit<ConceptRecord, 'entry'>> {
+  return {
+    kind: KNOWLEDGE_CACHE_KIND,
+    version: KNOWLEDGE_CACHE_VERSION,
+    root,
+    fields: SEARCH_FIELDS,
+    of: `a cache of the bundle ${root}`,
+    record: (row) => {
+      if (!Array.isArray(row) || row.length !== 4) return undefined;
+      const [path, digest, fm, refs] = row as unknown[];
+      if (typeof path !== 'string' || typeof digest !== 'string' || !isRefs(refs)) return undefined;
+      if (fm !== null && !isFrontMatter(fm)) return undefined;
+      return [path, { digest, fm, refs }];
+    },
+  };
+}
+
 /**
- * The cache of the bundle at `root`, checked; `problem` says why an existing file was not used. Records that
- * are malformed are left out one by one (their files are read afresh), so a damaged record costs one file.
+ * The cache of the bundle at `root`, checked; `problem` says why an existing file was not used (util/index-cache.ts:
+ * a damaged or malformed cache is not used at all, and every file is read afresh).
  */
 export function loadBundleCache(file: string, root: string): { cache?: LoadedBundleCache; problem?: string } {
-  const read = readCacheFile(file, { kind: KNOWLEDGE_CACHE_KIND, version: KNOWLEDGE_CACHE_VERSION });
-  if (!read.ok) return read.reason === 'missing' ? {} : { problem: read.message };
-  const meta = (read.sections.get('meta') as { json?: unknown } | undefined)?.json as
-    | { root?: unknown; fields?: unknown; terms?: unknown; records?: unknown }
-    | undefined;
-  const offsets = read.sections.get('offsets');
-  const entries = read.sections.get('entries');
-  if (
-    !meta ||
-    meta.root !== root ||
-    JSON.stringify(meta.fields) !== JSON.stringify(SEARCH_FIELDS) ||
-    !Array.isArray(meta.terms) ||
-    !meta.terms.every((t) => typeof t === 'string') ||
-    !Array.isArray(meta.records) ||
-    !(offsets instanceof Uint32Array) ||
-    !(entries instanceof Uint32Array) ||
-    offsets.length !== meta.records.length + 1
-  )
-    return { problem: `${file} is not a cache of the bundle ${root}` };
-  const records = new Map<string, ConceptRecord>();
-  (meta.records as unknown[]).forEach((value, i) => {
-    const from = offsets[i]!;
-    const to = offsets[i + 1]!;
-    if (!Array.isArray(value) || value.length !== 4 || from > to || to > entries.length) return;
-    const [path, digest, fm, refs] = value as unknown[];
-    if (typeof path !== 'string' || typeof digest !== 'string' || !isRefs(refs)) return;
-    if (fm !== null && !isFrontMatter(fm)) return;
-    records.set(path, { digest, fm, refs, entry: entries.subarray(from, to) });
-  });
-  return { cache: { records, terms: meta.terms as string[] } };
+  return loadIndexCache(file, bundleCacheSpec(root));
 }
 
 /** The front matter a record keeps, as readFrontMatter gave it; undefined when `text` cannot have it. */
@@ -167,34 +156,31 @@ export function saveBundleCache(
 ): { ok: boolean; message?: string } {
   const snapshot = index.snapshot();
   const at = new Map(snapshot.keys.map((key, i) => [key, i]));
-  const rows: unknown[] = [];
-  const parts: Uint32Array[] = [];
+  const rows: Array<{ row: unknown[]; entry: Uint32Array }> = [];
   for (const [path, record] of records) {
     const id = ids.get(path);
     const i = id === undefined ? undefined : at.get(id);
-    const entry = i === undefined ? new Uint32Array(0) : snapshotEntry(snapshot, i);
     const fm = record.fm;
-    rows.push([
-      path,
-      record.digest,
-      jsonSafe(fm.data)
-        ? {
-            present: fm.present,
-            data: fm.data,
-            bodyStart: record.bodyStart,
-            bodyLine: fm.bodyLine,
-            keyLines: [...fm.keyLines],
-            problems: fm.problems,
-          }
-        : null,
-      record.refs,
-    ]);
-    parts.push(entry);
+    rows.push({
+      row: [
+        path,
+        record.digest,
+        jsonSafe(fm.data)
+          ? {
+              present: fm.present,
+              data: fm.data,
+              bodyStart: record.bodyStart,
+              bodyLine: fm.bodyLine,
+              keyLines: [...fm.keyLines],
+              problems: fm.problems,
+            }
+          : null,
+        record.refs,
+      ],
+      entry: i === undefined ? new Uint32Array(0) : snapshotEntry(snapshot, i),
+    });
   }
-  return writeCacheFile(file, KNOWLEDGE_CACHE_KIND, KNOWLEDGE_CACHE_VERSION, {
-    meta: { json: { root, fields: SEARCH_FIELDS, terms: snapshot.terms, records: rows } },
-    ...packEntries(parts),
-  });
+  return saveIndexCache(file, bundleCacheSpec(root), snapshot.terms, rows);
 }
 
 /** A mapping of the cache's term table for `index` (which must be new to take the table's numbering as is). */

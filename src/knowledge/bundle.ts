@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { TackError } from '../errors.js';
 import { pushAll } from '../util/arrays.js';
 import { type FrontMatter, readFrontMatter } from '../util/front-matter.js';
 import type { TextIndex } from '../util/text-index.js';
+import { walkTree } from '../util/walk-tree.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import {
   bundleCacheFile,
@@ -82,8 +82,10 @@ export interface BundleCacheReport {
   problem?: string;
 }
 
-/** Folders that are never part of a bundle's content. */
-const SKIP_DIR = /^(\.|node_modules$)/;
+/** Folders that are never part of a bundle's content (a bundle's own `dist/` is content, unlike docs'). */
+function skipBundleDir(name: string): boolean {
+  return name.startsWith('.') || name === 'node_modules';
+}
 
 /**
  * A loaded OKF bundle: its concepts by id, the reserved files, the link graph with backlinks, and every issue
@@ -357,7 +359,9 @@ function sha256(bytes: Uint8Array): string {
 
 /**
  * Every file and folder of the bundle (bundle-relative), and its .md files sorted so output and ids are stable
- * across file systems. Symlinks are left out: a link could bring in files from outside the bundle.
+ * across file systems. By the tree walk's rules (util/walk-tree.ts): symlinks are left out (a link could bring in
+ * files from outside the bundle), folders more than DEFAULT_MAX_DEPTH deep are not read, a folder that cannot be
+ * read fails the load.
  */
 async function walkBundle(
   root: string,
@@ -365,22 +369,19 @@ async function walkBundle(
   const markdown: string[] = [];
   const files = new Set<string>();
   const folders = new Set<string>();
-  const walk = async (rel: string): Promise<void> => {
-    const entries = await readdir(join(root, rel), { withFileTypes: true });
-    const below: string[] = [];
-    for (const entry of entries) {
-      const path = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory() && !SKIP_DIR.test(entry.name)) {
-        folders.add(path);
-        below.push(path);
-      } else if (entry.isFile()) {
-        files.add(path);
-        if (entry.name.endsWith('.md')) markdown.push(path);
-      }
+  const tree = walkTree(root, {
+    skipDir: skipBundleDir,
+    onUnreadable: (_path, error) => {
+      throw error;
+    },
+  });
+  for (const { rel, name, kind } of tree) {
+    if (kind === 'dir') folders.add(rel);
+    else if (kind === 'file') {
+      files.add(rel);
+      if (name.endsWith('.md')) markdown.push(rel);
     }
-    await Promise.all(below.map(walk));
-  };
-  await walk('');
+  }
   return { markdown: markdown.sort(), files, folders };
 }
 

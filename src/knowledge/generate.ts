@@ -4,8 +4,9 @@ import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:p
 import { pathToFileURL } from 'node:url';
 import { Document, isCollection } from 'yaml';
 import { TackError } from '../errors.js';
-import { isDocFile, isSkippedDir } from '../util/doc-files.js';
+import { isDocFile } from '../util/doc-files.js';
 import { readFrontMatter } from '../util/front-matter.js';
+import { DEFAULT_MAX_DEPTH, isSkippedDir, walkTree } from '../util/walk-tree.js';
 import { loadBundle } from './bundle.js';
 import { writeIndexes } from './index-file.js';
 import { encodePath, isUrl } from './link-targets.js';
@@ -176,26 +177,28 @@ function within(outer: string, inner: string): boolean {
  */
 async function walk(from: string, out: string, skipped: GenerateResult['skipped']): Promise<string[]> {
   const found: string[] = [];
-  const visit = async (rel: string): Promise<void> => {
-    const entries = await readdir(join(from, rel), { withFileTypes: true });
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      const path = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.name.startsWith('.')) continue;
-      if (entry.isDirectory()) {
-        if (resolve(from, path) === out)
-          skipped.push({ file: `${path}/`, reason: 'the bundle folder itself' });
-        else if (!isSkippedDir(entry.name)) await visit(path);
-      } else if (entry.isSymbolicLink()) {
-        // The docs server does not follow links out of its folder either.
-        skipped.push({ file: path, reason: 'symbolic link, not followed' });
-      } else if (entry.isFile()) {
-        if (isDocFile(entry.name)) found.push(path);
-        else skipped.push({ file: path, reason: 'not Markdown (.md, .mdx)' });
-      }
+  const below = (path: string) => relative(from, path).split(sep).join('/');
+  const tree = walkTree(from, {
+    skipDir: (name, path) => {
+      if (name.startsWith('.') || resolve(path) !== out) return isSkippedDir(name);
+      skipped.push({ file: `${below(path)}/`, reason: 'the bundle folder itself' });
+      return true;
+    },
+    onTooDeep: (path) =>
+      skipped.push({ file: `${below(path)}/`, reason: `more than ${DEFAULT_MAX_DEPTH} folders deep` }),
+    onUnreadable: (_path, error) => {
+      throw error;
+    },
+  });
+  for (const { rel, name, kind } of tree) {
+    if (name.startsWith('.') || kind === 'dir') continue;
+    // The docs server does not follow links out of its folder either.
+    if (kind === 'link') skipped.push({ file: rel, reason: 'symbolic link, not followed' });
+    else if (kind === 'file') {
+      if (isDocFile(name)) found.push(rel);
+      else skipped.push({ file: rel, reason: 'not Markdown (.md, .mdx)' });
     }
-  };
-  await visit('');
+  }
   return found;
 }
 

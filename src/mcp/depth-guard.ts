@@ -1,5 +1,6 @@
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { depthRefusalError, jsonDepth } from '../util/json-depth.js';
+import { interceptOnMessage } from './sdk-internals.js';
 
 /** JSON-RPC's "Internal error": what the request gets instead of a result tack refused to take in. */
 const INTERNAL_ERROR = -32603;
@@ -14,10 +15,7 @@ export const DEPTH_LIMIT_MARK = 'tack.jsonDepth';
  * anything else that recurses. A response becomes a JSON-RPC error for its request, a request from the server
  * is answered with one, a notification is dropped; `note` says which, for the server's log. The connection
  * itself is untouched: one hostile answer fails one request.
- *
- * The SDK installs its handler by assigning `transport.onmessage` (and keeps the class of the transport: it
- * probes eras on a sibling of the exact stdio class), so the check is an accessor on this one instance rather
- * than a wrapper object.
+ * The check sits in front of the SDK's handler through interceptOnMessage (sdk-internals.ts).
  */
 export function guardIncoming(
   transport: Transport,
@@ -25,14 +23,13 @@ export function guardIncoming(
   note: (message: string) => void,
   peer: 'server' | 'client' = 'server',
 ): void {
-  let handler: Transport['onmessage'];
-  const guarded: NonNullable<Transport['onmessage']> = (message, extra) => {
+  interceptOnMessage(transport, (message, extra, handler) => {
     if (jsonDepth(message, limit) <= limit) {
       // The SDK runs a notification's handler on a microtask but settles a response at once: a last progress
       // notification arriving in one chunk with the response after it found its request gone ("unknown token")
       // and never reached the client. A response taken on a microtask too keeps the order the server sent.
-      if (isResponse(message)) queueMicrotask(() => handler?.(message, extra));
-      else handler?.(message, extra);
+      if (isResponse(message)) queueMicrotask(() => handler()?.(message, extra));
+      else handler()?.(message, extra);
       return;
     }
     const id = (message as { id?: unknown }).id;
@@ -54,16 +51,8 @@ export function guardIncoming(
           data: { [DEPTH_LIMIT_MARK]: limit },
         },
       };
-      handler?.(refused, extra);
+      handler()?.(refused, extra);
     } else note(`dropped a message without id or method: ${what}`);
-  };
-  Object.defineProperty(transport, 'onmessage', {
-    configurable: true,
-    enumerable: true,
-    get: () => (handler ? guarded : undefined),
-    set: (value: Transport['onmessage']) => {
-      handler = value;
-    },
   });
 }
 

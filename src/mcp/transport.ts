@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import {
   SSEClientTransport,
   StreamableHTTPClientTransport,
@@ -10,6 +9,7 @@ import type { SandboxPolicy } from '../config/sandbox.js';
 import { sandboxEnvironment } from '../sandbox/launch.js';
 import type { TackOAuthProvider } from './oauth.js';
 import { LinearReadBuffer } from './read-buffer.js';
+import { replaceStdioReadBuffer, stdioChildProcess } from './sdk-internals.js';
 import type { ServerLog } from './server-log.js';
 
 /**
@@ -83,22 +83,9 @@ export function createStdioTransport(spawn: StdioSpawn, hooks: StdioHooks): Stdi
   });
   transport.stderr?.on('data', (chunk: Buffer) => hooks.log.writeStderr(chunk));
   observeChild(transport, hooks);
-  installLinearReadBuffer(transport, hooks.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+  // The SDK's stdio read buffer is quadratic in the message size; tack's is linear (read-buffer.ts).
+  replaceStdioReadBuffer(transport, new LinearReadBuffer(hooks.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES));
   return transport;
-}
-
-/**
- * Swap the SDK's quadratic stdio read buffer for tack's linear one (see read-buffer.ts). `_readBuffer` is
- * private to the SDK: when its shape is not the one expected, the SDK's own buffer is kept.
- */
-function installLinearReadBuffer(transport: StdioClientTransport, maxBytes: number): void {
-  const holder = transport as unknown as { _readBuffer?: { append?: unknown; readMessage?: unknown } };
-  if (
-    typeof holder._readBuffer?.append !== 'function' ||
-    typeof holder._readBuffer.readMessage !== 'function'
-  )
-    return;
-  holder._readBuffer = new LinearReadBuffer(maxBytes);
 }
 
 /**
@@ -106,14 +93,13 @@ function installLinearReadBuffer(transport: StdioClientTransport, maxBytes: numb
  * signal of its child. tack needs both for its diagnostics, so it watches the child the transport spawned.
  * It patches `start` on this one instance rather than subclassing: the SDK runs its era probe on a disposable
  * sibling process only for the exact base class (a subclass would probe in place and could kill a server
- * that exits on an unknown pre-initialize request). `_process` is private to the SDK; if a future version
- * renames it, tack loses these diagnostics but keeps working.
+ * that exits on an unknown pre-initialize request). The child is the SDK's private one (stdioChildProcess).
  */
 function observeChild(transport: StdioClientTransport, hooks: StdioHooks): void {
   const start = transport.start.bind(transport);
   transport.start = async () => {
     await start();
-    const child = (transport as unknown as { _process?: ChildProcess })._process;
+    const child = stdioChildProcess(transport);
     if (!child) return;
     child.stdout?.on('data', stdoutNoiseScanner(hooks.onStdoutNoise));
     child.once('exit', (code, signal) => hooks.onExit(code, signal));

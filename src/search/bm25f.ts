@@ -8,7 +8,8 @@
  * expansion reads (the terms of the best documents) and the fields each term matched (`tack tools search
  * --explain`), and score a query of 30 terms over 10,000 tools in well under a millisecond: typed arrays, dense
  * document ids and a reused score buffer. No npm package does BM25F with removals (wink-bm25-text-search is
- * build-once and unmaintained since 2023).
+ * build-once and unmaintained since 2023). Documents (docs, knowledge) are ranked by util/text-index.ts instead:
+ * see there why tack keeps two engines.
  */
 
 export interface Bm25fParams {

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
 import {
   closeSync,
-  type Dirent,
   existsSync,
   lstatSync,
   openSync,
-  readdirSync,
   readlinkSync,
   readSync,
   type Stats,
@@ -16,6 +14,7 @@ import { TackError } from '../errors.js';
 import type { TrustedProject } from '../store/trusted-projects.js';
 import { sha256Hex } from '../util/canonical-json.js';
 import { realOrUndefined } from '../util/fs-probe.js';
+import { walkTree } from '../util/walk-tree.js';
 
 /**
  * Project trust. A repository's tack.json, .mcp.json and skill folders are written by whoever wrote the
@@ -197,35 +196,29 @@ export function projectFiles(scope: ProjectTrustScope): ProjectFiles {
     if (seen.has(real) || !statOrUndefined(real, statSync)?.isDirectory()) continue;
     seen.add(real);
     const before = Object.keys(out.files).length;
-    walk(real, name, 0);
+    walk(real, name);
     if (Object.keys(out.files).length > before) out.skillRoots.push(name);
   }
   if (out.problem) out.problem = `the project's skill folders hold ${out.problem}`;
   return out;
 
-  function walk(dir: string, name: string, depth: number): void {
-    if (out.problem) return;
-    if (depth >= TRUST_BOUNDS.maxDepth) {
-      fail(`folders nested deeper than ${TRUST_BOUNDS.maxDepth}`);
-      return;
-    }
-    let entries: Dirent[];
+  /** Every entry below a skill folder, by the tree walk's rules (links hashed as links, never followed). */
+  function walk(dir: string, name: string): void {
+    const tree = walkTree(dir, {
+      // Folders at depth maxDepth and below are refused, not skipped: a change there would go unseen.
+      maxDepth: TRUST_BOUNDS.maxDepth - 1,
+      skipDir: (entry) => SKIP.has(entry),
+      onTooDeep: () => fail(`folders nested deeper than ${TRUST_BOUNDS.maxDepth}`),
+    });
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      if (SKIP.has(entry.name)) continue;
-      const path = join(dir, entry.name);
-      const entryName = `${name}/${entry.name}`;
-      if (entry.isDirectory()) walk(path, entryName, depth + 1);
-      else {
-        const stats = statOrUndefined(path, lstatSync);
-        if (stats) hashInto(path, entryName, stats);
+      for (const entry of tree) {
+        if (out.problem) return;
+        if (entry.kind === 'dir' || SKIP.has(entry.name)) continue;
+        const stats = statOrUndefined(entry.path, lstatSync);
+        if (stats) hashInto(entry.path, `${name}/${entry.rel}`, stats);
       }
-      if (out.problem) return;
+    } catch {
+      // The folder cannot be read (gone since it was checked): nothing of it is recorded.
     }
   }
 }

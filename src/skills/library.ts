@@ -1,8 +1,7 @@
-import { readdir, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { TackError } from '../errors.js';
 import { pushAll } from '../util/arrays.js';
-import { compareText } from '../util/text-order.js';
+import { walkTree } from '../util/walk-tree.js';
 import { readPrefix } from './bounded-read.js';
 import { type DiscoveredSkill, type DiscoverOptions, discoverSkills, type SkillScope } from './discover.js';
 import { resolveInside, skillFileError } from './inside-skill.js';
@@ -76,6 +75,8 @@ export interface RenderedIndex {
 }
 
 const MAX_FILE_BYTES = 256 * 1024;
+/** How deep a skill's files are listed (its folder is 0). */
+const SKILL_FILES_DEPTH = 4;
 const VERDICT_BATCH = 256;
 const MAX_LISTED_FILES = 200;
 
@@ -281,17 +282,15 @@ export class SkillLibrary {
     const skill = this.require(name);
     if (skill.remote) return skill.remote.files();
     const files: string[] = [];
-    const walk = async (dir: string, depth: number): Promise<void> => {
-      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-      entries.sort((a, b) => compareText(a.name, b.name));
-      for (const entry of entries) {
-        if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-        const path = join(dir, entry.name);
-        if (entry.isDirectory() && depth < 4) await walk(path, depth + 1);
-        else if (entry.isFile()) files.push(relative(skill.dir, path).split(sep).join('/'));
-      }
-    };
-    await walk(skill.dir, 0);
+    const tree = walkTree(skill.dir, {
+      maxDepth: SKILL_FILES_DEPTH,
+      skipDir: (name) => name.startsWith('.') || name === 'node_modules',
+    });
+    try {
+      for (const { rel, name, kind } of tree) if (kind === 'file' && !name.startsWith('.')) files.push(rel);
+    } catch {
+      // A skill folder that cannot be read lists no files, as one that is gone.
+    }
     return files;
   }
 

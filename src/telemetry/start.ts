@@ -44,7 +44,9 @@ export async function startTelemetry(
     import('@opentelemetry/exporter-metrics-otlp-http'),
     import('@opentelemetry/sdk-metrics'),
     import('@opentelemetry/resources'),
-  ]);
+  ]).catch((error: unknown) => {
+    throw missingSdk(error);
+  });
   // Checked after the imports, with no wait before register(): of two starts at once, the second finds the first's.
   if (tracing()) return NONE;
   const api = loadApi();
@@ -93,6 +95,32 @@ export async function startTelemetry(
       if (ownMetrics) api.metrics.disable();
     },
   };
+}
+
+/** The OpenTelemetry SDK packages: optional (peer) dependencies, installed by those who export. */
+export const OTEL_SDK_PACKAGES = [
+  '@opentelemetry/sdk-trace-node',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-metrics-otlp-http',
+  '@opentelemetry/sdk-metrics',
+  '@opentelemetry/resources',
+] as const;
+
+/**
+ * A missing SDK package as an error that says which variable asked for export and how to install the SDK: export
+ * was asked for, so going on without it would lose every span unnoticed.
+ */
+function missingSdk(error: unknown): unknown {
+  if ((error as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND') return error;
+  const name = /Cannot find (?:package|module) '([^']+)'/.exec(
+    error instanceof Error ? error.message : '',
+  )?.[1];
+  return new Error(
+    `OpenTelemetry export is on (an OTEL_EXPORTER_OTLP_*ENDPOINT variable is set) but the SDK is not installed` +
+      `${name ? ` (${name} is missing)` : ''}. Install it beside tack: npm install ${OTEL_SDK_PACKAGES.join(' ')}` +
+      ' (or unset the variable).',
+    { cause: error },
+  );
 }
 
 /**

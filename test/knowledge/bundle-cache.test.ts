@@ -37,6 +37,20 @@ function copyOf(name: string): string {
 }
 
 /** Everything a load produces that anyone reads: concepts (typed fields, data, text), edges, issues, search. */
+/** A copy of a fixture bundle loaded once with a cache, and that cache as read back. */
+async function cachedCopy(name: string) {
+  const root = copyOf(name);
+  const cacheDir = temp();
+  const expected = outcome(await loadBundle(root));
+  const cold = await loadBundle(root, { cacheDir });
+  const read = readCacheFile(cold.cache!.file, {
+    kind: KNOWLEDGE_CACHE_KIND,
+    version: KNOWLEDGE_CACHE_VERSION,
+  });
+  if (!read.ok) throw new Error(read.message);
+  return { root, cacheDir, expected, cold, read };
+}
+
 function outcome(bundle: KnowledgeBundle) {
   const base = new KnowledgeBase([bundle]);
   return {
@@ -138,45 +152,59 @@ describe('the knowledge bundle cache', () => {
     }
   });
 
-  it('checks every record of a well-formed file and reads afresh only the files whose records are wrong', async () => {
-    const root = copyOf('acme_retail');
-    const cacheDir = temp();
-    const expected = outcome(await loadBundle(root));
-    const cold = await loadBundle(root, { cacheDir });
-    const read = readCacheFile(cold.cache!.file, {
-      kind: KNOWLEDGE_CACHE_KIND,
-      version: KNOWLEDGE_CACHE_VERSION,
-    });
-    if (!read.ok) throw new Error(read.message);
+  it('reads afresh only the files whose well-formed records do not fit them', async () => {
+    const { root, cacheDir, expected, cold, read } = await cachedCopy('acme_retail');
     const meta = (read.sections.get('meta') as { json: { terms: string[]; records: unknown[][] } }).json;
     const offsets = read.sections.get('offsets') as Uint32Array;
     const entries = Uint32Array.from(read.sections.get('entries') as Uint32Array);
     const fm = (i: number) => meta.records[i]![2] as Record<string, unknown>;
-    fm(0).bodyStart = 'nine'; // not a number: the file is read afresh
-    fm(1).keyLines = [['type', -1]];
-    meta.records[2]![3] = { links: 'none', footnotes: [] };
-    entries[offsets[3]! + 5] = meta.terms.length + 1; // a term past the table: re-indexed from the concept
-    fm(4).bodyStart = 10_000_000; // past the end of the text
+    // A term past the table: that concept is indexed again from its record's front matter (not read afresh).
+    entries[offsets[3]! + 5] = meta.terms.length + 1;
+    fm(4).bodyStart = 10_000_000; // past the end of the text: read afresh
     writeCacheFile(cold.cache!.file, KNOWLEDGE_CACHE_KIND, KNOWLEDGE_CACHE_VERSION, {
       meta: { json: meta },
       offsets,
       entries,
     });
     const bundle = await loadBundle(root, { cacheDir });
-    expect(bundle.cache).toMatchObject({ loaded: cold.cache!.parsed - 4, parsed: 4, saved: true });
+    expect(bundle.cache).toMatchObject({ loaded: cold.cache!.parsed - 1, parsed: 1, saved: true });
     expect(outcome(bundle)).toEqual(expected);
   });
 
+  it('does not use a cache with one malformed record: it warns, reads every file afresh and rebuilds the cache', async () => {
+    const { root, cacheDir, expected, cold, read } = await cachedCopy('acme_retail');
+    const original = JSON.stringify((read.sections.get('meta') as { json: unknown }).json);
+    const spoils: Array<[string, (records: unknown[][]) => void]> = [
+      ['a body offset that is no number', (r) => ((r[0]![2] as Record<string, unknown>).bodyStart = 'nine')],
+      ['a negative key line', (r) => ((r[1]![2] as Record<string, unknown>).keyLines = [['type', -1]])],
+      ['references of the wrong shape', (r) => (r[2]![3] = { links: 'none', footnotes: [] })],
+      ['a record that is no record', (r) => (r[3] = ['x'])],
+    ];
+    for (const [what, spoil] of spoils) {
+      const meta = JSON.parse(original) as { records: unknown[][] };
+      spoil(meta.records);
+      writeCacheFile(cold.cache!.file, KNOWLEDGE_CACHE_KIND, KNOWLEDGE_CACHE_VERSION, {
+        meta: { json: meta },
+        offsets: read.sections.get('offsets') as Uint32Array,
+        entries: read.sections.get('entries') as Uint32Array,
+      });
+      const warnings: TackWarning[] = [];
+      const bundle = await loadBundle(root, { cacheDir, onWarning: (w) => warnings.push(w) });
+      expect(bundle.cache?.problem, what).toMatch(/record \d+ is malformed/);
+      expect(warnings, what).toEqual([
+        {
+          code: 'INDEX_CACHE',
+          message: expect.stringMatching(/the cache was not used.*record \d+ is malformed/),
+        },
+      ]);
+      expect(bundle.cache, what).toMatchObject({ loaded: 0, saved: true });
+      expect(outcome(bundle), what).toEqual(expected);
+      expect((await loadBundle(root, { cacheDir })).cache, what).toMatchObject({ parsed: 0 });
+    }
+  });
+
   it("does not take one file's record for another: records made from other bytes are read afresh", async () => {
-    const root = copyOf('acme_retail');
-    const cacheDir = temp();
-    const expected = outcome(await loadBundle(root));
-    const cold = await loadBundle(root, { cacheDir });
-    const read = readCacheFile(cold.cache!.file, {
-      kind: KNOWLEDGE_CACHE_KIND,
-      version: KNOWLEDGE_CACHE_VERSION,
-    });
-    if (!read.ok) throw new Error(read.message);
+    const { root, cacheDir, expected, cold, read } = await cachedCopy('acme_retail');
     const meta = (read.sections.get('meta') as { json: { records: unknown[][] } }).json;
     // The first two records swap paths: each now names a file whose bytes are not the ones it was made from.
     const first = meta.records[0]![0];

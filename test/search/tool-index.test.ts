@@ -1,14 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareRetrieval, loadQueriesFile, loadToolsFile } from '../../src/search/bench.js';
+import { BaselineToolIndex } from '../../bench/tool-retrieval/baseline.js';
+import { compareRetrieval, loadQueriesFile, loadToolsFile } from '../../bench/tool-retrieval/metrics.js';
 import { capabilityClauses, querySegments } from '../../src/search/segments.js';
 import { nameWords, tokenize } from '../../src/search/tokenize.js';
-import {
-  BaselineToolIndex,
-  type SearchableTool,
-  schemaText,
-  ToolSearchIndex,
-} from '../../src/search/tool-index.js';
+import { type SearchableTool, schemaText, ToolSearchIndex } from '../../src/search/tool-index.js';
 import { REPO } from '../helpers/project.js';
 
 const FIXTURE = join(REPO, 'test/fixtures/tool-search');

@@ -122,6 +122,20 @@ describe('project trust: files and records', () => {
     ]);
   });
 
+  it('refuses skill folders nested deeper than its bound rather than leaving their files unseen', () => {
+    const p = untrusted();
+    skill(p, '.agents', 'alpha');
+    const base = join(p.dir, '.agents', 'skills');
+    // alpha is at depth 1 below the skill root; folders at depth 15 are read, one at depth 16 is refused.
+    const at = (depth: number) =>
+      join(base, 'alpha', ...Array.from({ length: depth - 1 }, (_, i) => `d${i}`));
+    mkdirSync(at(15), { recursive: true });
+    writeFileSync(join(at(15), 'deep.txt'), 'x');
+    expect(projectFiles({ root: p.dir }).problem).toBeUndefined();
+    mkdirSync(at(16));
+    expect(projectFiles({ root: p.dir }).problem).toMatch(/folders nested deeper than 16/);
+  });
+
   it('looks at the skill roots skill discovery reads, from the working directory up to the repository root', async () => {
     const p = untrusted();
     const deep = join(p.dir, 'packages', 'app');

@@ -165,12 +165,23 @@ describe('the docs index cache', () => {
     const library = await DocsLibrary.open(root, { cacheDir });
     expect(library.cache).toMatchObject({ loaded: 63, indexed: 2, saved: true });
     expect(served(library)).toEqual(expected);
-    // A record that is not one at all makes the whole file unusable.
-    meta.records[2] = ['x'];
-    writeCacheFile(file, DOCS_CACHE_KIND, DOCS_CACHE_VERSION, { meta: { json: meta }, offsets, entries });
-    const again = await DocsLibrary.open(root, { cacheDir });
-    expect(again.cache?.problem).toMatch(/record 2 is malformed/);
-    expect(served(again)).toEqual(expected);
+    // A malformed record makes the whole file unusable (util/index-cache.ts): a warning, and the cache rebuilt.
+    for (const [what, row] of [
+      ['a record that is no record', ['x']],
+      ['a negative word count', [...meta.records[2]!.slice(0, 3), -1, ...meta.records[2]!.slice(4)]],
+    ] as const) {
+      meta.records[2] = [...row];
+      writeCacheFile(file, DOCS_CACHE_KIND, DOCS_CACHE_VERSION, { meta: { json: meta }, offsets, entries });
+      const again = await DocsLibrary.open(root, { cacheDir });
+      expect(again.cache?.problem, what).toMatch(/record 2 is malformed/);
+      expect(again.warnings.join('\n'), what).toMatch(/index cache was not used.*record 2 is malformed/);
+      expect(again.cache, what).toMatchObject({ loaded: 0, saved: true });
+      expect(served(again), what).toEqual(expected);
+      expect((await DocsLibrary.open(root, { cacheDir })).cache, what).toMatchObject({
+        loaded: 65,
+        indexed: 0,
+      });
+    }
   });
 
   it("does not take one document's record for another: records made from other bytes are indexed again", async () => {

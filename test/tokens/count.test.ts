@@ -10,12 +10,15 @@ import {
 } from '../../src/tokens/count.js';
 import { REPO } from '../helpers/project.js';
 
+/** A model spec whose tokenizer is Qwen3's (a dev dependency here, an optional one for users). */
+const QWEN = 'openai-compatible:qwen3-8b';
+
 describe('token counts (Qwen3 tokenizer)', () => {
   it('count the skill metadata of the background documents as 41 tokens', async () => {
     const text =
       'name: pdf-processing\ndescription: Extract text and tables from PDF files, fill forms, merge documents. ' +
       'Use when working with PDF files or when the user mentions PDFs, forms, or document extraction.';
-    expect(await countTokens(text)).toBe(41);
+    expect(await countTokens(text, QWEN)).toBe(41);
   });
 
   it('price a tool definition by its model-visible name, description and input schema', async () => {
@@ -38,7 +41,7 @@ describe('token counts (Qwen3 tokenizer)', () => {
       input_schema: tool.definition.inputSchema,
     });
     // 42 tokens, counted once with the same tokenizer; a change here means the definition text changed.
-    expect(await toolDefinitionTokens(modelToolOf(tool))).toBe(42);
+    expect(await toolDefinitionTokens(modelToolOf(tool), undefined, QWEN)).toBe(42);
     // A definition without a description is sent with its title (else its name), as the agent sends it.
     const untitled = {
       ...tool,
@@ -51,14 +54,14 @@ describe('token counts (Qwen3 tokenizer)', () => {
     const text = readFileSync(join(REPO, 'docs', 'security.md'), 'utf8');
     expect(text.length).toBeGreaterThan(40_000);
     const whole = (fromPreTrained() as { encode(text: string): number[] }).encode(text).length;
-    expect(await countTokens(text)).toBe(whole);
+    expect(await countTokens(text, QWEN)).toBe(whole);
     // A megabyte of prose: seconds of tokenizer work, in slices of milliseconds (one call used to hold it all).
     const long = text.repeat(Math.ceil(1_000_000 / text.length));
     let ticks = 0;
     const interval = setInterval(() => ticks++, 20);
     const started = performance.now();
     try {
-      expect(await countTokens(long)).toBe(whole * Math.ceil(1_000_000 / text.length));
+      expect(await countTokens(long, QWEN)).toBe(whole * Math.ceil(1_000_000 / text.length));
     } finally {
       clearInterval(interval);
     }

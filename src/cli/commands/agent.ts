@@ -12,11 +12,16 @@ import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
 import { isUserCommand, prepareTurn } from '../../agent/user-turn.js';
 import type { TackConfig } from '../../config/load.js';
-import { errorMessage, TackError } from '../../errors.js';
+import { errorMessage, requirePackages, TackError } from '../../errors.js';
 import type { McpHost } from '../../mcp/host.js';
 import { earlierSessions, type SessionRow, sessionSummary } from '../../store/sessions.js';
 import { startTelemetry } from '../../telemetry/start.js';
-import { countTokensMany, TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
+import {
+  countTokensMany,
+  TOOL_TOKENS_BASIS,
+  tokenCounting,
+  toolDefinitionsTokens,
+} from '../../tokens/count.js';
 import { createChatTui } from '../../tui/chat-tui.js';
 import { printableJson } from '../../util/printable.js';
 import { maskSecrets, type SecretMasker } from '../../util/secrets.js';
@@ -442,7 +447,24 @@ function flagSet(value: string | undefined): boolean {
  * refused: a pipe cannot answer an approval, so calls that would ask are refused as `tack run` refuses them.
  */
 export async function chatCommand(options: AgentCliOptions): Promise<number> {
-  return traced(() => (wantsFullScreen(options) ? fullScreenChat(options) : lineChat(options)));
+  return traced(() =>
+    wantsFullScreen(options) && screenInstalled() ? fullScreenChat(options) : lineChat(options),
+  );
+}
+
+/** What the full-screen chat draws with: optional packages of tack, part of the command line's install (README). */
+const SCREEN_PACKAGES = ['ink', 'react', 'marked', 'marked-terminal'];
+
+/** Whether the full-screen chat can load; if not, says so and why, and the chat goes on in the line mode. */
+function screenInstalled(): boolean {
+  try {
+    requirePackages('The full-screen chat', SCREEN_PACKAGES);
+    return true;
+  } catch (error) {
+    if (!TackError.isInstance(error)) throw error;
+    warn(`${error.message}: the chat runs in the line mode. ${error.hint ?? ''}`);
+    return false;
+  }
 }
 
 async function fullScreenChat(options: AgentCliOptions): Promise<number> {
@@ -733,6 +755,7 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
     const partTokens = await countTokensMany(
       parts.map((part) => part.text),
       cache,
+      model,
     );
     const rows: Array<{ part: string; source: string; tokens: number }> = parts.map((part, i) => ({
       part: `system: ${part.name}`,
@@ -740,7 +763,7 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
       tokens: partTokens[i]!,
     }));
     const tools = agent.session.tools();
-    const toolTokens = await toolDefinitionsTokens(tools, cache);
+    const toolTokens = await toolDefinitionsTokens(tools, cache, model);
     const byServer = new Map<string, { tools: number; tokens: number }>();
     tools.forEach((tool, i) => {
       const key = tool.server ?? 'tack';
@@ -762,7 +785,11 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
         model: model ?? null,
         parts: rows,
         total,
-        counted: { tools: TOOL_TOKENS_BASIS, history: 'estimated' },
+        counted: {
+          tokenizer: tokenCounting(model).tokenizer,
+          tools: TOOL_TOKENS_BASIS,
+          history: 'estimated',
+        },
         system: systemPrompt(agent.session.systemParts),
       });
     } else {
@@ -773,7 +800,7 @@ export async function contextCommand(options: AgentCliOptions): Promise<number> 
         ),
       );
       print(
-        `\nTOKENS (Qwen3 tokenizer): system: the text of each part, sent in this order, stable first; tools: ${TOOL_TOKENS_BASIS}, as \`tack tools\` counts them; history: estimated.`,
+        `\nTOKENS (${tokenCounting(model).label}): system: the text of each part, sent in this order, stable first; tools: ${TOOL_TOKENS_BASIS}, as \`tack tools\` counts them; history: estimated.`,
       );
     }
     return 0;

@@ -4,7 +4,7 @@ import { describeStatus } from '../../sandbox/launch.js';
 import { trifectaLegs } from '../../security/capabilities.js';
 import { scanCatalog } from '../../security/catalog.js';
 import { DefinitionGuard, guardOptions } from '../../security/pins.js';
-import { TOOL_TOKENS_BASIS, toolDefinitionsTokens } from '../../tokens/count.js';
+import { TOOL_TOKENS_BASIS, tokenCounting, toolDefinitionsTokens } from '../../tokens/count.js';
 import { describeFinding } from '../findings.js';
 import { print, printJson, table, truncate } from '../output.js';
 import { type ServerOptions, withHost } from '../with-host.js';
@@ -14,8 +14,11 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
     const tools = host.catalog.tools;
     // Priced as a session sends them (schemas mended for providers), so `tack context` shows the same figures.
     const sent = mcpAgentTools(host, new Map(config.servers.map((s) => [s.name, s])), tools);
-    // Counted once per definition ever: the store remembers, so a warm listing loads no tokenizer.
-    const counts = await toolDefinitionsTokens(sent, host.store?.tokenCounts);
+    // In the configured model's tokens (an estimate where no tokenizer is known), counted once per definition ever:
+    // the store remembers, so a warm listing loads no tokenizer.
+    const model = config.agent.model;
+    const counting = tokenCounting(model);
+    const counts = await toolDefinitionsTokens(sent, host.store?.tokenCounts, model);
     const rows = tools.map((tool, i) => ({
       name: tool.name,
       server: tool.server,
@@ -34,7 +37,7 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
     const overall = { tools: rows.length, tokens: rows.reduce((sum, row) => sum + row.tokens, 0) };
     if (options.json) {
       printJson({
-        tokenizer: 'qwen3',
+        tokenizer: counting.tokenizer,
         counted: TOOL_TOKENS_BASIS,
         tools: rows,
         totals: { servers: perServer, overall },
@@ -66,7 +69,7 @@ export async function toolsCommand(options: ServerOptions): Promise<number> {
         ],
       ),
     );
-    print(`\nTOKENS (Qwen3 tokenizer): ${TOOL_TOKENS_BASIS}, as \`tack context\` counts them.`);
+    print(`\nTOKENS (${counting.label}): ${TOOL_TOKENS_BASIS}, as \`tack context\` counts them.`);
     return 0;
   });
 }

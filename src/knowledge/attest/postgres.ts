@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
-import { errorMessage, TackError } from '../../errors.js';
+import type pg from 'pg';
+import { errorMessage, requireOptional, TackError } from '../../errors.js';
 import {
   type ComputationExecutor,
   type ExecuteRequest,
@@ -38,11 +38,14 @@ const TEXT_TYPES = new Set([
   1266, // timetz
 ]);
 
+/** The driver, an optional package: loaded by the first computation that needs it, never at import. */
+const driver = (): typeof pg => requireOptional<typeof pg>('A runtime: postgres computation', 'pg');
+
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     TEXT_TYPES.has(oid)
       ? (value: string) => value
-      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      : driver().types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 /**
@@ -68,7 +71,7 @@ export function postgresExecutor(
   const owned = options.pool === undefined;
   const pool =
     options.pool ??
-    new pg.Pool({
+    new (driver().Pool)({
       ...(options.client ?? {}),
       ...(options.connectionString ? { connectionString: options.connectionString } : {}),
       max: options.client?.max ?? 4,

@@ -1,6 +1,7 @@
 import { join, relative, sep } from 'node:path';
-import { cacheFileName, readCacheFile, writeCacheFile } from '../../util/cache-file.js';
-import { packEntries, snapshotEntry, type TermMapping, type TextIndex } from '../../util/text-index.js';
+import { cacheFileName } from '../../util/cache-file.js';
+import { type IndexCacheSpec, loadIndexCache, saveIndexCache } from '../../util/index-cache.js';
+import { snapshotEntry, type TermMapping, type TextIndex } from '../../util/text-index.js';
 import type { Doc } from './corpus.js';
 
 /**
@@ -51,44 +52,33 @@ export function docsCacheFile(cacheDir: string, realRoot: string): string {
   return join(cacheDir, cacheFileName(DOCS_CACHE_KIND, realRoot));
 }
 
+function docsCacheSpec(realRoot: string, index: TextIndex): IndexCacheSpec<Omit<DocRecord, 'entry'>> {
+  return {
+    kind: DOCS_CACHE_KIND,
+    version: DOCS_CACHE_VERSION,
+    root: realRoot,
+    fields: index.fields,
+    of: `an index of ${realRoot}`,
+    record: (row) => {
+      if (!isRecord(row)) return undefined;
+      const [path, digest, bodyStart, words, title, description] = row;
+      return [path, { digest, bodyStart, words, title, description }];
+    },
+  };
+}
+
 /**
- * The cache of the folder `realRoot`, checked: undefined with no problem when there is none yet, a problem
- * (for a warning) when there is one that cannot be used. Its term table is handed to `index`, which must be new.
+ * The cache of the folder `realRoot`, checked (util/index-cache.ts: a damaged or malformed cache is a problem to
+ * warn of, and the folder is indexed afresh). Its term table is handed to `index`, which must be new.
  */
 export function loadDocsCache(
   file: string,
   realRoot: string,
   index: TextIndex,
 ): { cache?: LoadedDocsCache; problem?: string } {
-  const read = readCacheFile(file, { kind: DOCS_CACHE_KIND, version: DOCS_CACHE_VERSION });
-  if (!read.ok) return read.reason === 'missing' ? {} : { problem: read.message };
-  const meta = (read.sections.get('meta') as { json?: unknown } | undefined)?.json as
-    | { root?: unknown; fields?: unknown; terms?: unknown; records?: unknown }
-    | undefined;
-  const offsets = read.sections.get('offsets');
-  const entries = read.sections.get('entries');
-  if (
-    !meta ||
-    meta.root !== realRoot ||
-    JSON.stringify(meta.fields) !== JSON.stringify(index.fields) ||
-    !Array.isArray(meta.terms) ||
-    !meta.terms.every((t) => typeof t === 'string') ||
-    !Array.isArray(meta.records) ||
-    !(offsets instanceof Uint32Array) ||
-    !(entries instanceof Uint32Array) ||
-    offsets.length !== meta.records.length + 1
-  )
-    return { problem: `${file} is not an index of ${realRoot}` };
-  const records = new Map<string, DocRecord>();
-  for (const [i, value] of (meta.records as unknown[]).entries()) {
-    const from = offsets[i]!;
-    const to = offsets[i + 1]!;
-    if (!isRecord(value) || from > to || to > entries.length)
-      return { problem: `${file}: record ${i} is malformed` };
-    const [path, digest, bodyStart, words, title, description] = value;
-    records.set(path, { digest, bodyStart, words, title, description, entry: entries.subarray(from, to) });
-  }
-  return { cache: { records, mapping: index.terms(meta.terms as string[]) } };
+  const { cache, problem } = loadIndexCache(file, docsCacheSpec(realRoot, index));
+  if (!cache) return problem === undefined ? {} : { problem };
+  return { cache: { records: cache.records, mapping: index.terms(cache.terms) } };
 }
 
 /** Writes the library's documents and index entries (never throws; a failure is returned for a warning). */
@@ -101,27 +91,24 @@ export function saveDocsCache(
   origins: ReadonlyMap<string, DocOrigin>,
 ): { ok: boolean; message?: string } {
   const snapshot = index.snapshot();
-  const records: RecordTuple[] = [];
-  const parts: Uint32Array[] = [];
+  const rows: Array<{ row: RecordTuple; entry: Uint32Array }> = [];
   snapshot.keys.forEach((slug, i) => {
     const doc = docs.get(slug);
     const origin = origins.get(slug);
     if (!doc || !origin) return;
-    const entry = snapshotEntry(snapshot, i);
-    records.push([
-      relativePath(root, doc.file),
-      origin.digest,
-      origin.bodyStart,
-      doc.words,
-      doc.title,
-      doc.description,
-    ]);
-    parts.push(entry);
+    rows.push({
+      row: [
+        relativePath(root, doc.file),
+        origin.digest,
+        origin.bodyStart,
+        doc.words,
+        doc.title,
+        doc.description,
+      ],
+      entry: snapshotEntry(snapshot, i),
+    });
   });
-  return writeCacheFile(file, DOCS_CACHE_KIND, DOCS_CACHE_VERSION, {
-    meta: { json: { root: realRoot, fields: index.fields, terms: snapshot.terms, records } },
-    ...packEntries(parts),
-  });
+  return saveIndexCache(file, docsCacheSpec(realRoot, index), snapshot.terms, rows);
 }
 
 /** A file's path below the folder, `/`-separated: the key of its record. */

@@ -4,9 +4,10 @@ import { relative, resolve, sep } from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import leven from 'leven';
 import { errorMessage, TackError } from '../../errors.js';
-import { isDocFile, isSkippedDir } from '../../util/doc-files.js';
+import { isDocFile } from '../../util/doc-files.js';
 import { TextIndex } from '../../util/text-index.js';
 import { compareText } from '../../util/text-order.js';
+import { isSkippedDir } from '../../util/walk-tree.js';
 import { type Doc, normalizedSource, type ParsedDoc, parseDoc, readDocSource, slugOf } from './corpus.js';
 import {
   type DocOrigin,

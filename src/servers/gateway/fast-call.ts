@@ -1,4 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
+import { servedRequestContext } from '../../mcp/sdk-internals.js';
 import { VERSION } from '../../version.js';
 import type { FastPath, FastRequest } from '../serve.js';
 import { paramHeaderDeclarations } from '../serving/mcp-param-headers.js';
@@ -61,7 +62,7 @@ function fastContext(request: FastRequest): RequestContext {
     Promise.reject(
       new ProtocolError(ProtocolErrorCode.InvalidRequest, `${method} is not sent on a 2026-07-28 request`),
     );
-  const mcpReq = {
+  return servedRequestContext({
     signal: request.reply.signal,
     _meta: meta,
     envelope: request.era === 'modern' ? meta : undefined,
@@ -80,6 +81,5 @@ function fastContext(request: FastRequest): RequestContext {
     send: instance
       ? (_request: never, options: never) => instance.listRoots(undefined, options)
       : pushRefused('roots/list'),
-  };
-  return { mcpReq } as unknown as RequestContext;
+  });
 }

@@ -1,11 +1,7 @@
 import type { Client, ClientCapabilities } from '@modelcontextprotocol/client';
-import {
-  ProtocolError,
-  ProtocolErrorCode,
-  type RequestOptions,
-  type ServerContext,
-} from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, type RequestOptions } from '@modelcontextprotocol/server';
 import { type RoundResult, TimeoutHold } from '../../mcp/connection.js';
+import type { ServedRequest } from '../../mcp/sdk-internals.js';
 import { GATEWAY_ROOTS, ROOTS_ANSWER_WAIT_MS, UpstreamRoots } from './roots.js';
 
 /**
@@ -13,18 +9,7 @@ import { GATEWAY_ROOTS, ROOTS_ANSWER_WAIT_MS, UpstreamRoots } from './roots.js';
  * fast path builds (serving/fast-path.ts) for a request it answers without an SDK instance.
  */
 export interface RequestContext {
-  mcpReq: Pick<
-    ServerContext['mcpReq'],
-    | 'signal'
-    | '_meta'
-    | 'envelope'
-    | 'inputResponses'
-    | 'requestState'
-    | 'notify'
-    | 'elicitInput'
-    | 'requestSampling'
-    | 'send'
-  >;
+  mcpReq: ServedRequest;
 }
 
 /**

@@ -1,5 +1,5 @@
-import pg from 'pg';
-import { errorMessage, TackError } from '../../errors.js';
+import type pg from 'pg';
+import { errorMessage, requireOptional, TackError } from '../../errors.js';
 
 /** Runs one statement and gives its rows. */
 export type Query = <R = Record<string, unknown>>(sql: string, params?: readonly unknown[]) => Promise<R[]>;
@@ -40,7 +40,9 @@ export class PostgresDatabase {
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.location = redactedUrl(url);
-    this.#pool = new pg.Pool({
+    // The driver is an optional package: loaded here, by the first PostgreSQL store, never by SQLite users.
+    const { Pool } = requireOptional<typeof pg>('A PostgreSQL store (store.url)', 'pg');
+    this.#pool = new Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
       application_name: 'tack',

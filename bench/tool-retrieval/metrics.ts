@@ -1,21 +1,21 @@
 import { readFileSync } from 'node:fs';
-import { errorMessage, TackError } from '../errors.js';
-import { minOf } from '../util/arrays.js';
-import { reciprocalRankFusion } from './fusion.js';
-import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from './meta-tools.js';
-import { mergeRanking, type RankingOptions, type RankingOverrides } from './ranking.js';
-import { capabilityClauses } from './segments.js';
+import { errorMessage, TackError } from '../../src/errors.js';
+import { reciprocalRankFusion } from '../../src/search/fusion.js';
+import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../../src/search/meta-tools.js';
+import { mergeRanking, type RankingOptions, type RankingOverrides } from '../../src/search/ranking.js';
+import { capabilityClauses } from '../../src/search/segments.js';
 import {
-  BaselineToolIndex,
   type SearchableTool,
   type ServerProfile,
   type ToolHit,
   ToolSearchIndex,
   type ToolSearchOptions,
-} from './tool-index.js';
+} from '../../src/search/tool-index.js';
+import { minOf } from '../../src/util/arrays.js';
+import { BaselineToolIndex } from './baseline.js';
 
 /**
- * Offline retrieval benchmarks for tool search (`tack bench tool-search`, bench/tool-search.ts): a catalog
+ * Offline retrieval benchmarks for tool search (bench/tool-retrieval/report.ts, bench/tool-search.ts): a catalog
  * (tools.json) and labelled queries (queries.jsonl), scored for tack's index and the plain BM25 baseline, and
  * what the catalog costs in context inline and deferred. Formats: docs/tool-search.md.
  */

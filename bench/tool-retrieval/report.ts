@@ -1,4 +1,8 @@
-import { TackError } from '../../errors.js';
+import { parseArgs } from 'node:util';
+import { print, printJson, table } from '../../src/cli/output.js';
+import { TackError } from '../../src/errors.js';
+import { countTokens } from '../../src/tokens/count.js';
+import { isMain } from '../util.js';
 import {
   compareRetrieval,
   contextCost,
@@ -6,12 +10,10 @@ import {
   loadQueriesFile,
   type RetrievalMetrics,
   type RetrievalRows,
-} from '../../search/bench.js';
-import { countTokens } from '../../tokens/count.js';
-import { print, printJson, table } from '../output.js';
-import type { GlobalOptions } from '../with-host.js';
+} from './metrics.js';
 
-export interface BenchToolSearchOptions extends GlobalOptions {
+export interface BenchToolSearchOptions {
+  json?: boolean;
   tools: string;
   queries: string;
   /** `1,5,10`. */
@@ -19,7 +21,8 @@ export interface BenchToolSearchOptions extends GlobalOptions {
 }
 
 /**
- * `tack bench tool-search --tools tools.json --queries queries.jsonl [--k 1,5,10]`: any retrieval set, offline:
+ * `node dist/bench/tool-retrieval/report.js --tools tools.json --queries queries.jsonl [--k 1,5,10] [--json]`
+ * (after a build): any retrieval set, offline:
  * tack's ranking, tack with each part switched off (the ablations) and the plain BM25 baseline side by side, with
  * the task text as the query and with the task split into capability queries; and the catalog's definition
  * tokens inline vs deferred. Formats: docs/tool-search.md.
@@ -82,4 +85,31 @@ export async function benchToolSearchCommand(options: BenchToolSearchOptions): P
   );
   print('\nTokens counted with the Qwen3 tokenizer.');
   return 0;
+}
+
+if (isMain(import.meta.url)) {
+  try {
+    const { values } = parseArgs({
+      options: {
+        tools: { type: 'string' },
+        queries: { type: 'string' },
+        k: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
+    if (!values.tools || !values.queries)
+      throw new TackError(
+        'USAGE',
+        'usage: report.js --tools <tools.json> --queries <queries.jsonl> [--k 1,5,10] [--json]',
+      );
+    process.exitCode = await benchToolSearchCommand({
+      tools: values.tools,
+      queries: values.queries,
+      ...(values.k ? { k: values.k } : {}),
+      ...(values.json ? { json: true } : {}),
+    });
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = error instanceof TackError && error.code === 'USAGE' ? 2 : 1;
+  }
 }
