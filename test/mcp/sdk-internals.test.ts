@@ -42,6 +42,22 @@ function notifyingChild(): StdioClientTransport {
   });
 }
 
+/** A client talking to `server` over a linked in-memory pair, both closed after the test. */
+async function connected(
+  server: McpServer,
+  serverSide: InMemoryTransport,
+  clientSide: InMemoryTransport,
+): Promise<Client> {
+  await server.connect(serverSide);
+  const client = new Client({ name: 'contract-client', version: '1.0.0' });
+  await client.connect(clientSide);
+  cleanups.push(
+    () => client.close(),
+    () => server.close(),
+  );
+  return client;
+}
+
 describe('SDK internals tack relies on', () => {
   it('are those of the SDK versions the patches were written for (an upgrade must re-check them)', () => {
     for (const [name, version] of Object.entries(SDK_VERSIONS))
@@ -97,13 +113,7 @@ describe('SDK internals tack relies on', () => {
       seen.push('method' in message ? message.method : 'answer');
       handler()?.(message, extra);
     });
-    await server.connect(serverSide);
-    const client = new Client({ name: 'contract-client', version: '1.0.0' });
-    await client.connect(clientSide);
-    cleanups.push(
-      () => client.close(),
-      () => server.close(),
-    );
+    const client = await connected(server, serverSide, clientSide);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(['noop']);
     expect(seen.filter((s) => s === 'answer').length).toBeGreaterThanOrEqual(2);
@@ -117,13 +127,7 @@ describe('SDK internals tack relies on', () => {
       return { content: [] };
     });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'contract-client', version: '1.0.0' });
-    await client.connect(clientSide);
-    cleanups.push(
-      () => client.close(),
-      () => server.close(),
-    );
+    const client = await connected(server, serverSide, clientSide);
     await client.callTool({ name: 'look', arguments: {} });
     // envelope and inputResponses exist on a 2026-07-28 request only; the in-memory pair speaks the 2025 era.
     expect(Object.fromEntries(kinds)).toMatchObject({
