@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { AgentEvent, EndReason, SubagentEvent, Usage } from '../agent/events.js';
 import { ACTIVATE_SKILL } from '../skills/tools.js';
+import { estimateTextTokens } from '../tokens/count.js';
 
 /** What a tool call block shows: folded, one line; expanded, its arguments and result too. */
 export interface ToolCallView {
@@ -179,7 +180,7 @@ export class TranscriptView {
   /** Every note given at start, for /status (the line on screen goes to the scrollback with the first turn). */
   readonly startNotes: string[] = [];
   /** The turn in flight: when it started, the session's tokens then, and answer text streamed since the last usage. */
-  #turn: { startedAt: number; tokensBefore: number; streamedChars: number } | undefined;
+  #turn: { startedAt: number; tokensBefore: number; streamedTokens: number } | undefined;
   readonly #listeners = new Set<() => void>();
 
   constructor(model = '', sessionId = '') {
@@ -266,7 +267,7 @@ export class TranscriptView {
     this.#turn = {
       startedAt: now,
       tokensBefore: this.status.inputTokens + this.status.outputTokens,
-      streamedChars: 0,
+      streamedTokens: 0,
     };
   }
 
@@ -276,7 +277,7 @@ export class TranscriptView {
 
   /**
    * The turn in flight: seconds since it started and its tokens so far (input and output of the steps done, and
-   * an estimate of the answer streaming now, 4 characters a token, until its step's usage arrives).
+   * the answer streaming now by the estimate (tokens/count.ts), until its step's usage arrives).
    */
   turnProgress(now = Date.now()): { seconds: number; tokens: number } | undefined {
     const turn = this.#turn;
@@ -284,7 +285,7 @@ export class TranscriptView {
     const counted = this.status.inputTokens + this.status.outputTokens - turn.tokensBefore;
     return {
       seconds: Math.max(0, Math.floor((now - turn.startedAt) / 1000)),
-      tokens: Math.max(0, counted) + Math.ceil(turn.streamedChars / 4),
+      tokens: Math.max(0, counted) + turn.streamedTokens,
     };
   }
 
@@ -371,7 +372,8 @@ export class TranscriptView {
         break;
       case 'text-delta':
         root.text(event.text);
-        if (this.#turn) this.#turn.streamedChars += event.text.length;
+        // The estimate every count without a tokenizer takes (a word cut between two deltas counts twice: a live figure).
+        if (this.#turn) this.#turn.streamedTokens += estimateTextTokens(event.text);
         break;
       case 'notice':
         // Held definitions always stand on their own line: they ask for a decision.
@@ -396,7 +398,7 @@ export class TranscriptView {
         break;
       }
       case 'usage':
-        if (this.#turn) this.#turn.streamedChars = 0;
+        if (this.#turn) this.#turn.streamedTokens = 0;
         Object.assign(this.status, {
           contextTokens: event.stepUsage.inputTokens,
           inputTokens: event.total.inputTokens,
