@@ -60,6 +60,16 @@ export function costOf(usage: Omit<Usage, 'costUsd'>, price: Price | undefined):
   );
 }
 
+/**
+ * A session's usage in one line (`/cost`): input tokens with what the prompt cache served and took, output, cost.
+ * `format` writes a token count (the chat abbreviates, `12.3k`).
+ */
+export function usageText(u: Usage, format: (tokens: number) => string = String): string {
+  const written = u.cacheWriteTokens ?? 0;
+  const cache = `${format(u.cachedInputTokens)} cached${written > 0 ? `, ${format(written)} written to the cache` : ''}`;
+  return `${format(u.inputTokens)} input tokens (${cache}), ${format(u.outputTokens)} output, $${u.costUsd.toFixed(4)}`;
+}
+
 export function addUsage(a: Usage, b: Usage): Usage {
   const written = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
   return {

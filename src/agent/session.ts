@@ -314,6 +314,9 @@ export class AgentSession {
           'tack.steps': result.steps,
           'gen_ai.usage.input_tokens': usage.inputTokens - before.inputTokens,
           'gen_ai.usage.output_tokens': usage.outputTokens - before.outputTokens,
+          'gen_ai.usage.cache_read.input_tokens': usage.cachedInputTokens - before.cachedInputTokens,
+          'gen_ai.usage.cache_creation.input_tokens':
+            (usage.cacheWriteTokens ?? 0) - (before.cacheWriteTokens ?? 0),
           'tack.cost.usd': usage.costUsd - before.costUsd,
         });
         if (result.reason === 'error') span.fail('MODEL_FAILED');

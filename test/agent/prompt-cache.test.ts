@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Usage } from '../../src/agent/events.js';
 import { readTranscript } from '../../src/agent/transcript.js';
-import { CACHE_SESSION_STEPS, cacheSessionTurn, runCacheSession } from '../helpers/cache-session.js';
+import {
+  CACHE_SESSION_STEPS,
+  cacheSessionTurn,
+  chatWithExamples,
+  runCacheSession,
+} from '../helpers/cache-session.js';
 import type { FakeRequest } from '../helpers/fake-provider.js';
 import { testScope } from '../helpers/scope.js';
 
@@ -101,6 +106,41 @@ describe('prompt caching', () => {
     expect(end.total.cachedInputTokens).toBe(reported.reduce((sum, w) => sum + w.cacheRead, 0));
     expect(end.total.cacheWriteTokens).toBe(reported.reduce((sum, w) => sum + w.cacheWrite, 0));
   }, 120_000);
+
+  it('/cost in the chat says what the cache served and took, priced as the provider bills it', async () => {
+    const p = scope.project('tack-cache-');
+    const provider = await scope.fake([{ text: 'First answer.' }, { text: 'Second answer.' }]);
+    const run = await chatWithExamples(
+      provider,
+      'anthropic:claude-sonnet-4-5',
+      ['What is the weather like?', 'And tomorrow?', '/cost'],
+      p.env,
+      scope.defer,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(provider.requests).toHaveLength(2);
+    const line = run.stdout.trim().split('\n').at(-1)!;
+    const figures =
+      /^(\d+) input tokens \((\d+) cached, (\d+) written to the cache\), (\d+) output, \$(\d+\.\d{4})$/.exec(
+        line,
+      );
+    expect(figures, line).not.toBeNull();
+    const [input, read, written, output] = figures!.slice(1, 5).map(Number) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    const reported = provider.requests.map((r) => r.usage!);
+    const sum = (f: (w: (typeof reported)[number]) => number) => reported.reduce((s, w) => s + f(w), 0);
+    expect(read).toBe(sum((w) => w.cacheRead));
+    expect(read).toBeGreaterThan(0);
+    expect(written).toBe(sum((w) => w.cacheWrite));
+    expect(input).toBe(sum((w) => w.input + w.cacheRead + w.cacheWrite));
+    expect(output).toBe(sum((w) => w.output));
+    const billed = sum((w) => w.input * 3 + w.cacheWrite * 3.75 + w.cacheRead * 0.3 + w.output * 15) / 1e6;
+    expect(figures![5]).toBe(billed.toFixed(4));
+  }, 60_000);
 
   it('sends no breakpoint on OpenAI and reads its cached tokens back', async () => {
     const { provider, run } = await session('openai:gpt-4.1');

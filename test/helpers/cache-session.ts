@@ -4,7 +4,7 @@
  * read-only tool, then an answer. The prompt-cache test and benchmark both run it.
  */
 import { join } from 'node:path';
-import { tack } from './cli.js';
+import { tack, tackPiped } from './cli.js';
 import {
   type FakeProvider,
   type FakeToolCall,
@@ -42,6 +42,26 @@ export interface CacheSessionRun {
   events: Array<{ type: string; [field: string]: unknown }>;
 }
 
+const CONFIG = ['--config', join(REPO, 'examples', 'tack.json')];
+
+/**
+ * `tack chat --plain` with the examples' configuration and `lines` piped to its stdin (user messages, commands),
+ * ended by the end of input; `kill` is called with a function that ends the process, for the test's cleanup.
+ */
+export function chatWithExamples(
+  provider: FakeProvider,
+  model: string,
+  lines: string[],
+  env: Record<string, string | undefined>,
+  kill: (end: () => void) => void,
+): ReturnType<typeof tackPiped> {
+  return tackPiped(['chat', '--plain', ...CONFIG, '--model', model], `${lines.join('\n')}\n`, {
+    cwd: join(REPO, 'examples'),
+    env: { ...env, ...providerEnv(provider) },
+    defer: kill,
+  });
+}
+
 /** Runs the session through `tack run --json` with the examples' configuration and `model` (`provider:id`). */
 export async function runCacheSession(
   provider: FakeProvider,
@@ -52,8 +72,7 @@ export async function runCacheSession(
     [
       'run',
       'Compare the weather of the cities, and check my notes and the docs.',
-      '--config',
-      join(REPO, 'examples', 'tack.json'),
+      ...CONFIG,
       '--model',
       model,
       '--approve',
