@@ -5,11 +5,15 @@ import type { Usage } from '../../src/agent/events.js';
 import { readTranscript } from '../../src/agent/transcript.js';
 import {
   CACHE_SESSION_STEPS,
+  cacheSessionCommand,
   cacheSessionTurn,
-  chatWithExamples,
-  runCacheSession,
+  examplesConfig,
+  jsonEvents,
+  type SessionEvent,
 } from '../helpers/cache-session.js';
-import type { FakeRequest } from '../helpers/fake-provider.js';
+import { tack, tackPiped } from '../helpers/cli.js';
+import { type FakeProvider, type FakeRequest, providerEnv } from '../helpers/fake-provider.js';
+import { REPO } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
 const scope = testScope();
@@ -29,7 +33,17 @@ function breakpoints(raw: unknown): string[] {
   return out;
 }
 
-function usages(events: Array<{ type: string; [field: string]: unknown }>): Usage[] {
+async function runCacheSession(
+  provider: FakeProvider,
+  model: string,
+  env: Record<string, string | undefined>,
+) {
+  const { args, cwd } = cacheSessionCommand(REPO, model);
+  const run = await tack(args, { cwd, env: { ...env, ...providerEnv(provider) } });
+  return { ...run, events: jsonEvents(run.stdout) };
+}
+
+function usages(events: SessionEvent[]): Usage[] {
   return events.filter((e) => e.type === 'usage').map((e) => e.stepUsage as Usage);
 }
 
@@ -110,12 +124,10 @@ describe('prompt caching', () => {
   it('/cost in the chat says what the cache served and took, priced as the provider bills it', async () => {
     const p = scope.project('tack-cache-');
     const provider = await scope.fake([{ text: 'First answer.' }, { text: 'Second answer.' }]);
-    const run = await chatWithExamples(
-      provider,
-      'anthropic:claude-sonnet-4-5',
-      ['What is the weather like?', 'And tomorrow?', '/cost'],
-      p.env,
-      scope.defer,
+    const run = await tackPiped(
+      ['chat', '--plain', ...examplesConfig(REPO), '--model', 'anthropic:claude-sonnet-4-5'],
+      'What is the weather like?\nAnd tomorrow?\n/cost\n',
+      { cwd: join(REPO, 'examples'), env: { ...p.env, ...providerEnv(provider) }, defer: scope.defer },
     );
     expect(run.code, run.stderr).toBe(0);
     expect(provider.requests).toHaveLength(2);

@@ -1,18 +1,10 @@
 /**
  * A ten-step session over the example servers (examples/tack.json: notes, weather, docs, the skills and the
- * knowledge bundle), run by the real `tack` binary against the fake provider: nine steps that each call one
+ * knowledge bundle), for the real `tack` binary against the fake provider: nine steps that each call one
  * read-only tool, then an answer. The prompt-cache test and benchmark both run it.
  */
 import { join } from 'node:path';
-import { tack, tackPiped } from './cli.js';
-import {
-  type FakeProvider,
-  type FakeToolCall,
-  type FakeTurn,
-  providerEnv,
-  toolResults,
-} from './fake-provider.js';
-import { REPO } from './project.js';
+import { type FakeToolCall, type FakeTurn, toolResults } from './fake-provider.js';
 
 export const CACHE_SESSION_STEPS = 10;
 
@@ -35,44 +27,16 @@ export function cacheSessionTurn(request: Parameters<typeof toolResults>[0]): Fa
   return call ? { toolCalls: [call] } : { text: 'Berlin, Lisbon and Tokyo: forecasts compared.' };
 }
 
-export interface CacheSessionRun {
-  code: number;
-  stderr: string;
-  /** The run's events, from `--json`. */
-  events: Array<{ type: string; [field: string]: unknown }>;
-}
+/** `--config` with the examples' configuration, in the repository at `root`. */
+export const examplesConfig = (root: string): string[] => ['--config', join(root, 'examples', 'tack.json')];
 
-const CONFIG = ['--config', join(REPO, 'examples', 'tack.json')];
-
-/**
- * `tack chat --plain` with the examples' configuration and `lines` piped to its stdin (user messages, commands),
- * ended by the end of input; `kill` is called with a function that ends the process, for the test's cleanup.
- */
-export function chatWithExamples(
-  provider: FakeProvider,
-  model: string,
-  lines: string[],
-  env: Record<string, string | undefined>,
-  kill: (end: () => void) => void,
-): ReturnType<typeof tackPiped> {
-  return tackPiped(['chat', '--plain', ...CONFIG, '--model', model], `${lines.join('\n')}\n`, {
-    cwd: join(REPO, 'examples'),
-    env: { ...env, ...providerEnv(provider) },
-    defer: kill,
-  });
-}
-
-/** Runs the session through `tack run --json` with the examples' configuration and `model` (`provider:id`). */
-export async function runCacheSession(
-  provider: FakeProvider,
-  model: string,
-  env: Record<string, string | undefined>,
-): Promise<CacheSessionRun> {
-  const run = await tack(
-    [
+/** The arguments of `tack run --json` for the session with `model` (`provider:id`), and where to run it. */
+export function cacheSessionCommand(root: string, model: string): { args: string[]; cwd: string } {
+  return {
+    args: [
       'run',
       'Compare the weather of the cities, and check my notes and the docs.',
-      ...CONFIG,
+      ...examplesConfig(root),
       '--model',
       model,
       '--approve',
@@ -81,11 +45,16 @@ export async function runCacheSession(
       String(CACHE_SESSION_STEPS + 2),
       '--json',
     ],
-    { cwd: join(REPO, 'examples'), env: { ...env, ...providerEnv(provider) } },
-  );
-  const events = run.stdout
+    cwd: join(root, 'examples'),
+  };
+}
+
+export type SessionEvent = { type: string; [field: string]: unknown };
+
+/** The events of a `--json` run's stdout. */
+export function jsonEvents(stdout: string): SessionEvent[] {
+  return stdout
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as CacheSessionRun['events'][number]);
-  return { code: run.code, stderr: run.stderr, events };
+    .map((line) => JSON.parse(line) as SessionEvent);
 }
