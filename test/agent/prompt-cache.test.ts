@@ -174,4 +174,52 @@ describe('prompt caching', () => {
     });
     expect(steps.slice(1).every((u) => u.cachedInputTokens > 0)).toBe(true);
   }, 120_000);
+
+  it('the fake provider caches only a prefix whose bytes match, up to a breakpoint, and says so as Anthropic does', async () => {
+    const provider = await scope.fake(() => ({ text: 'ok' }));
+    const long = 'Stable rules. '.repeat(400); // ~1,400 tokens at 4 characters a token
+    const post = async (system: string, mark: boolean) => {
+      const response = await fetch(`${provider.url}/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'test', 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-5',
+          max_tokens: 100,
+          stream: true,
+          system: [{ type: 'text', text: system, ...(mark ? { cache_control: { type: 'ephemeral' } } : {}) }],
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      });
+      const events = (await response.text())
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map(
+          (line) => JSON.parse(line.slice(6)) as { type: string; message?: { usage: Json }; usage?: Json },
+        );
+      return {
+        start: events.find((e) => e.type === 'message_start')!.message!.usage,
+        delta: events.find((e) => e.type === 'message_delta')!.usage!,
+      };
+    };
+    const unmarked = await post(long, false);
+    expect(unmarked.start).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    const first = await post(long, true);
+    expect(first.start.cache_read_input_tokens).toBe(0);
+    expect(first.start.cache_creation_input_tokens).toBe(Math.ceil(long.length / 4));
+    const again = await post(long, true);
+    expect(again.start.cache_read_input_tokens).toBe(Math.ceil(long.length / 4));
+    expect(again.start.cache_creation_input_tokens).toBe(0);
+    // The final figures come again in message_delta, as the API sends them.
+    expect(again.delta).toMatchObject({
+      cache_read_input_tokens: again.start.cache_read_input_tokens,
+      input_tokens: again.start.input_tokens,
+    });
+    // One character changed: nothing to read, all to write again.
+    const changed = await post(`${long}!`, true);
+    expect(changed.start.cache_read_input_tokens).toBe(0);
+    expect(changed.start.cache_creation_input_tokens).toBeGreaterThan(0);
+    // Under 1,024 tokens nothing is cached, marked or not.
+    await post('short', true);
+    expect((await post('short', true)).start.cache_read_input_tokens).toBe(0);
+  });
 });
