@@ -12,7 +12,7 @@ import {
   type SessionEvent,
 } from '../helpers/cache-session.js';
 import { tack, tackPiped } from '../helpers/cli.js';
-import { type FakeProvider, type FakeRequest, providerEnv } from '../helpers/fake-provider.js';
+import { type FakeProvider, type FakeRequest, providerEnv, toolResults } from '../helpers/fake-provider.js';
 import { REPO } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
@@ -152,6 +152,35 @@ describe('prompt caching', () => {
     expect(output).toBe(sum((w) => w.output));
     const billed = sum((w) => w.input * 3 + w.cacheWrite * 3.75 + w.cacheRead * 0.3 + w.output * 15) / 1e6;
     expect(figures![5]).toBe(billed.toFixed(4));
+  }, 60_000);
+
+  it("tack run's last line counts the input tokens the cache served", async () => {
+    const p = scope.project('tack-cache-');
+    const provider = await scope.fake((request) =>
+      toolResults(request).length === 0
+        ? { toolCalls: [{ name: 'mcp__weather__list_cities', input: {} }] }
+        : { text: 'Three cities.' },
+    );
+    const run = await tack(
+      [
+        'run',
+        'Which cities?',
+        ...examplesConfig(REPO),
+        '--model',
+        'anthropic:claude-sonnet-4-5',
+        '--approve',
+        'auto-read-only',
+      ],
+      { cwd: join(REPO, 'examples'), env: { ...p.env, ...providerEnv(provider) } },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const read = provider.requests.reduce((sum, r) => sum + r.usage!.cacheRead, 0);
+    expect(read).toBeGreaterThan(0);
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `\\[completed\\] answered after 2 steps; \\d+ in \\(${read} cached\\) / \\d+ out tokens, \\$\\d+\\.\\d{4}`,
+      ),
+    );
   }, 60_000);
 
   it('sends no breakpoint on OpenAI and reads its cached tokens back', async () => {
