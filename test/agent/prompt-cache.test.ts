@@ -2,6 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Usage } from '../../src/agent/events.js';
+import { prefixHash } from '../../src/agent/prompt-cache.js';
+import type { AgentTool } from '../../src/agent/toolset.js';
 import { readTranscript } from '../../src/agent/transcript.js';
 import {
   CACHE_SESSION_STEPS,
@@ -85,6 +87,8 @@ describe('prompt caching', () => {
     expect(hashes).toHaveLength(CACHE_SESSION_STEPS);
     expect(hashes[0]).toMatch(/^[0-9a-f]{16}$/);
     expect(new Set(hashes).size).toBe(1);
+    // The marks are the request's alone: the history the transcript keeps (and a resume sends) has none.
+    expect(JSON.stringify(events.filter((e) => e.type === 'message'))).not.toContain('cacheControl');
 
     // Usage as the provider reported it: steps 2-10 read at least 80 % of their input from the cache.
     const steps = usages(run.events);
@@ -250,5 +254,15 @@ describe('prompt caching', () => {
     // Under 1,024 tokens nothing is cached, marked or not.
     await post('short', true);
     expect((await post('short', true)).start.cache_read_input_tokens).toBe(0);
+  });
+
+  it('the prefix hash follows the bytes sent: the same prefix, the same hash; a reordered schema, another', () => {
+    const tool = (inputSchema: unknown): AgentTool =>
+      ({ name: 'mcp__notes__search_notes', description: 'Find notes.', inputSchema }) as AgentTool;
+    const schema = { type: 'object', properties: { query: { type: 'string' } } };
+    const reordered = { properties: { query: { type: 'string' } }, type: 'object' };
+    expect(prefixHash('rules', [tool(schema)])).toBe(prefixHash('rules', [tool(structuredClone(schema))]));
+    expect(prefixHash('rules', [tool(schema)])).not.toBe(prefixHash('rules', [tool(reordered)]));
+    expect(prefixHash('rules', [tool(schema)])).not.toBe(prefixHash('rules.', [tool(schema)]));
   });
 });
