@@ -362,11 +362,10 @@ function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number, cached
   }));
   const text = turn.text ?? '';
   const outputChars = text.length + toolCalls.reduce((sum, c) => sum + c.name.length + c.arguments.length, 0);
+  // A prompt of at least one token; on Anthropic the part the cache neither served nor took (0 when it did it all).
+  const total = Math.max(1, cached.total);
   const simulated = {
-    input: Math.max(
-      1,
-      request.api === 'anthropic' ? cached.total - cached.read - cached.written : cached.total,
-    ),
+    input: request.api === 'anthropic' ? total - cached.read - cached.written : total,
     cacheRead: cached.read,
     cacheWrite: cached.written,
   };
