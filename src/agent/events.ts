@@ -17,8 +17,13 @@ export type EndReason =
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
-  /** Input tokens the provider served from its prompt cache, when it says. */
+  /** Input tokens the provider served from its prompt cache (counted in `inputTokens` too), when it says. */
   cachedInputTokens: number;
+  /**
+   * Input tokens the provider wrote to its prompt cache (counted in `inputTokens` too; Anthropic bills them
+   * above the input price). Absent when none were.
+   */
+  cacheWriteTokens?: number;
   costUsd: number;
 }
 
@@ -64,8 +69,12 @@ export type AgentEvent =
   | { type: 'message'; message: ModelMessage }
   /** Streamed answer text (UI only: the full text arrives in the next `message`; not written to transcripts). */
   | { type: 'text-delta'; text: string }
-  /** Before each model call: its number in the run, and how many tools it offers. */
-  | { type: 'step-start'; step: number; tools: number }
+  /**
+   * Before each model call: its number in the run, how many tools it offers, and the hash of the prefix it
+   * sends before the history (system prompt and tool definitions, prompt-cache.ts): equal from step to step
+   * while the provider can serve that prefix from its cache.
+   */
+  | { type: 'step-start'; step: number; tools: number; prefixHash?: string }
   /** A tool call starts, before hooks and approval: the call as the model asked for it. */
   | {
       type: 'tool-call';

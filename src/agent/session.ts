@@ -33,6 +33,7 @@ import {
 } from './options.js';
 import { ToolPipeline } from './pipeline.js';
 import { DEFAULT_PRICES, type Price, priceOf } from './prices.js';
+import { prefixHash } from './prompt-cache.js';
 import { ownTools, SessionTools } from './session-tools.js';
 import { skillSearchTool } from './skill-search.js';
 import { subagentTool } from './subagents.js';
@@ -313,6 +314,9 @@ export class AgentSession {
           'tack.steps': result.steps,
           'gen_ai.usage.input_tokens': usage.inputTokens - before.inputTokens,
           'gen_ai.usage.output_tokens': usage.outputTokens - before.outputTokens,
+          'gen_ai.usage.cache_read.input_tokens': usage.cachedInputTokens - before.cachedInputTokens,
+          'gen_ai.usage.cache_creation.input_tokens':
+            (usage.cacheWriteTokens ?? 0) - (before.cacheWriteTokens ?? 0),
           'tack.cost.usd': usage.costUsd - before.costUsd,
         });
         if (result.reason === 'error') span.fail('MODEL_FAILED');
@@ -375,8 +379,14 @@ export class AgentSession {
       steps++;
       this.#steps = steps;
       const tools = this.tools();
-      this.#emit({ type: 'step-start', step: steps, tools: tools.length });
-      const step = await this.#step(tools, signal, steps);
+      const system = systemPrompt(this.systemParts);
+      this.#emit({
+        type: 'step-start',
+        step: steps,
+        tools: tools.length,
+        prefixHash: prefixHash(system, tools),
+      });
+      const step = await this.#step(tools, system, signal, steps);
       if ('failure' in step) {
         if (signal.aborted) return aborted();
         const hint = modelFailureHint(step.failure);
@@ -418,6 +428,7 @@ export class AgentSession {
    */
   #step(
     tools: readonly AgentTool[],
+    system: string,
     signal: AbortSignal,
     step: number,
   ): Promise<{ failure: unknown } | { text: string; loop?: boolean }> {
@@ -427,7 +438,7 @@ export class AgentSession {
       async (span) => {
         let called: Awaited<ReturnType<TurnRunner['callModel']>>;
         try {
-          called = await this.#turn.callModel(tools, systemPrompt(this.systemParts), signal, step);
+          called = await this.#turn.callModel(tools, system, signal, step);
         } catch (failure) {
           span.fail(errorTypeOf(failure));
           return { failure };

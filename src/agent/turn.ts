@@ -7,6 +7,7 @@ import type { ResolvedModel } from './model.js';
 import type { Limits } from './options.js';
 import type { ToolCallRequest, ToolCallResult, ToolPipeline } from './pipeline.js';
 import { costOf, type Price } from './prices.js';
+import { marksBreakpoints, withBreakpoints } from './prompt-cache.js';
 import { type AgentTool, wrapResult } from './toolset.js';
 
 export interface TurnRunnerOptions {
@@ -86,6 +87,7 @@ export class TurnRunner {
           'gen_ai.usage.input_tokens': called.usage.inputTokens,
           'gen_ai.usage.output_tokens': called.usage.outputTokens,
           'gen_ai.usage.cache_read.input_tokens': called.usage.cachedInputTokens,
+          'gen_ai.usage.cache_creation.input_tokens': called.usage.cacheWriteTokens ?? 0,
           'tack.cost.usd': called.usage.costUsd,
         });
         return called.step;
@@ -97,10 +99,13 @@ export class TurnRunner {
   async #stream(toolSet: ToolSet, system: string, signal: AbortSignal, step: number) {
     const { model, history, emit } = this.#options;
     let failure: unknown;
+    const prompt = marksBreakpoints(model)
+      ? withBreakpoints(system, history.messages)
+      : { system, messages: history.messages };
     const result = streamText({
       model: model.model,
-      system,
-      messages: history.messages,
+      system: prompt.system,
+      messages: prompt.messages,
       tools: toolSet,
       abortSignal: signal,
       maxRetries: this.#options.maxRetries,
@@ -116,10 +121,13 @@ export class TurnRunner {
     const response = await result.response;
     for (const message of response.messages) history.push(message);
     const usage = await result.usage;
+    // The provider's own figures: inputTokens counts cache reads and writes too (the AI SDK adds Anthropic's).
+    const written = usage.inputTokenDetails?.cacheWriteTokens ?? 0;
     const stepUsage = {
       inputTokens: usage.inputTokens ?? 0,
       outputTokens: usage.outputTokens ?? 0,
       cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+      ...(written > 0 ? { cacheWriteTokens: written } : {}),
     };
     const withCost: Usage = { ...stepUsage, costUsd: costOf(stepUsage, this.#options.price) };
     const total = history.addUsage(withCost);

@@ -426,6 +426,11 @@ const priceSchema = z
     input: z.number().nonnegative().describe('USD per million input tokens'),
     output: z.number().nonnegative().describe('USD per million output tokens'),
     cachedInput: z.number().nonnegative().optional().describe('USD per million cached input tokens'),
+    cacheWrite: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe('USD per million input tokens written to the prompt cache (default: the input price)'),
   })
   .strict();
 

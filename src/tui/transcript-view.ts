@@ -51,6 +51,8 @@ export interface StatusFigures {
   contextTokens: number;
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those the provider read from its prompt cache. */
+  cachedInputTokens: number;
   costUsd: number;
   /** Skills activated this session (successful `activate_skill` calls). */
   activeSkills: string[];
@@ -191,6 +193,7 @@ export class TranscriptView {
       contextTokens: 0,
       inputTokens: 0,
       outputTokens: 0,
+      cachedInputTokens: 0,
       costUsd: 0,
       activeSkills: [],
     };
@@ -359,6 +362,7 @@ export class TranscriptView {
       Object.assign(this.status, {
         inputTokens: usage.inputTokens,
         outputTokens: usage.outputTokens,
+        cachedInputTokens: usage.cachedInputTokens,
         costUsd: usage.costUsd,
       });
     this.changed();
@@ -403,6 +407,7 @@ export class TranscriptView {
           contextTokens: event.stepUsage.inputTokens,
           inputTokens: event.total.inputTokens,
           outputTokens: event.total.outputTokens,
+          cachedInputTokens: event.total.cachedInputTokens,
           costUsd: event.total.costUsd,
         });
         break;

@@ -5,10 +5,13 @@
  * The shapes follow what @ai-sdk/anthropic@3 and @ai-sdk/openai@3 parse (their zod chunk schemas) and what the
  * hosted APIs send in practice: Anthropic's `ping` after `message_start` and the empty first `input_json_delta`,
  * OpenAI's leading role chunk, `usage: null` on every chunk once `include_usage` is asked for, and the trailing
- * usage chunk with `choices: []`.
+ * usage chunk with `choices: []`. Usage is reported as each API does, prompt caching included (fake-cache.ts):
+ * Anthropic's `cache_read_input_tokens` / `cache_creation_input_tokens` next to the uncached `input_tokens`,
+ * OpenAI's `prompt_tokens_details.cached_tokens` within `prompt_tokens`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type CacheUsage, FakePromptCache } from './fake-cache.js';
 
 export type FakeApi = 'anthropic' | 'openai';
 
@@ -22,8 +25,12 @@ export interface FakeToolCall {
 export interface FakeTurn {
   text?: string;
   toolCalls?: FakeToolCall[];
-  /** Defaults: input = chars of the request's system and messages / 4, output = chars of this turn / 4. */
-  usage?: { input: number; output: number };
+  /**
+   * Defaults: what the simulated prompt cache gives (input: chars of the request's tools, system and messages
+   * / 4, split into cache reads, cache writes and the rest), output = chars of this turn / 4. Given: `input` is
+   * the uncached input on Anthropic and all of it on OpenAI, as each API reports; the cache figures default to 0.
+   */
+  usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
   /** Defaults to `tool_calls` when the turn has tool calls, else `stop`. */
   finish?: 'stop' | 'tool_calls' | 'length';
   /** Answer with this HTTP status and the API's own error JSON instead of a completion. */
@@ -56,6 +63,16 @@ export interface FakeRequest {
   raw: unknown;
   /** Lower-cased names. */
   headers: Record<string, string>;
+  /** The usage the answer reported, set once it was sent (`input` as the API counts it, see FakeTurn). */
+  usage?: { input: number; output: number; cacheRead: number; cacheWrite: number };
+}
+
+export interface FakeProviderOptions {
+  /**
+   * false: the prompt cache serves nothing, as when a request marks no breakpoint on Anthropic (to compare the
+   * same session with and without them). Default true.
+   */
+  promptCache?: boolean;
 }
 
 export type FakeScript =
@@ -82,8 +99,12 @@ class HttpError extends Error {
 
 type Json = Record<string, unknown>;
 
-export async function startFakeProvider(script: FakeScript): Promise<FakeProvider> {
+export async function startFakeProvider(
+  script: FakeScript,
+  options: FakeProviderOptions = {},
+): Promise<FakeProvider> {
   const requests: FakeRequest[] = [];
+  const cache = new FakePromptCache(options.promptCache !== false);
   // Counted apart from `requests` so a test may clear that list without rewinding the script.
   let served = 0;
 
@@ -122,7 +143,9 @@ export async function startFakeProvider(script: FakeScript): Promise<FakeProvide
       if (turn.delayMs) await sleep(turn.delayMs);
       if (res.destroyed) return;
       if (turn.error) throw new HttpError(turn.error.status, turn.error.message);
-      const reply = resolveTurn(turn, request, index);
+      const cached = api === 'anthropic' ? cache.anthropic(raw) : cache.openai(raw);
+      const reply = resolveTurn(turn, request, index, cached);
+      request.usage = reply.usage;
       if (api === 'anthropic') {
         if (request.stream) writeSse(res, anthropicEvents(reply), false);
         else writeJson(res, 200, anthropicMessage(reply), api);
@@ -316,18 +339,6 @@ function textOf(content: unknown): string {
     .join('\n');
 }
 
-/** Keys whose string values are protocol, not text the model reads. */
-const NOT_TEXT = new Set(['type', 'role', 'id', 'tool_use_id', 'tool_call_id', 'media_type']);
-
-function countTextChars(value: unknown, key?: string): number {
-  if (typeof value === 'string') return key !== undefined && NOT_TEXT.has(key) ? 0 : value.length;
-  if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + countTextChars(item), 0);
-  if (isRecord(value)) {
-    return Object.entries(value).reduce((sum, [k, v]) => sum + countTextChars(v, k), 0);
-  }
-  return 0;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Replies
 
@@ -337,10 +348,11 @@ interface Reply {
   text: string;
   toolCalls: Array<{ id: string; name: string; arguments: string; input: unknown }>;
   finish: 'stop' | 'tool_calls' | 'length';
-  usage: { input: number; output: number };
+  /** `input`: as the API reports it (Anthropic: the uncached part; OpenAI: all of it, cached included). */
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
 
-function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number): Reply {
+function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number, cached: CacheUsage): Reply {
   const prefix = request.api === 'anthropic' ? 'toolu_fake' : 'call_fake';
   const toolCalls = (turn.toolCalls ?? []).map((call, n) => ({
     id: call.id ?? `${prefix}_${index}_${n}`,
@@ -350,17 +362,22 @@ function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number): Reply
   }));
   const text = turn.text ?? '';
   const outputChars = text.length + toolCalls.reduce((sum, c) => sum + c.name.length + c.arguments.length, 0);
-  const inputChars = request.system.length + countTextChars(request.messages);
+  // A prompt of at least one token; on Anthropic the part the cache neither served nor took (0 when it did it all).
+  const total = Math.max(1, cached.total);
+  const simulated = {
+    input: request.api === 'anthropic' ? total - cached.read - cached.written : total,
+    cacheRead: cached.read,
+    cacheWrite: cached.written,
+  };
   return {
     model: request.model,
     index,
     text,
     toolCalls,
     finish: turn.finish ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
-    usage: turn.usage ?? {
-      input: Math.max(1, Math.ceil(inputChars / 4)),
-      output: Math.max(1, Math.ceil(outputChars / 4)),
-    },
+    usage: turn.usage
+      ? { cacheRead: 0, cacheWrite: 0, ...turn.usage }
+      : { ...simulated, output: Math.max(1, Math.ceil(outputChars / 4)) },
   };
 }
 
@@ -382,12 +399,16 @@ function anthropicMessage(reply: Reply): Json {
     content: anthropicContent(reply),
     stop_reason: ANTHROPIC_STOP[reply.finish],
     stop_sequence: null,
-    usage: {
-      input_tokens: reply.usage.input,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
-      output_tokens: reply.usage.output,
-    },
+    usage: anthropicUsage(reply, reply.usage.output),
+  };
+}
+
+function anthropicUsage(reply: Reply, output: number): Json {
+  return {
+    input_tokens: reply.usage.input,
+    cache_creation_input_tokens: reply.usage.cacheWrite,
+    cache_read_input_tokens: reply.usage.cacheRead,
+    output_tokens: output,
   };
 }
 
@@ -400,12 +421,7 @@ function anthropicEvents(reply: Reply): Json[] {
         content: [],
         stop_reason: null,
         // The API reports a placeholder output count here and the real one in `message_delta`.
-        usage: {
-          input_tokens: reply.usage.input,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-          output_tokens: 1,
-        },
+        usage: anthropicUsage(reply, 1),
       },
     },
     { type: 'ping' },
@@ -435,7 +451,8 @@ function anthropicEvents(reply: Reply): Json[] {
     {
       type: 'message_delta',
       delta: { stop_reason: ANTHROPIC_STOP[reply.finish], stop_sequence: null },
-      usage: { output_tokens: reply.usage.output },
+      // The API repeats the input figures here, cumulative, with the final output count.
+      usage: anthropicUsage(reply, reply.usage.output),
     },
     { type: 'message_stop' },
   );
@@ -447,7 +464,7 @@ function openaiUsage(reply: Reply): Json {
     prompt_tokens: reply.usage.input,
     completion_tokens: reply.usage.output,
     total_tokens: reply.usage.input + reply.usage.output,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: reply.usage.cacheRead, audio_tokens: 0 },
     completion_tokens_details: {
       reasoning_tokens: 0,
       audio_tokens: 0,

@@ -102,6 +102,7 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
   cachedInputTokens: number;
+  cacheWriteTokens?: number;
   costUsd: number;
 }
 
@@ -145,7 +146,7 @@ export type ApprovalAsked = {
   server?: string;
   why: string;
 };
-export type StepStart = { type: 'step-start'; step: number; tools: number };
+export type StepStart = { type: 'step-start'; step: number; tools: number; prefixHash?: string };
 export type UsageEvent = { type: 'usage'; step: number; stepUsage: Usage; total: Usage };
 export type Notice = {
   type: 'notice';

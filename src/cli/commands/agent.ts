@@ -10,6 +10,7 @@ import type { DefinitionReviewer } from '../../agent/held.js';
 import { type AgentInteraction, elicitationValue } from '../../agent/interaction.js';
 import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
+import { usageText } from '../../agent/prices.js';
 import { isUserCommand, prepareTurn } from '../../agent/user-turn.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, requirePackages, TackError } from '../../errors.js';
@@ -119,7 +120,7 @@ function describeEvent(event: AgentEvent): string | undefined {
     case 'error':
       return `error: ${event.message}`;
     case 'session-end':
-      return `\n[${event.reason}] ${event.detail}; ${event.total.inputTokens} in / ${event.total.outputTokens} out tokens, $${event.total.costUsd.toFixed(4)}`;
+      return `\n[${event.reason}] ${event.detail}; ${event.total.inputTokens} in${event.total.cachedInputTokens > 0 ? ` (${event.total.cachedInputTokens} cached)` : ''} / ${event.total.outputTokens} out tokens, $${event.total.costUsd.toFixed(4)}`;
     default:
       return undefined;
   }
@@ -607,10 +608,7 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
         const part = agent.session.systemParts.find((p) => p.name === 'skills index');
         print(part?.text ?? 'no skills');
       } else if (name === '/cost') {
-        const u = agent.session.usage;
-        print(
-          `${u.inputTokens} input tokens (${u.cachedInputTokens} cached), ${u.outputTokens} output, $${u.costUsd.toFixed(4)}`,
-        );
+        print(usageText(agent.session.usage));
       } else if (name === '/compact') {
         const done = await agent.session.compact();
         if (!done) print('nothing to compact');

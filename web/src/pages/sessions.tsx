@@ -94,18 +94,22 @@ interface Step {
   step: number;
   events: TimelineEvent[];
   input: number;
+  /** Of `input`, the tokens the provider read from its prompt cache. */
+  cached: number;
   output: number;
   cost: number;
 }
 
 function steps(events: TimelineEvent[]): Step[] {
-  const out: Step[] = [{ step: 0, events: [], input: 0, output: 0, cost: 0 }];
+  const empty = (step: number): Step => ({ step, events: [], input: 0, cached: 0, output: 0, cost: 0 });
+  const out: Step[] = [empty(0)];
   for (const event of events) {
-    if (event.type === 'step-start') out.push({ step: event.step, events: [], input: 0, output: 0, cost: 0 });
+    if (event.type === 'step-start') out.push(empty(event.step));
     const current = out[out.length - 1]!;
     current.events.push(event);
     if (event.type === 'usage') {
       current.input += event.stepUsage.inputTokens;
+      current.cached += Math.min(event.stepUsage.cachedInputTokens, event.stepUsage.inputTokens);
       current.output += event.stepUsage.outputTokens;
       current.cost += event.stepUsage.costUsd;
     }
@@ -206,8 +210,13 @@ export function SessionPage(props: { id: string }) {
                   labels={chartSteps.map((s) => `step ${s.step} ($${s.cost.toFixed(4)})`)}
                   datasets={[
                     {
+                      label: 'input tokens read from the cache',
+                      data: chartSteps.map((s) => s.cached),
+                      backgroundColor: '#7fb8a4',
+                    },
+                    {
                       label: 'input tokens',
-                      data: chartSteps.map((s) => s.input),
+                      data: chartSteps.map((s) => s.input - s.cached),
                       backgroundColor: '#4f6bed',
                     },
                     {
