@@ -118,8 +118,17 @@ export type AgentEvent =
       /** Set on a call a script made through run_code: the run_code call it is nested under. */
       parentCallId?: string;
     }
-  /** After each model call: that step's tokens and cost, and the session's running totals. */
-  | { type: 'usage'; step: number; stepUsage: Usage; total: Usage }
+  /**
+   * After each model call: that step's tokens and cost, and the session's running totals. `model` is the
+   * `provider:id` that ran the step, whose prices the cost is at (absent in transcripts older than fallback).
+   */
+  | { type: 'usage'; step: number; stepUsage: Usage; total: Usage; model?: string }
+  /**
+   * A step's model call failed after its retries with an error another provider may not have (overload, rate
+   * limit, server error, no connection): the step is sent again to the next model of `agent.fallback`, which
+   * runs the rest of the run. `reason` is the failure, in words.
+   */
+  | { type: 'model-fallback'; step: number; from: string; to: string; reason: string }
   /** The history was compacted (near the context limit, or `/compact`). */
   | {
       type: 'compaction';
@@ -179,6 +188,7 @@ export const SUBAGENT_EVENT_TYPES = [
   'approval',
   'tool-result',
   'usage',
+  'model-fallback',
   'notice',
   'error',
 ] as const satisfies readonly AgentEventType[];

@@ -26,8 +26,10 @@ export interface FakeTurn {
   usage?: { input: number; output: number };
   /** Defaults to `tool_calls` when the turn has tool calls, else `stop`. */
   finish?: 'stop' | 'tool_calls' | 'length';
-  /** Answer with this HTTP status and the API's own error JSON instead of a completion. */
+  /** Answer with this HTTP status and the API's own error JSON instead of a completion (see OVERLOADED). */
   error?: { status: number; message: string };
+  /** Anthropic only: a signed `thinking` block before the answer, as with extended thinking. */
+  thinking?: string;
   /** Wait this long before the response starts (headers included), e.g. to test timeouts and aborts. */
   delayMs?: number;
 }
@@ -57,6 +59,9 @@ export interface FakeRequest {
   /** Lower-cased names. */
   headers: Record<string, string>;
 }
+
+/** Anthropic's answer when it is overloaded: HTTP 529, `{"type":"error","error":{"type":"overloaded_error",...}}`. */
+export const OVERLOADED: FakeTurn = { error: { status: 529, message: 'Overloaded' } };
 
 export type FakeScript =
   | readonly FakeTurn[]
@@ -335,6 +340,7 @@ interface Reply {
   model: string;
   index: number;
   text: string;
+  thinking?: string;
   toolCalls: Array<{ id: string; name: string; arguments: string; input: unknown }>;
   finish: 'stop' | 'tool_calls' | 'length';
   usage: { input: number; output: number };
@@ -355,6 +361,7 @@ function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number): Reply
     model: request.model,
     index,
     text,
+    ...(turn.thinking !== undefined && { thinking: turn.thinking }),
     toolCalls,
     finish: turn.finish ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     usage: turn.usage ?? {
@@ -364,10 +371,16 @@ function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number): Reply
   };
 }
 
+/** The signature the fake puts on its thinking blocks (Anthropic's are opaque base64). */
+export const FAKE_SIGNATURE = 'c2lnbmVkLWJ5LXRoZS1mYWtl';
+
 const ANTHROPIC_STOP = { stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens' } as const;
 
 function anthropicContent(reply: Reply): Json[] {
   return [
+    ...(reply.thinking !== undefined
+      ? [{ type: 'thinking', thinking: reply.thinking, signature: FAKE_SIGNATURE }]
+      : []),
     ...(reply.text ? [{ type: 'text', text: reply.text }] : []),
     ...reply.toolCalls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input })),
   ];
@@ -411,6 +424,19 @@ function anthropicEvents(reply: Reply): Json[] {
     { type: 'ping' },
   ];
   let index = 0;
+  if (reply.thinking !== undefined) {
+    events.push(
+      {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      },
+      { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: reply.thinking } },
+      { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: FAKE_SIGNATURE } },
+      { type: 'content_block_stop', index },
+    );
+    index++;
+  }
   if (reply.text) {
     events.push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
     for (const text of pieces(reply.text)) {

@@ -146,7 +146,14 @@ export type ApprovalAsked = {
   why: string;
 };
 export type StepStart = { type: 'step-start'; step: number; tools: number };
-export type UsageEvent = { type: 'usage'; step: number; stepUsage: Usage; total: Usage };
+export type UsageEvent = { type: 'usage'; step: number; stepUsage: Usage; total: Usage; model?: string };
+export type ModelFallback = {
+  type: 'model-fallback';
+  step: number;
+  from: string;
+  to: string;
+  reason: string;
+};
 export type Notice = {
   type: 'notice';
   text: string;
@@ -161,6 +168,7 @@ export type SubagentEvent =
   | Approval
   | ToolResult
   | UsageEvent
+  | ModelFallback
   | Notice
   | ErrorEvent;
 

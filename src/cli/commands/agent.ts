@@ -45,6 +45,8 @@ import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface AgentCliOptions extends GlobalOptions {
   model?: string;
+  /** `--fallback a,b`: instead of `agent.fallback`. */
+  fallback?: string[];
   approve?: string;
   maxSteps?: number;
   maxCost?: number;
@@ -116,6 +118,8 @@ function describeEvent(event: AgentEvent): string | undefined {
       return `[task] ${event.reason}: ${event.detail}`;
     case 'notice':
       return `note: ${event.text}`;
+    case 'model-fallback':
+      return `fallback: ${event.from} failed (${event.reason}); step ${event.step} and the rest of the run go to ${event.to}`;
     case 'error':
       return `error: ${event.message}`;
     case 'session-end':
@@ -279,6 +283,7 @@ async function open(
   const agent = await startAgent({
     config,
     ...(extra.model ? { model: extra.model } : options.model ? { model: options.model } : {}),
+    ...(options.fallback ? { fallback: options.fallback } : {}),
     ...(mode ? { approve: mode } : {}),
     ...(frontend
       ? {
@@ -611,6 +616,11 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
         print(
           `${u.inputTokens} input tokens (${u.cachedInputTokens} cached), ${u.outputTokens} output, $${u.costUsd.toFixed(4)}`,
         );
+        // After a fallback, what each model's steps took, at its own prices.
+        const byModel = agent.session.usageByModel;
+        if (byModel.size > 1)
+          for (const [spec, m] of byModel)
+            print(`  ${spec}: ${m.inputTokens} in, ${m.outputTokens} out, $${m.costUsd.toFixed(4)}`);
       } else if (name === '/compact') {
         const done = await agent.session.compact();
         if (!done) print('nothing to compact');

@@ -5,6 +5,7 @@ import { href, useApi } from '../hooks';
 import type {
   Approval,
   ApprovalAsked,
+  ModelFallback,
   SessionDetail,
   SessionRow,
   SubagentEvent,
@@ -357,6 +358,12 @@ function SubagentWork(props: { work: NonNullable<CallInfo['subagent']>; indexed:
                 {e.text}
               </li>
             );
+          if (e.type === 'model-fallback')
+            return (
+              <li key={i} class="item notice">
+                <FallbackLine event={e} />
+              </li>
+            );
           if (e.type === 'error')
             return (
               <li key={i} class="item error">
@@ -367,6 +374,15 @@ function SubagentWork(props: { work: NonNullable<CallInfo['subagent']>; indexed:
         })}
       </ol>
     </div>
+  );
+}
+
+function FallbackLine(props: { event: ModelFallback }) {
+  const e = props.event;
+  return (
+    <>
+      <b>fallback</b> step {e.step}: {e.from} failed ({e.reason}); now on {e.to}
+    </>
   );
 }
 
@@ -411,6 +427,12 @@ function TimelineItem(props: { event: TimelineEvent; calls: Map<string, CallInfo
               </a>
             </>
           )}
+        </div>
+      );
+    case 'model-fallback':
+      return (
+        <div class="item notice">
+          <FallbackLine event={e} />
         </div>
       );
     case 'error':
