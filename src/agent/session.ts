@@ -160,7 +160,7 @@ export class AgentSession {
       },
     });
     this.#compactor = new Compactor({
-      model: options.model.model,
+      model: () => this.#turn.current.model.model,
       history: this.#history,
       window,
       compactAt: options.context?.compactAt ?? DEFAULT_COMPACT_AT,

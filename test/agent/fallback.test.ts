@@ -12,6 +12,7 @@ import {
   providerEnv,
   toolResults,
 } from '../helpers/fake-provider.js';
+import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { REPO, type TempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
@@ -124,6 +125,35 @@ describe('fallback models', () => {
     if (end?.type !== 'session-end') throw new Error('no session-end');
     expect(end.total.costUsd).toBeCloseTo(u1!.costUsd + u2!.costUsd, 12);
     expect(end.total.inputTokens).toBe(u1!.inputTokens + u2!.inputTokens);
+  });
+
+  it('each model tried is its own chat span under the step: the failed one marked, the fallback with its tokens', async () => {
+    const receiver = await startOtlpReceiver();
+    scope.defer(() => receiver.close());
+    const p = project({ fallback: [LOCAL] });
+    const provider = await scope.fake((request) =>
+      request.api === 'anthropic' ? OVERLOADED : { text: 'Hello.', usage: { input: 40, output: 3 } },
+    );
+    const run = await tack(['run', 'hello', '--model', SONNET], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const spans = receiver.spans();
+    const [step] = spans.filter((s) => s.name === 'tack.step');
+    const failed = spans.find((s) => s.name === 'chat claude-sonnet-4-5');
+    const answered = spans.find((s) => s.name === 'chat local-model');
+    expect(failed?.parentSpanId).toBe(step!.spanId);
+    expect(answered?.parentSpanId).toBe(step!.spanId);
+    // OTLP's status code 2 is ERROR.
+    expect(failed!.status?.code).toBe(2);
+    expect(failed!.attributes['error.type']).toBeTypeOf('string');
+    expect(answered!.status?.code).not.toBe(2);
+    expect(answered!.attributes).toMatchObject({
+      'gen_ai.provider.name': 'openai-compatible',
+      'gen_ai.usage.input_tokens': 40,
+      'gen_ai.usage.output_tokens': 3,
+    });
   });
 
   it('a bad request (400) or a refused key (401) ends the run on its own model: no fallback', async () => {
