@@ -60,7 +60,10 @@ export type AgentEvent =
       pid?: number;
       hostname?: string;
     }
-  /** A message appended to the history (the user's, the model's, the tool results), exactly as sent later. */
+  /**
+   * A message appended to the history (the user's, the model's, the tool results), exactly as sent later to a
+   * provider of the same kind (another one gets a few parts converted: provider-history.ts).
+   */
   | { type: 'message'; message: ModelMessage }
   /** Streamed answer text (UI only: the full text arrives in the next `message`; not written to transcripts). */
   | { type: 'text-delta'; text: string }

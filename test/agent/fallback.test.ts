@@ -225,7 +225,7 @@ describe('fallback models', () => {
 
   it('a fallback that cannot be reached is left out with a note; the run goes on', async () => {
     const p = project({ fallback: ['openai:gpt-5'] });
-    const provider = await scope.fake([{ text: 'Hello.' }]);
+    const provider = await scope.fake([{ text: 'Hello.' }, { text: 'Again.' }]);
     const run = await tack(['run', 'hello', '--model', SONNET], {
       cwd: p.dir,
       env: { ...p.env, ...providerEnv(provider), OPENAI_API_KEY: undefined },
@@ -233,6 +233,13 @@ describe('fallback models', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain('fallback model openai:gpt-5 left out');
     expect(run.stderr).toContain('OPENAI_API_KEY is not set');
+    // --fallback "" turns the configured list off: nothing to leave out.
+    const off = await tack(['run', 'hello', '--model', SONNET, '--fallback', ''], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider), OPENAI_API_KEY: undefined },
+    });
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stderr).not.toContain('fallback model');
   });
 
   it('the line chat says so, the next message starts on the own model again, /cost splits by model', async () => {
