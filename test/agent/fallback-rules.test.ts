@@ -54,31 +54,12 @@ describe('which failures go to the fallback', () => {
   });
 
   it('an overload Anthropic reports inside a stream that had started does', async () => {
-    // The error event of Anthropic's stream, sent after message_start: no HTTP status to go by.
-    const server = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const start = {
-        type: 'message_start',
-        message: {
-          id: 'msg_1',
-          type: 'message',
-          role: 'assistant',
-          model: 'claude-x',
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: { input_tokens: 1, output_tokens: 1 },
-        },
-      };
-      res.end(
-        `event: message_start\ndata: ${JSON.stringify(start)}\n\n` +
-          'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
-      );
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    scope.defer(() => new Promise((resolve) => server.close(() => resolve())));
-    const { port } = server.address() as AddressInfo;
-    const model = createAnthropic({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'test' })('claude-x');
+    // After message_start and some text: no HTTP status to go by, only the error event's type.
+    const fake = await scope.fake(() => ({
+      text: 'Let me',
+      streamError: { type: 'overloaded_error', message: 'Overloaded' },
+    }));
+    const model = createAnthropic({ baseURL: fake.url, apiKey: 'test' })('claude-x');
     let failure: unknown;
     const result = streamText({ model, prompt: 'hi', maxRetries: 0, onError: () => {} });
     for await (const part of result.fullStream) if (part.type === 'error') failure = part.error;

@@ -127,6 +127,27 @@ describe('fallback models', () => {
     expect(end.total.inputTokens).toBe(u1!.inputTokens + u2!.inputTokens);
   });
 
+  it('an overload inside a stream that had started answering falls back too; the answer starts on a new line', async () => {
+    const p = project({ fallback: [LOCAL] });
+    const provider = await scope.fake((request) =>
+      request.api === 'anthropic'
+        ? { text: 'Let me think', streamError: { type: 'overloaded_error', message: 'Overloaded' } }
+        : { text: 'The answer.' },
+    );
+    const run = await tack(['run', 'hello', '--model', SONNET], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`fallback: ${SONNET} failed (overloaded (Overloaded))`);
+    expect(run.stdout).toBe('Let me think\nThe answer.\n');
+    // An error inside a stream is not retried by the AI SDK: one request, then the fallback.
+    expect(provider.requests.map((r) => r.api)).toEqual(['anthropic', 'openai']);
+    // The broken-off answer never entered the history.
+    const [request] = byApi(provider.requests, 'openai');
+    expect(JSON.stringify(request!.messages)).not.toContain('Let me think');
+  });
+
   it('each model tried is its own chat span under the step: the failed one marked, the fallback with its tokens', async () => {
     const receiver = await startOtlpReceiver();
     scope.defer(() => receiver.close());

@@ -30,6 +30,11 @@ export interface FakeTurn {
   error?: { status: number; message: string };
   /** Anthropic only: a signed `thinking` block before the answer, as with extended thinking. */
   thinking?: string;
+  /**
+   * Anthropic only: the stream breaks off after the content with this error event (HTTP 200 already sent), as
+   * the API does when it overloads mid-answer: `{"type":"error","error":{"type":"overloaded_error",...}}`.
+   */
+  streamError?: { type: string; message: string };
   /** Wait this long before the response starts (headers included), e.g. to test timeouts and aborts. */
   delayMs?: number;
 }
@@ -341,6 +346,7 @@ interface Reply {
   index: number;
   text: string;
   thinking?: string;
+  streamError?: { type: string; message: string };
   toolCalls: Array<{ id: string; name: string; arguments: string; input: unknown }>;
   finish: 'stop' | 'tool_calls' | 'length';
   usage: { input: number; output: number };
@@ -362,6 +368,7 @@ function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number): Reply
     index,
     text,
     ...(turn.thinking !== undefined && { thinking: turn.thinking }),
+    ...(turn.streamError && { streamError: turn.streamError }),
     toolCalls,
     finish: turn.finish ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     usage: turn.usage ?? {
@@ -456,6 +463,10 @@ function anthropicEvents(reply: Reply): Json[] {
     }
     events.push({ type: 'content_block_stop', index });
     index++;
+  }
+  if (reply.streamError) {
+    events.push({ type: 'error', error: reply.streamError });
+    return events;
   }
   events.push(
     {

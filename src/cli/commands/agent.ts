@@ -87,6 +87,8 @@ export function renderEvent(event: AgentEvent, json: boolean): void {
     if (event.text !== '') answerLineOpen = !event.text.endsWith('\n');
     return;
   }
+  // The answer of a step that broke off stays on its line; the fallback's answer starts on the next.
+  if (event.type === 'model-fallback') endAnswerLine();
   const line = describeEvent(event);
   if (line !== undefined) printErr(line);
 }
