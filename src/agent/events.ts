@@ -46,6 +46,8 @@ export type AgentEvent =
       type: 'session-start';
       sessionId: string;
       model: string;
+      /** The fallback models, in order (`agent.fallback`, `--fallback`), when there are any. */
+      fallback?: string[];
       cwd: string;
       /** sha256 of the exact guidelines text the session ran with, and where its layers came from. */
       guidelinesHash: string;

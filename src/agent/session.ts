@@ -190,6 +190,7 @@ export class AgentSession {
       type: 'session-start',
       sessionId: session.id,
       model: options.model.spec,
+      ...(options.fallback?.length ? { fallback: options.fallback.map((m) => m.spec) } : {}),
       cwd,
       guidelinesHash: guidelines.hash,
       guidelinesSources: guidelines.layers.map((l) => l.source),

@@ -99,6 +99,7 @@ describe('fallback models', () => {
 
     // The transcript holds the switch, and each step's usage at the prices of the model that ran it.
     const events = transcriptEvents(p);
+    expect(events[0]).toMatchObject({ type: 'session-start', model: SONNET, fallback: [LOCAL] });
     const fallbacks = events.filter((e) => e.type === 'model-fallback');
     expect(fallbacks).toHaveLength(1);
     expect(fallbacks[0]).toMatchObject({

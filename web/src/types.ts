@@ -179,6 +179,7 @@ export type TimelineEvent = { seq: number; at: string } & (
       type: 'session-start';
       sessionId: string;
       model: string;
+      fallback?: string[];
       cwd: string;
       parent?: { sessionId: string; callId: string };
       pid?: number;

@@ -448,6 +448,7 @@ function TimelineItem(props: { event: TimelineEvent; calls: Map<string, CallInfo
       return (
         <div class="item muted">
           started in {e.cwd} with {e.model}
+          {e.fallback && e.fallback.length > 0 && ` (fallback: ${e.fallback.join(', ')})`}
         </div>
       );
     // Shown with the call they belong to (CallLine, SubagentWork), or in the chart (usage).
