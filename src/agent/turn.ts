@@ -47,6 +47,8 @@ export class TurnRunner {
   #lastCall: { key: string; count: number } | undefined;
   /** The model steps run on: the session's own, or the fallback it moved to during this run. */
   #current: ModelChoice;
+  /** Where #current is in the fallback list; -1 on the session's own model. */
+  #fallbackAt = -1;
 
   constructor(options: TurnRunnerOptions) {
     this.#options = options;
@@ -65,6 +67,7 @@ export class TurnRunner {
   startRun(): void {
     this.#lastCall = undefined;
     this.#current = { model: this.#options.model, price: this.#options.price };
+    this.#fallbackAt = -1;
   }
 
   /**
@@ -82,20 +85,14 @@ export class TurnRunner {
         return await this.#callOnce(tools, system, signal, step);
       } catch (error) {
         const reason = signal.aborted ? undefined : fallbackReason(error);
-        const next = reason === undefined ? undefined : this.#nextModel();
+        const next = reason === undefined ? undefined : this.#options.fallback?.[this.#fallbackAt + 1];
         if (!next || reason === undefined) throw error;
         const from = this.#current.model.spec;
         this.#current = next;
+        this.#fallbackAt++;
         this.#options.emit({ type: 'model-fallback', step, from, to: next.model.spec, reason });
       }
     }
-  }
-
-  /** The fallback after the current model, if any is left. */
-  #nextModel(): ModelChoice | undefined {
-    const list = this.#options.fallback ?? [];
-    const at = list.findIndex((choice) => choice.model.spec === this.#current.model.spec);
-    return list[at + 1];
   }
 
   async #callOnce(

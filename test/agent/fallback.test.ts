@@ -229,6 +229,32 @@ describe('fallback models', () => {
     expect(JSON.stringify(assistant)).toContain(foreignId);
   });
 
+  it('goes down the list in order, one model after another', async () => {
+    const p = project({ fallback: ['openai:gpt-4.1', LOCAL] });
+    const provider = await scope.fake((request) => {
+      if (request.api === 'anthropic') return OVERLOADED;
+      return request.model === 'gpt-4.1'
+        ? { error: { status: 502, message: 'Bad gateway' } }
+        : { text: 'Third time lucky.' };
+    });
+    const run = await tack(['run', 'hello', '--model', SONNET], {
+      cwd: p.dir,
+      env: { ...p.env, ...providerEnv(provider) },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('Third time lucky.');
+    const switches = transcriptEvents(p).filter((e) => e.type === 'model-fallback');
+    expect(switches.map((e) => [e.from, e.to])).toEqual([
+      [SONNET, 'openai:gpt-4.1'],
+      ['openai:gpt-4.1', LOCAL],
+    ]);
+    expect(provider.requests.map((r) => r.model)).toEqual([
+      ...Array<string>(ATTEMPTS).fill('claude-sonnet-4-5'),
+      ...Array<string>(ATTEMPTS).fill('gpt-4.1'),
+      'local-model',
+    ]);
+  });
+
   it('the last fallback failing too ends the run with its error', async () => {
     const p = project({ fallback: [LOCAL] });
     const provider = await scope.fake((request) =>
