@@ -17,6 +17,7 @@ import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { ApproveMode, Approver } from './approval.js';
 import type { AgentEvent } from './events.js';
+import { resolveFallbacks } from './fallback.js';
 import { type AgentInteraction, INTERACTIVE_CAPABILITIES, interactionHandlers } from './interaction.js';
 import { type ResolvedModel, resolveModel } from './model.js';
 import type { AgentOptions, Limits } from './options.js';
@@ -27,6 +28,8 @@ export interface StartAgentOptions {
   config: TackConfig;
   /** `provider:id`, or a model made by any AI SDK provider; default `agent.model` from the configuration. */
   model?: string | ResolvedModel;
+  /** Fallback models (`provider:id`, in order); default `agent.fallback` from the configuration. */
+  fallback?: readonly string[];
   cwd?: string;
   env?: Readonly<Record<string, string | undefined>>;
   approve?: ApproveMode;
@@ -186,7 +189,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       options.onHost?.(host);
       await host.connectAll();
     }
-    const notices: string[] = [];
+    const fallback = resolveFallbacks(options.fallback ?? agent.fallback, model, env);
+    const notices: string[] = [...fallback.notices];
     const loaded = await loadSkills({
       config,
       ...(options.cwd ? { cwd: options.cwd } : {}),
@@ -214,6 +218,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     };
     const base: AgentOptions = {
       model,
+      ...(fallback.models.length > 0 ? { fallback: fallback.models } : {}),
       cwd: options.cwd ?? process.cwd(),
       env,
       config,

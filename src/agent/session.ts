@@ -139,20 +139,29 @@ export class AgentSession {
       secrets: options.secrets,
       emit,
     });
-    this.#price = priceOf(options.model.id, { ...DEFAULT_PRICES, ...options.prices });
+    const prices = { ...DEFAULT_PRICES, ...options.prices };
+    this.#price = priceOf(options.model.id, prices);
     this.#turn = new TurnRunner({
       model: options.model,
       maxRetries: options.maxRetries ?? 2,
       price: this.#price,
+      fallback: (options.fallback ?? []).map((model) => ({ model, price: priceOf(model.id, prices) })),
       history: this.#history,
       pipeline: this.#pipeline,
       find: (name) => this.#tools.find(name),
       loopThreshold: options.loopThreshold ?? DEFAULT_LOOP_THRESHOLD,
       concurrency: options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
-      emit,
+      emit: (event) => {
+        emit(event);
+        if (event.type === 'model-fallback' && !this.#turn.current.price)
+          emit({
+            type: 'notice',
+            text: `no price known for ${event.to}: its steps' cost is counted as 0 (set agent.prices in tack.json)`,
+          });
+      },
     });
     this.#compactor = new Compactor({
-      model: options.model.model,
+      model: () => this.#turn.current.model.model,
       history: this.#history,
       window,
       compactAt: options.context?.compactAt ?? DEFAULT_COMPACT_AT,
@@ -182,6 +191,7 @@ export class AgentSession {
       type: 'session-start',
       sessionId: session.id,
       model: options.model.spec,
+      ...(options.fallback?.length ? { fallback: options.fallback.map((m) => m.spec) } : {}),
       cwd,
       guidelinesHash: guidelines.hash,
       guidelinesSources: guidelines.layers.map((l) => l.source),
@@ -227,6 +237,14 @@ export class AgentSession {
 
   get usage(): Usage {
     return this.#history.usage;
+  }
+
+  /**
+   * This session's steps' usage by the `provider:id` that ran them, since it started or was resumed (a fallback
+   * adds a second model); sub-agents' usage is in `usage` only.
+   */
+  get usageByModel(): ReadonlyMap<string, Usage> {
+    return this.#history.usageByModel;
   }
 
   /**

@@ -443,6 +443,12 @@ export const AgentSchema = z
       .describe(
         'Default model: anthropic:<id>, openai:<id> or openai-compatible:<id> (with OPENAI_BASE_URL).',
       ),
+    fallback: z
+      .array(z.string().regex(/^(anthropic|openai|openai-compatible):.+/))
+      .optional()
+      .describe(
+        'Models to go on with, in order, when the current one fails after its retries with an error of its provider (overloaded, rate limited, a server error, no connection); never after a bad request or a refused key. Same form as model.',
+      ),
     approve: z
       .enum(['ask', 'auto-read-only', 'never'])
       .optional()

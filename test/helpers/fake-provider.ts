@@ -33,8 +33,15 @@ export interface FakeTurn {
   usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
   /** Defaults to `tool_calls` when the turn has tool calls, else `stop`. */
   finish?: 'stop' | 'tool_calls' | 'length';
-  /** Answer with this HTTP status and the API's own error JSON instead of a completion. */
+  /** Answer with this HTTP status and the API's own error JSON instead of a completion (see OVERLOADED). */
   error?: { status: number; message: string };
+  /** Anthropic only: a signed `thinking` block before the answer, as with extended thinking. */
+  thinking?: string;
+  /**
+   * Anthropic only: the stream breaks off after the content with this error event (HTTP 200 already sent), as
+   * the API does when it overloads mid-answer: `{"type":"error","error":{"type":"overloaded_error",...}}`.
+   */
+  streamError?: { type: string; message: string };
   /** Wait this long before the response starts (headers included), e.g. to test timeouts and aborts. */
   delayMs?: number;
 }
@@ -74,6 +81,9 @@ export interface FakeProviderOptions {
    */
   promptCache?: boolean;
 }
+
+/** Anthropic's answer when it is overloaded: HTTP 529, `{"type":"error","error":{"type":"overloaded_error",...}}`. */
+export const OVERLOADED: FakeTurn = { error: { status: 529, message: 'Overloaded' } };
 
 export type FakeScript =
   | readonly FakeTurn[]
@@ -346,6 +356,8 @@ interface Reply {
   model: string;
   index: number;
   text: string;
+  thinking?: string;
+  streamError?: { type: string; message: string };
   toolCalls: Array<{ id: string; name: string; arguments: string; input: unknown }>;
   finish: 'stop' | 'tool_calls' | 'length';
   /** `input`: as the API reports it (Anthropic: the uncached part; OpenAI: all of it, cached included). */
@@ -373,6 +385,8 @@ function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number, cached
     model: request.model,
     index,
     text,
+    ...(turn.thinking !== undefined && { thinking: turn.thinking }),
+    ...(turn.streamError && { streamError: turn.streamError }),
     toolCalls,
     finish: turn.finish ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     usage: turn.usage
@@ -381,10 +395,16 @@ function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number, cached
   };
 }
 
+/** The signature the fake puts on its thinking blocks (Anthropic's are opaque base64). */
+export const FAKE_SIGNATURE = 'c2lnbmVkLWJ5LXRoZS1mYWtl';
+
 const ANTHROPIC_STOP = { stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens' } as const;
 
 function anthropicContent(reply: Reply): Json[] {
   return [
+    ...(reply.thinking !== undefined
+      ? [{ type: 'thinking', thinking: reply.thinking, signature: FAKE_SIGNATURE }]
+      : []),
     ...(reply.text ? [{ type: 'text', text: reply.text }] : []),
     ...reply.toolCalls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input })),
   ];
@@ -427,6 +447,19 @@ function anthropicEvents(reply: Reply): Json[] {
     { type: 'ping' },
   ];
   let index = 0;
+  if (reply.thinking !== undefined) {
+    events.push(
+      {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      },
+      { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: reply.thinking } },
+      { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: FAKE_SIGNATURE } },
+      { type: 'content_block_stop', index },
+    );
+    index++;
+  }
   if (reply.text) {
     events.push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
     for (const text of pieces(reply.text)) {
@@ -446,6 +479,10 @@ function anthropicEvents(reply: Reply): Json[] {
     }
     events.push({ type: 'content_block_stop', index });
     index++;
+  }
+  if (reply.streamError) {
+    events.push({ type: 'error', error: reply.streamError });
+    return events;
   }
   events.push(
     {

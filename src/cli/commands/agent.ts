@@ -46,6 +46,8 @@ import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface AgentCliOptions extends GlobalOptions {
   model?: string;
+  /** `--fallback a,b`: instead of `agent.fallback`. */
+  fallback?: string[];
   approve?: string;
   maxSteps?: number;
   maxCost?: number;
@@ -86,6 +88,8 @@ export function renderEvent(event: AgentEvent, json: boolean): void {
     if (event.text !== '') answerLineOpen = !event.text.endsWith('\n');
     return;
   }
+  // The answer of a step that broke off stays on its line; the fallback's answer starts on the next.
+  if (event.type === 'model-fallback') endAnswerLine();
   const line = describeEvent(event);
   if (line !== undefined) printErr(line);
 }
@@ -117,6 +121,8 @@ function describeEvent(event: AgentEvent): string | undefined {
       return `[task] ${event.reason}: ${event.detail}`;
     case 'notice':
       return `note: ${event.text}`;
+    case 'model-fallback':
+      return `fallback: ${event.from} failed (${event.reason}); step ${event.step} and the rest of the run go to ${event.to}`;
     case 'error':
       return `error: ${event.message}`;
     case 'session-end':
@@ -280,6 +286,7 @@ async function open(
   const agent = await startAgent({
     config,
     ...(extra.model ? { model: extra.model } : options.model ? { model: options.model } : {}),
+    ...(options.fallback ? { fallback: options.fallback } : {}),
     ...(mode ? { approve: mode } : {}),
     ...(frontend
       ? {
@@ -609,6 +616,11 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
         print(part?.text ?? 'no skills');
       } else if (name === '/cost') {
         print(usageText(agent.session.usage));
+        // After a fallback, what each model's steps took, at its own prices.
+        const byModel = agent.session.usageByModel;
+        if (byModel.size > 1)
+          for (const [spec, m] of byModel)
+            print(`  ${spec}: ${m.inputTokens} in, ${m.outputTokens} out, $${m.costUsd.toFixed(4)}`);
       } else if (name === '/compact') {
         const done = await agent.session.compact();
         if (!done) print('nothing to compact');

@@ -5,6 +5,7 @@ import { href, useApi } from '../hooks';
 import type {
   Approval,
   ApprovalAsked,
+  ModelFallback,
   SessionDetail,
   SessionRow,
   SubagentEvent,
@@ -366,6 +367,12 @@ function SubagentWork(props: { work: NonNullable<CallInfo['subagent']>; indexed:
                 {e.text}
               </li>
             );
+          if (e.type === 'model-fallback')
+            return (
+              <li key={i} class="item notice">
+                <FallbackLine event={e} />
+              </li>
+            );
           if (e.type === 'error')
             return (
               <li key={i} class="item error">
@@ -376,6 +383,15 @@ function SubagentWork(props: { work: NonNullable<CallInfo['subagent']>; indexed:
         })}
       </ol>
     </div>
+  );
+}
+
+function FallbackLine(props: { event: ModelFallback }) {
+  const e = props.event;
+  return (
+    <>
+      <b>fallback</b> step {e.step}: {e.from} failed ({e.reason}); now on {e.to}
+    </>
   );
 }
 
@@ -422,6 +438,12 @@ function TimelineItem(props: { event: TimelineEvent; calls: Map<string, CallInfo
           )}
         </div>
       );
+    case 'model-fallback':
+      return (
+        <div class="item notice">
+          <FallbackLine event={e} />
+        </div>
+      );
     case 'error':
       return <div class="item error">{e.message}</div>;
     case 'session-end':
@@ -435,6 +457,7 @@ function TimelineItem(props: { event: TimelineEvent; calls: Map<string, CallInfo
       return (
         <div class="item muted">
           started in {e.cwd} with {e.model}
+          {e.fallback && e.fallback.length > 0 && ` (fallback: ${e.fallback.join(', ')})`}
         </div>
       );
     // Shown with the call they belong to (CallLine, SubagentWork), or in the chart (usage).
