@@ -1,0 +1,208 @@
+import { codeSpans } from './references.js';
+
+/**
+ * The MCP tools a Markdown text (a SKILL.md body, or a file it references) names, by the model-visible name
+ * `mcp__<server>__<tool>` (mcp/names.ts), with the argument names written next to each: the only form that names
+ * a tool without doubt. A bare `list_pull_requests` could be a function of a script, a CLI command or a word.
+ *
+ * An argument counts only where the text says it is one, so that a warning about it is right:
+ * - a call written out: `mcp__github__list_pull_requests(state="open", repo=...)`, its `key=` / `key:` names;
+ * - an inline code span after the name on its line holding `key: value`, `key=value` or a JSON object:
+ *   "call mcp__github__list_pull_requests with `state: open`";
+ * - a bare identifier span right after "with", "pass", "set" (or after another such span and "and" or ","), or
+ *   followed by "parameter" / "argument" / "field": "with `state` and `repo`", "the `state` parameter";
+ * - a fenced block starting on one of the two lines after the name whose text is a JSON object: its keys, or
+ *   those of its `arguments` / `input` / `params` object when it is a whole call (`{"name": ..., "arguments": ...}`);
+ *   a block that holds the name itself is read the same way.
+ * A block labelled `markdown` shows a document, not this one's instructions (references.ts): nothing in it counts.
+ */
+export interface ToolMention {
+  /** As written: `mcp__github__list_pull_requests`. */
+  name: string;
+  server: string;
+  tool: string;
+  line: number;
+  /** Argument names written next to it, each with its line. */
+  args: Array<{ name: string; line: number }>;
+}
+
+// A server name has no `__` and does not end with `_` (config); a tool part is what mcp/names.ts lets through.
+const MENTION =
+  /(?<![A-Za-z0-9_])mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)__([A-Za-z0-9_-]*[A-Za-z0-9])(?![A-Za-z0-9_*-])/g;
+const FENCE = /^\s*(`{3,}|~{3,})(.*)$/;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+const KEYED = /^\s*["']?([A-Za-z_][A-Za-z0-9_-]*)["']?\s*(?::|=)(?!=)/;
+const LEAD_IN = /(?:\b(?:with|pass|passing|set|setting)|,|\band)\s*$/i;
+const NAMED_AFTER = /^\s*(?:parameter|argument|param|arg|field|input)s?\b/i;
+const NOT_NAMES = new Set(['true', 'false', 'null', 'none', 'undefined']);
+const CALL_OBJECT = ['arguments', 'input', 'params', 'parameters', 'args'];
+
+interface Block {
+  start: number;
+  text: string;
+  json: boolean;
+}
+
+export function findToolMentions(body: string, firstLine: number): ToolMention[] {
+  const lines = body.split('\n');
+  const mentions: ToolMention[] = [];
+  const blocks: Block[] = [];
+  const inBlock = new Map<number, Block>();
+  let fence: { char: string; length: number; example: boolean; block: Block } | undefined;
+  lines.forEach((text, i) => {
+    const marker = FENCE.exec(text);
+    if (fence) {
+      if (marker && marker[1]![0] === fence.char && marker[1]!.length >= fence.length && !marker[2]!.trim()) {
+        if (!fence.example) blocks.push(fence.block);
+        fence = undefined;
+        return;
+      }
+      if (fence.example) return;
+      fence.block.text += `${text}\n`;
+      inBlock.set(i, fence.block);
+      for (const m of text.matchAll(MENTION)) mentions.push(mention(m, i, firstLine));
+      return;
+    }
+    if (marker && !(marker[1]![0] === '`' && marker[2]!.includes('`'))) {
+      const label = marker[2]!.trim();
+      fence = {
+        char: marker[1]![0]!,
+        length: marker[1]!.length,
+        example: /^(markdown|md)\b/i.test(label),
+        block: { start: i + 1, text: '', json: label === '' || /^(json|jsonc|json5)\b/i.test(label) },
+      };
+      return;
+    }
+    const found = [...text.matchAll(MENTION)];
+    found.forEach((m, k) => {
+      const item = mention(m, i, firstLine);
+      const end = m.index + m[0].length;
+      const until = found[k + 1]?.index ?? text.length;
+      item.args.push(...inlineArgs(text, end, until).map((name) => ({ name, line: firstLine + i })));
+      mentions.push(item);
+    });
+  });
+  for (const item of mentions) {
+    const index = item.line - firstLine;
+    const own = inBlock.get(index);
+    const block = own ?? introduced(lines, index, item, blocks);
+    if (!block?.json) continue;
+    const keys = blockArgs(block.text, own !== undefined, item.name);
+    item.args.push(...keys.map((name) => ({ name, line: firstLine + block.start })));
+  }
+  // Those in blocks were found when their block was read: in line order again.
+  return mentions.sort((a, b) => a.line - b.line);
+}
+
+/**
+ * The block a mention's line introduces: the line ends with ":" after its last mention, and the block's fence
+ * opens on the next line or after one blank line.
+ */
+function introduced(lines: readonly string[], index: number, item: ToolMention, blocks: readonly Block[]) {
+  const text = lines[index]!;
+  if (!/:\s*$/.test(text) || text.lastIndexOf(item.name) < text.lastIndexOf('mcp__')) return undefined;
+  const block = blocks.find((b) => b.start - 1 > index && b.start - 1 <= index + 2);
+  if (!block) return undefined;
+  return lines.slice(index + 1, block.start - 1).every((t) => t.trim() === '') ? block : undefined;
+}
+
+function mention(m: RegExpMatchArray, index: number, firstLine: number): ToolMention {
+  return { name: m[0], server: m[1]!, tool: m[2]!, line: firstLine + index, args: [] };
+}
+
+/** Argument names on the mention's own line, between it and the next mention. */
+function inlineArgs(text: string, end: number, until: number): string[] {
+  const names: string[] = [];
+  const call = /^\s*\(([^()]*)\)/.exec(text.slice(end, until));
+  if (call) {
+    for (const part of splitTopLevel(call[1]!)) {
+      const key = KEYED.exec(part)?.[1];
+      if (key) names.push(key);
+    }
+    return names;
+  }
+  let after = end;
+  let chained = false;
+  for (const [start, stop] of codeSpans(text)) {
+    if (start < end) continue;
+    if (start >= until) break;
+    const content = text
+      .slice(start, stop)
+      .replace(/^`+|`+$/g, '')
+      .trim();
+    const before = text.slice(after, start);
+    const keys = objectKeys(content);
+    if (keys) names.push(...keys);
+    else if (KEYED.test(content) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(content))
+      names.push(KEYED.exec(content)![1]!);
+    else if (IDENTIFIER.test(content) && !NOT_NAMES.has(content.toLowerCase())) {
+      const led = LEAD_IN.test(before) && (chained || !/[.;:!?]/.test(before));
+      if (led || NAMED_AFTER.test(text.slice(stop, until))) {
+        names.push(content);
+        chained = true;
+        after = stop;
+        continue;
+      }
+    }
+    chained = false;
+    after = stop;
+  }
+  return names;
+}
+
+/** Commas at depth zero: `a=1, b=[1, 2]` is two parts. */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote = '';
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = '';
+    } else if (c === '"' || c === "'") quote = c;
+    else if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts;
+}
+
+/** The top-level keys of a JSON object, or undefined when the text is not one. */
+function objectKeys(text: string): string[] | undefined {
+  const value = parseObject(text);
+  return value ? Object.keys(value) : undefined;
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  if (!text.trimStart().startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A block's argument names: a whole call (`{"name": "<the tool>", "arguments": {...}}`) gives its arguments'
+ * keys; a plain object gives its own keys only when the mention is outside the block (it introduces it).
+ */
+function blockArgs(text: string, holdsMention: boolean, name: string): string[] {
+  const value = parseObject(text);
+  if (!value) return [];
+  const named = Object.values(value).includes(name);
+  const inner = CALL_OBJECT.map((key) => value[key]).find(isObject);
+  if (named && inner) return Object.keys(inner);
+  if (holdsMention || named) return [];
+  return Object.keys(value);
+}
