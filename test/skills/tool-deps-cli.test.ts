@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startConsole } from '../../src/console/server.js';
 import { tack } from '../helpers/cli.js';
 import { fixtureEntry, REPO, type TempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
@@ -135,6 +136,32 @@ describe('skills checked against the tools they name, through the binary', () =>
     expect(accept.code, accept.stderr).toBe(0);
     expect((await sessionStart(p, provider.url)).filter((n) => n.startsWith('skill '))).toEqual([]);
     expect(await validate(p)).toEqual([]);
+  });
+
+  it("the console's skill page shows the same findings", async () => {
+    const { p, version, skills } = project();
+    const provider = await scope.fake([]);
+    version('1');
+    await sessionStart(p, provider.url);
+    version('2');
+    const running = await startConsole({ config: p.load() });
+    scope.defer(() => running.close());
+    const auth = { authorization: `Bearer ${running.token}` };
+    const page = async (name: string) => {
+      const response = await fetch(`${running.origin}/api/skills/${name}`, { headers: auth });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { issues: Issue[] }).issues.filter((i) =>
+        TOOL_RULES.includes(i.rule),
+      );
+    };
+    const triage = await page('triage');
+    expect(triage).toEqual(await validate(p));
+    expect(triage.map((i) => [i.rule, i.file, i.line])).toEqual([
+      ['unknown-argument', join(skills, 'triage', 'SKILL.md'), 7],
+      ['tool-changed', join(skills, 'triage', 'SKILL.md'), 7],
+      ['missing-tool', join(skills, 'triage', 'SKILL.md'), 8],
+    ]);
+    expect(await page('plain')).toEqual([]);
   });
 
   it('a server that is not connected is one warning, not one per tool', async () => {
