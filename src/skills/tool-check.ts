@@ -2,13 +2,14 @@ import { realpathSync, statSync } from 'node:fs';
 import { join, posix, sep } from 'node:path';
 import leven from 'leven';
 import type { Catalog } from '../mcp/catalog.js';
+import { sanitizeToolName } from '../mcp/names.js';
 import { pushAll } from '../util/arrays.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
 import { readFrontMatter } from '../util/front-matter.js';
 import { readPrefix } from './bounded-read.js';
 import { findReferences } from './references.js';
 import { SKILL_FILE } from './skill.js';
-import { findToolMentions, type ToolMention } from './tool-mentions.js';
+import { findServerToolMentions, findToolMentions, type ToolMention } from './tool-mentions.js';
 
 /**
  * A skill's dependencies on the tool catalog (tool-mentions.ts finds them): each tool it names must be in the
@@ -95,8 +96,19 @@ const MAX_DOCUMENT_BYTES = 256 * 1024;
 /** Every tool mention of the skill: its body's, then those of the Markdown files the body references. */
 export async function skillToolMentions(
   skill: Pick<SkillForToolCheck, 'dir' | 'file' | 'body' | 'bodyLine'>,
+  servers: readonly string[] = [],
 ): Promise<Array<ToolMention & { file: string }>> {
-  const out = findToolMentions(skill.body, skill.bodyLine).map((m) => ({ ...m, file: skill.file }));
+  const mentionsIn = (text: string, firstLine: number) =>
+    [
+      ...findToolMentions(text, firstLine),
+      ...findServerToolMentions(
+        text,
+        firstLine,
+        servers,
+        (server, tool) => sanitizeToolName(server, tool).name,
+      ),
+    ].sort((a, b) => a.line - b.line);
+  const out = mentionsIn(skill.body, skill.bodyLine).map((m) => ({ ...m, file: skill.file }));
   const root = safeRealpath(skill.dir);
   const seen = new Set<string>();
   for (const ref of findReferences(skill.body, skill.bodyLine)) {
@@ -109,7 +121,7 @@ export async function skillToolMentions(
     const real = safeRealpath(file);
     if (!root || !real?.startsWith(root + sep) || !isFile(real)) continue;
     const { bytes } = await readPrefix(file, MAX_DOCUMENT_BYTES).catch(() => ({ bytes: Buffer.alloc(0) }));
-    for (const m of findToolMentions(bytes.toString('utf8'), 1)) out.push({ ...m, file });
+    for (const m of mentionsIn(bytes.toString('utf8'), 1)) out.push({ ...m, file });
   }
   return out;
 }
@@ -119,7 +131,7 @@ export async function checkSkillTools(
   catalog: ToolCatalogView,
   options: ToolCheckOptions = {},
 ): Promise<ToolFinding[]> {
-  const mentions = await skillToolMentions(skill);
+  const mentions = await skillToolMentions(skill, catalog.servers);
   if (mentions.length === 0) return [];
   const findings: ToolFinding[] = [];
   const tools = new Map(catalog.tools.map((t) => [t.name, t]));

@@ -43,6 +43,79 @@ interface Block {
   json: boolean;
 }
 
+/**
+ * A server's own tool name written next to the server's name, for the servers given (the connected ones): the
+ * tool name in an inline code span, the server's name right beside it as "the `github` server's `list_issues`",
+ * "github's `list_issues` tool" or "the `list_issues` tool of (from, on) the github server". Its name is the
+ * model-visible one the catalog would give it (`visible`). A tool name outside code, or a server named anywhere
+ * else, is not read: in prose the words could be anything.
+ */
+export function findServerToolMentions(
+  body: string,
+  firstLine: number,
+  servers: readonly string[],
+  visible: (server: string, tool: string) => string,
+): ToolMention[] {
+  if (servers.length === 0) return [];
+  const names = servers.map(literal).join('|');
+  const tool = '`([A-Za-z0-9_.-]+)`';
+  const server = `\`?(${names})\`?`;
+  const forms = [
+    new RegExp(`(?<![\\w-])${server}(?: server)?(?:'s|’s) ${tool}( tool\\b)?`, 'g'),
+    new RegExp(`${tool} tool (?:of|from|on|in) (?:the )?${server} (?:MCP )?server\\b`, 'g'),
+  ];
+  const out: ToolMention[] = [];
+  forEachProseLine(body, (text, index) => {
+    forms.forEach((form, k) => {
+      for (const m of text.matchAll(form)) {
+        const [serverName, toolName] = k === 0 ? [m[1]!, m[2]!] : [m[2]!, m[1]!];
+        // "github's `config.json`" names a file: without the word "tool", only a snake_case name is taken.
+        if (k === 0 && !m[3] && !/^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$/.test(toolName)) continue;
+        const name = visible(serverName, toolName);
+        const item: ToolMention = {
+          name,
+          server: serverName,
+          tool: toolName,
+          line: firstLine + index,
+          args: [],
+        };
+        const next = text.slice(m.index + m[0].length).search(/mcp__|`[A-Za-z0-9_.-]+` tool/);
+        const end = m.index + m[0].length;
+        item.args.push(
+          ...inlineArgs(text, end, next < 0 ? text.length : end + next).map((arg) => ({
+            name: arg,
+            line: firstLine + index,
+          })),
+        );
+        out.push(item);
+      }
+    });
+  });
+  return out;
+}
+
+function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Each line outside fenced blocks, with its index. */
+function forEachProseLine(body: string, fn: (text: string, index: number) => void): void {
+  let fence: { char: string; length: number } | undefined;
+  body.split('\n').forEach((text, i) => {
+    const marker = FENCE.exec(text);
+    if (fence) {
+      if (marker && marker[1]![0] === fence.char && marker[1]!.length >= fence.length && !marker[2]!.trim())
+        fence = undefined;
+      return;
+    }
+    if (marker && !(marker[1]![0] === '`' && marker[2]!.includes('`'))) {
+      fence = { char: marker[1]![0]!, length: marker[1]!.length };
+      return;
+    }
+    fn(text, i);
+  });
+}
+
 export function findToolMentions(body: string, firstLine: number): ToolMention[] {
   const lines = body.split('\n');
   const mentions: ToolMention[] = [];

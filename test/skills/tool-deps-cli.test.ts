@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startConsole } from '../../src/console/server.js';
 import { tack } from '../helpers/cli.js';
@@ -59,6 +59,12 @@ function project(): { p: TempProject; version: (v: string) => void; skills: stri
     },
   );
   skill(skills, 'plain', 'Read the pull request and summarise it in three lines.');
+  // The server's own tool name next to the server's name.
+  skill(
+    skills,
+    'review',
+    "Find the changes with the `gh` server's `list_pull_requests` tool and `state: open`.",
+  );
   p.write('tack.json', {
     mcpServers: { gh: fixtureEntry('versioned-server.js', ['--version-file', versionFile]) },
     skills: [skills],
@@ -83,8 +89,21 @@ describe('skills checked against the tools they name, through the binary', () =>
     expect((await sessionStart(p, provider.url)).filter((n) => n.startsWith('skill '))).toEqual([]);
 
     version('2');
-    const issues = await validate(p);
+    const all = await validate(p);
     const file = join(skills, 'triage', 'SKILL.md');
+    const issues = all.filter((i) => i.file === file);
+    expect(all.filter((i) => i.file !== file).map((i) => [i.file, i.line, i.message])).toEqual([
+      [
+        join(skills, 'review', 'SKILL.md'),
+        5,
+        "Tool mcp__gh__list_pull_requests has no argument 'state'; the closest is 'status'",
+      ],
+      [
+        join(skills, 'review', 'SKILL.md'),
+        5,
+        "Tool mcp__gh__list_pull_requests's input schema changed since the skill was pinned: parameter 'state' renamed to 'status'",
+      ],
+    ]);
     expect(issues).toEqual([
       {
         severity: 'warning',
@@ -117,7 +136,7 @@ describe('skills checked against the tools they name, through the binary', () =>
     );
 
     // The session start says it once per finding, with the skill's name.
-    const notices = (await sessionStart(p, provider.url)).filter((n) => n.startsWith('skill '));
+    const notices = (await sessionStart(p, provider.url)).filter((n) => n.startsWith('skill triage'));
     expect(notices).toEqual([
       `skill triage: ${issues[0]!.message} (${file}:7)`,
       `skill triage: ${issues[1]!.message} (${file}:7)`,
@@ -134,8 +153,8 @@ describe('skills checked against the tools they name, through the binary', () =>
     expect((await sessionStart(p, provider.url)).join('\n')).toContain('held back: skill triage changed');
     const accept = await tack(['pins', 'accept', 'skill', 'triage'], { cwd: p.dir, env: p.env });
     expect(accept.code, accept.stderr).toBe(0);
-    expect((await sessionStart(p, provider.url)).filter((n) => n.startsWith('skill '))).toEqual([]);
-    expect(await validate(p)).toEqual([]);
+    expect((await sessionStart(p, provider.url)).filter((n) => n.startsWith('skill triage'))).toEqual([]);
+    expect((await validate(p)).filter((i) => i.file === file)).toEqual([]);
   });
 
   it("the console's skill page shows the same findings", async () => {
@@ -155,7 +174,7 @@ describe('skills checked against the tools they name, through the binary', () =>
       );
     };
     const triage = await page('triage');
-    expect(triage).toEqual(await validate(p));
+    expect(triage).toEqual((await validate(p)).filter((i) => i.file.includes(`${sep}triage${sep}`)));
     expect(triage.map((i) => [i.rule, i.file, i.line])).toEqual([
       ['unknown-argument', join(skills, 'triage', 'SKILL.md'), 7],
       ['tool-changed', join(skills, 'triage', 'SKILL.md'), 7],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeSchemaChange, schemaProperties } from '../../src/skills/tool-check.js';
-import { findToolMentions } from '../../src/skills/tool-mentions.js';
+import { findServerToolMentions, findToolMentions } from '../../src/skills/tool-mentions.js';
 
 const args = (text: string) =>
   findToolMentions(text, 1).map((m) => [m.name, m.line, m.args.map((a) => a.name)] as const);
@@ -62,6 +62,28 @@ describe('tool names and their arguments in a skill', () => {
       ['mcp__gh__list_pull_requests', 1, []],
       ['mcp__gh__list_pull_requests', 2, []],
       ['mcp__gh__get_issue', 3, []],
+    ]);
+  });
+
+  it("reads a server's own tool name only in code, right next to a connected server's name", () => {
+    const found = findServerToolMentions(
+      [
+        "Use the `github` server's `list_pull_requests` tool with `state: open`.",
+        "Then github's `get_issue` and the `add_comment` tool of the github server.",
+        "Not: github's `README.md`, github's `search` (no word tool), the gitlab server's `list_pull_requests` tool,",
+        "list_pull_requests of the github server, or mygithub's `get_issue` tool.",
+        '```',
+        "the github server's `in_a_block` tool",
+        '```',
+      ].join('\n'),
+      1,
+      ['github'],
+      (server, tool) => `mcp__${server}__${tool}`,
+    );
+    expect(found.map((m) => [m.name, m.line, m.args.map((a) => a.name)])).toEqual([
+      ['mcp__github__list_pull_requests', 1, ['state']],
+      ['mcp__github__get_issue', 2, []],
+      ['mcp__github__add_comment', 2, []],
     ]);
   });
 
