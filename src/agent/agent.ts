@@ -134,8 +134,13 @@ async function pinSkills(
     const catalog = toolCatalogView(tools.catalog);
     for (const { skill, text } of read) {
       if (held.has(skill)) continue;
-      for (const finding of await skillToolFindings(skill, text, catalog, tools.pins))
-        notices.push(`skill ${skill.name}: ${finding.message} (${finding.file}:${finding.line})`);
+      // One notice per skill, however many tools it names: the start says it once, not at every step.
+      const findings = await skillToolFindings(skill, text, catalog, tools.pins);
+      if (findings.length > 0)
+        notices.push(
+          `skill ${skill.name} names tools the catalog does not match: ` +
+            `${findings.map((f) => `${f.message} (${f.file}:${f.line})`).join('; ')}; \`tack skills validate --servers\` lists them`,
+        );
     }
   }
   return held.size === 0

@@ -135,12 +135,12 @@ describe('skills checked against the tools they name, through the binary', () =>
       'team-skills/triage/SKILL.md:8: warning: Tool mcp__gh__get_issue is not in the catalog',
     );
 
-    // The session start says it once per finding, with the skill's name.
+    // The session start says it in one notice per skill.
     const notices = (await sessionStart(p, provider.url)).filter((n) => n.startsWith('skill triage'));
     expect(notices).toEqual([
-      `skill triage: ${issues[0]!.message} (${file}:7)`,
-      `skill triage: ${issues[1]!.message} (${file}:7)`,
-      `skill triage: ${issues[2]!.message} (${file}:8)`,
+      `skill triage names tools the catalog does not match: ${issues[0]!.message} (${file}:7); ` +
+        `${issues[1]!.message} (${file}:7); ${issues[2]!.message} (${file}:8); ` +
+        '`tack skills validate --servers` lists them',
     ]);
 
     // The skill edited for the new names is held until accepted (a configured skill); accepted, the session start
