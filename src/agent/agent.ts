@@ -12,9 +12,10 @@ import { ToolTermCache } from '../search/term-cache.js';
 import { DefinitionGuard, guardOptions } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
-import { type SkillToolPins, skillToolFindings, toolCatalogView } from '../skills/tool-check.js';
+import { type SkillToolPins, skillToolNotices, toolCatalogView } from '../skills/tool-check.js';
 import { openStore } from '../store/open.js';
 import type { TackStore } from '../store/store.js';
+import { pushAll } from '../util/arrays.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { ApproveMode, Approver } from './approval.js';
@@ -131,17 +132,8 @@ async function pinSkills(
     );
   });
   if (tools) {
-    const catalog = toolCatalogView(tools.catalog);
-    for (const { skill, text } of read) {
-      if (held.has(skill)) continue;
-      // One notice per skill, however many tools it names: the start says it once, not at every step.
-      const findings = await skillToolFindings(skill, text, catalog, tools.pins);
-      if (findings.length > 0)
-        notices.push(
-          `skill ${skill.name} names tools the catalog does not match: ` +
-            `${findings.map((f) => `${f.message} (${f.file}:${f.line})`).join('; ')}; \`tack skills validate --servers\` lists them`,
-        );
-    }
+    const checked = read.filter(({ skill }) => !held.has(skill));
+    pushAll(notices, await skillToolNotices(checked, toolCatalogView(tools.catalog), tools.pins));
   }
   return held.size === 0
     ? library

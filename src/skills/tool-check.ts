@@ -111,7 +111,9 @@ export async function skillToolMentions(
   const out = mentionsIn(skill.body, skill.bodyLine).map((m) => ({ ...m, file: skill.file }));
   const root = safeRealpath(skill.dir);
   const seen = new Set<string>();
-  for (const ref of findReferences(skill.body, skill.bodyLine)) {
+  // Only Markdown files are read for tool names: a body naming none needs no reference scan.
+  const refs = /\.(md|markdown|mdx)\b/i.test(skill.body) ? findReferences(skill.body, skill.bodyLine) : [];
+  for (const ref of refs) {
     const path = posix.normalize(ref.path);
     if (!DOCUMENT.test(path) || path === SKILL_FILE || path.startsWith('../') || seen.has(path)) continue;
     seen.add(path);
@@ -230,6 +232,33 @@ export async function skillToolFindings(
     catalog,
     { pins, record: true },
   );
+}
+
+/**
+ * The session start's notices: one per skill whose tools do not match, however many it names (the start says it
+ * once, not at every step). A few skills at a time: their referenced files are read, and the reads overlap.
+ */
+export async function skillToolNotices(
+  skills: ReadonlyArray<{ skill: { name: string; dir: string; file: string }; text: string }>,
+  catalog: ToolCatalogView,
+  pins: SkillToolPins,
+): Promise<string[]> {
+  const notices: string[] = [];
+  for (let i = 0; i < skills.length; i += 16) {
+    const batch = skills.slice(i, i + 16);
+    const results = await Promise.all(
+      batch.map(({ skill, text }) => skillToolFindings(skill, text, catalog, pins)),
+    );
+    batch.forEach(({ skill }, k) => {
+      const findings = results[k]!;
+      if (findings.length === 0) return;
+      notices.push(
+        `skill ${skill.name} names tools the catalog does not match: ` +
+          `${findings.map((f) => `${f.message} (${f.file}:${f.line})`).join('; ')}; \`tack skills validate --servers\` lists them`,
+      );
+    });
+  }
+  return notices;
 }
 
 /** The schemas the skill was pinned with against today's; records those of a skill pinned anew. */

@@ -56,8 +56,10 @@ export function findServerToolMentions(
   servers: readonly string[],
   visible: (server: string, tool: string) => string,
 ): ToolMention[] {
-  if (servers.length === 0) return [];
-  const names = servers.map(literal).join('|');
+  // Most texts name no server at all: nothing to scan line by line.
+  const named = servers.filter((server) => body.includes(server));
+  if (named.length === 0) return [];
+  const names = named.map(literal).join('|');
   const tool = '`([A-Za-z0-9_.-]+)`';
   const server = `\`?(${names})\`?`;
   const forms = [
@@ -66,6 +68,7 @@ export function findServerToolMentions(
   ];
   const out: ToolMention[] = [];
   forEachProseLine(body, (text, index) => {
+    if (!text.includes('`') || !named.some((server) => text.includes(server))) return;
     forms.forEach((form, k) => {
       for (const m of text.matchAll(form)) {
         const [serverName, toolName] = k === 0 ? [m[1]!, m[2]!] : [m[2]!, m[1]!];
@@ -117,6 +120,7 @@ function forEachProseLine(body: string, fn: (text: string, index: number) => voi
 }
 
 export function findToolMentions(body: string, firstLine: number): ToolMention[] {
+  if (!body.includes('mcp__')) return [];
   const lines = body.split('\n');
   const mentions: ToolMention[] = [];
   const blocks: Block[] = [];
@@ -133,7 +137,8 @@ export function findToolMentions(body: string, firstLine: number): ToolMention[]
       if (fence.example) return;
       fence.block.text += `${text}\n`;
       inBlock.set(i, fence.block);
-      for (const m of text.matchAll(MENTION)) mentions.push(mention(m, i, firstLine));
+      if (text.includes('mcp__'))
+        for (const m of text.matchAll(MENTION)) mentions.push(mention(m, i, firstLine));
       return;
     }
     if (marker && !(marker[1]![0] === '`' && marker[2]!.includes('`'))) {
@@ -146,6 +151,7 @@ export function findToolMentions(body: string, firstLine: number): ToolMention[]
       };
       return;
     }
+    if (!text.includes('mcp__')) return;
     const found = [...text.matchAll(MENTION)];
     found.forEach((m, k) => {
       const item = mention(m, i, firstLine);
