@@ -7,8 +7,9 @@ import { codeSpans } from './references.js';
  *
  * An argument counts only where the text says it is one, so that a warning about it is right:
  * - a call written out: `mcp__github__list_pull_requests(state="open", repo=...)`, its `key=` / `key:` names;
- * - an inline code span after the name on its line holding `key: value`, `key=value` or a JSON object:
- *   "call mcp__github__list_pull_requests with `state: open`";
+ * - an inline code span after the name on its line holding `key: value`, `key=value` or a JSON object, right
+ *   after the name or led in as below: "call mcp__github__list_pull_requests with `state: open`" (not "returns
+ *   `status: ok`", which describes a result);
  * - a bare identifier span right after "with", "pass", "set" (or after another such span and "and" or ","), or
  *   followed by "parameter" / "argument" / "field": "with `state` and `repo`", "the `state` parameter";
  * - a fenced block starting on one of the two lines after the name whose text is a JSON object: its keys, or
@@ -32,7 +33,8 @@ const MENTION =
 const FENCE = /^\s*(`{3,}|~{3,})(.*)$/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const KEYED = /^\s*["']?([A-Za-z_][A-Za-z0-9_-]*)["']?\s*(?::|=)(?!=)/;
-const LEAD_IN = /(?:\b(?:with|pass|passing|set|setting)|,|\band)\s*$/i;
+const LEAD_IN = /\b(?:with|pass|passing|set|setting)\s*$/i;
+const CHAIN = /^\s*(?:,|and|,\s*and)\s*$/i;
 const NAMED_AFTER = /^\s*(?:parameter|argument|param|arg|field|input)s?\b/i;
 const NOT_NAMES = new Set(['true', 'false', 'null', 'none', 'undefined']);
 const CALL_OBJECT = ['arguments', 'input', 'params', 'parameters', 'args'];
@@ -210,23 +212,32 @@ function inlineArgs(text: string, end: number, until: number): string[] {
       .replace(/^`+|`+$/g, '')
       .trim();
     const before = text.slice(after, start);
-    const keys = objectKeys(content);
-    if (keys) names.push(...keys);
-    else if (KEYED.test(content) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(content))
-      names.push(KEYED.exec(content)![1]!);
-    else if (IDENTIFIER.test(content) && !NOT_NAMES.has(content.toLowerCase())) {
-      const led = LEAD_IN.test(before) && (chained || !/[.;:!?]/.test(before));
-      if (led || NAMED_AFTER.test(text.slice(stop, until))) {
-        names.push(content);
-        chained = true;
-        after = stop;
-        continue;
-      }
+    // Led in by "with", "pass", "set" (or chained to the span before by "and" or a comma) in the same sentence.
+    const led = (chained && CHAIN.test(before)) || (LEAD_IN.test(before) && !/[.;:!?]/.test(before));
+    const keys = objectKeys(content) ?? keyedName(content);
+    // `key: value` right after the name, or led in: "returns `status: ok`" describes a result, not arguments.
+    const take = keys
+      ? led || /^[\s`(]*$/.test(before)
+      : IDENTIFIER.test(content) &&
+        !NOT_NAMES.has(content.toLowerCase()) &&
+        (led || NAMED_AFTER.test(text.slice(stop, until)));
+    if (take) {
+      names.push(...(keys ?? [content]));
+      chained = true;
+      after = stop;
+      continue;
     }
     chained = false;
     after = stop;
   }
   return names;
+}
+
+/** The key of a `key: value` or `key=value` span (not a URL's scheme), as a list of one. */
+function keyedName(content: string): string[] | undefined {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(content)) return undefined;
+  const key = KEYED.exec(content)?.[1];
+  return key ? [key] : undefined;
 }
 
 /** Commas at depth zero: `a=1, b=[1, 2]` is two parts. */

@@ -63,7 +63,7 @@ function project(): { p: TempProject; version: (v: string) => void; skills: stri
   skill(
     skills,
     'review',
-    "Find the changes with the `gh` server's `list_pull_requests` tool and `state: open`.",
+    "Find the changes with the `gh` server's `list_pull_requests` tool with `state: open`.",
   );
   p.write('tack.json', {
     mcpServers: { gh: fixtureEntry('versioned-server.js', ['--version-file', versionFile]) },

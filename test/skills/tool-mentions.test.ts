@@ -47,7 +47,7 @@ describe('tool names and their arguments in a skill', () => {
       args(
         [
           'Use mcp__gh__list_pull_requests when asked. Check `true` or `open` afterwards.',
-          'mcp__gh__list_pull_requests returns `https://x.y/z` links.',
+          'mcp__gh__list_pull_requests returns `https://x.y/z` links and `status: ok`.',
           'Call mcp__gh__get_issue:',
           '```python',
           'print({"not": "arguments"})',
