@@ -4,6 +4,7 @@ import { projectSkillsTrusted, projectTrustWarning, resolveProjectTrust } from '
 import type { TackConfig } from '../config/load.js';
 import { KnowledgeBase } from '../knowledge/knowledge.js';
 import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js';
+import type { Catalog } from '../mcp/catalog.js';
 import { McpHost } from '../mcp/host.js';
 import { configuredSemanticRanker } from '../search/embeddings.js';
 import type { SemanticRanker } from '../search/semantic.js';
@@ -11,8 +12,10 @@ import { ToolTermCache } from '../search/term-cache.js';
 import { DefinitionGuard, guardOptions } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
+import { type SkillToolPins, skillToolNotices, toolCatalogView } from '../skills/tool-check.js';
 import { openStore } from '../store/open.js';
 import type { TackStore } from '../store/store.js';
+import { pushAll } from '../util/arrays.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { ApproveMode, Approver } from './approval.js';
@@ -103,6 +106,7 @@ async function pinSkills(
   library: SkillLibrary,
   guard: DefinitionGuard,
   notices: string[],
+  tools?: { catalog: Catalog; pins: SkillToolPins },
 ): Promise<SkillLibrary> {
   // Skills served over MCP, and files unreadable now (activation will say so), are not pinned here.
   const read: Array<{ skill: SkillEntry; text: string }> = [];
@@ -130,6 +134,10 @@ async function pinSkills(
       `held back: ${verdict.reason} (${skill.file}); review with \`tack pins diff skill ${skill.name}\`, accept with \`tack pins accept skill ${skill.name}\``,
     );
   });
+  if (tools) {
+    const checked = read.filter(({ skill }) => !held.has(skill));
+    pushAll(notices, await skillToolNotices(checked, toolCatalogView(tools.catalog), tools.pins));
+  }
   return held.size === 0
     ? library
     : new SkillLibrary(
@@ -198,7 +206,12 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(host ? { host } : {}),
     });
     const skills = store
-      ? await pinSkills(loaded, new DefinitionGuard(store.pins, guardOptions(config, store)), notices)
+      ? await pinSkills(
+          loaded,
+          new DefinitionGuard(store.pins, guardOptions(config, store)),
+          notices,
+          host ? { catalog: host.catalog, pins: store.pins } : undefined,
+        )
       : loaded;
     const knowledge =
       config.knowledge.bundles.length > 0
