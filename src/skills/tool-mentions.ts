@@ -1,3 +1,4 @@
+import { pushAll } from '../util/arrays.js';
 import { codeSpans } from './references.js';
 
 /**
@@ -159,7 +160,10 @@ export function findToolMentions(body: string, firstLine: number): ToolMention[]
       const item = mention(m, i, firstLine);
       const end = m.index + m[0].length;
       const until = found[k + 1]?.index ?? text.length;
-      item.args.push(...inlineArgs(text, end, until).map((name) => ({ name, line: firstLine + i })));
+      pushAll(
+        item.args,
+        inlineArgs(text, end, until).map((name) => ({ name, line: firstLine + i })),
+      );
       mentions.push(item);
     });
   });
@@ -169,7 +173,10 @@ export function findToolMentions(body: string, firstLine: number): ToolMention[]
     const block = own ?? introduced(lines, index, item, blocks);
     if (!block?.json) continue;
     const keys = blockArgs(block.text, own !== undefined, item.name);
-    item.args.push(...keys.map((name) => ({ name, line: firstLine + block.start })));
+    pushAll(
+      item.args,
+      keys.map((name) => ({ name, line: firstLine + block.start })),
+    );
   }
   // Those in blocks were found when their block was read: in line order again.
   return mentions.sort((a, b) => a.line - b.line);
@@ -222,7 +229,7 @@ function inlineArgs(text: string, end: number, until: number): string[] {
         !NOT_NAMES.has(content.toLowerCase()) &&
         (led || NAMED_AFTER.test(text.slice(stop, until)));
     if (take) {
-      names.push(...(keys ?? [content]));
+      pushAll(names, keys ?? [content]);
       chained = true;
       after = stop;
       continue;
