@@ -11,6 +11,7 @@ import { runInstallSize } from './install-size.js';
 import { runKnowledge } from './knowledge.js';
 import { runLargeResult } from './large-result.js';
 import { runPins } from './pins.js';
+import { runPromptCache } from './prompt-cache.js';
 import { runSandbox } from './sandbox.js';
 import { runScan } from './scan.js';
 import { runSkills } from './skills.js';
@@ -21,7 +22,7 @@ import { runTui } from './tui.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox] [startup] [install-size] [console] [code-mode] [tui] [team]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox] [startup] [install-size] [console] [code-mode] [tui] [team] [prompt-cache]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time. `--rounds N` sets the rounds of
  * the benchmarks that run fresh processes per variant (docs, knowledge; 3 by default), to keep a run short on a
@@ -52,6 +53,7 @@ const BENCHMARKS = {
   console: () => runConsole(),
   tui: () => runTui(),
   team: () => runTeam(),
+  'prompt-cache': () => runPromptCache(),
 } as const;
 type Name = keyof typeof BENCHMARKS;
 

@@ -4,6 +4,7 @@ import { projectSkillsTrusted, projectTrustWarning, resolveProjectTrust } from '
 import type { TackConfig } from '../config/load.js';
 import { KnowledgeBase } from '../knowledge/knowledge.js';
 import { type ComputationRuntimes, openRuntimes } from '../knowledge/runtimes.js';
+import type { Catalog } from '../mcp/catalog.js';
 import { McpHost } from '../mcp/host.js';
 import { configuredSemanticRanker } from '../search/embeddings.js';
 import type { SemanticRanker } from '../search/semantic.js';
@@ -11,12 +12,15 @@ import { ToolTermCache } from '../search/term-cache.js';
 import { DefinitionGuard, guardOptions } from '../security/pins.js';
 import { type SkillEntry, SkillLibrary } from '../skills/library.js';
 import { loadSkills } from '../skills/load.js';
+import { type SkillToolPins, skillToolNotices, toolCatalogView } from '../skills/tool-check.js';
 import { openStore } from '../store/open.js';
 import type { TackStore } from '../store/store.js';
+import { pushAll } from '../util/arrays.js';
 import { SecretMasker, secretValuesOf } from '../util/secrets.js';
 import { sendWarning, type WarningSink } from '../util/warnings.js';
 import type { ApproveMode, Approver } from './approval.js';
 import type { AgentEvent } from './events.js';
+import { resolveFallbacks } from './fallback.js';
 import { type AgentInteraction, INTERACTIVE_CAPABILITIES, interactionHandlers } from './interaction.js';
 import { type ResolvedModel, resolveModel } from './model.js';
 import type { AgentOptions, Limits } from './options.js';
@@ -27,6 +31,8 @@ export interface StartAgentOptions {
   config: TackConfig;
   /** `provider:id`, or a model made by any AI SDK provider; default `agent.model` from the configuration. */
   model?: string | ResolvedModel;
+  /** Fallback models (`provider:id`, in order); default `agent.fallback` from the configuration. */
+  fallback?: readonly string[];
   cwd?: string;
   env?: Readonly<Record<string, string | undefined>>;
   approve?: ApproveMode;
@@ -100,6 +106,7 @@ async function pinSkills(
   library: SkillLibrary,
   guard: DefinitionGuard,
   notices: string[],
+  tools?: { catalog: Catalog; pins: SkillToolPins },
 ): Promise<SkillLibrary> {
   // Skills served over MCP, and files unreadable now (activation will say so), are not pinned here.
   const read: Array<{ skill: SkillEntry; text: string }> = [];
@@ -127,6 +134,10 @@ async function pinSkills(
       `held back: ${verdict.reason} (${skill.file}); review with \`tack pins diff skill ${skill.name}\`, accept with \`tack pins accept skill ${skill.name}\``,
     );
   });
+  if (tools) {
+    const checked = read.filter(({ skill }) => !held.has(skill));
+    pushAll(notices, await skillToolNotices(checked, toolCatalogView(tools.catalog), tools.pins));
+  }
   return held.size === 0
     ? library
     : new SkillLibrary(
@@ -186,7 +197,8 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       options.onHost?.(host);
       await host.connectAll();
     }
-    const notices: string[] = [];
+    const fallback = resolveFallbacks(options.fallback ?? agent.fallback, model, env);
+    const notices: string[] = [...fallback.notices];
     const loaded = await loadSkills({
       config,
       ...(options.cwd ? { cwd: options.cwd } : {}),
@@ -194,7 +206,12 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...(host ? { host } : {}),
     });
     const skills = store
-      ? await pinSkills(loaded, new DefinitionGuard(store.pins, guardOptions(config, store)), notices)
+      ? await pinSkills(
+          loaded,
+          new DefinitionGuard(store.pins, guardOptions(config, store)),
+          notices,
+          host ? { catalog: host.catalog, pins: store.pins } : undefined,
+        )
       : loaded;
     const knowledge =
       config.knowledge.bundles.length > 0
@@ -214,6 +231,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     };
     const base: AgentOptions = {
       model,
+      ...(fallback.models.length > 0 ? { fallback: fallback.models } : {}),
       cwd: options.cwd ?? process.cwd(),
       env,
       config,

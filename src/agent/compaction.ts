@@ -100,7 +100,8 @@ export async function summarizeOlder(
 export type CompactionEvent = Extract<AgentEvent, { type: 'compaction' }>;
 
 export interface CompactorOptions {
-  model: LanguageModel;
+  /** The model that summarises: the one the run is on (a fallback, when the session's own one failed). */
+  model: () => LanguageModel;
   history: History;
   /** The context window, in tokens. */
   window: number;
@@ -142,7 +143,7 @@ export class Compactor {
     if (force || estimateTokens(messages) > target) {
       const reattach = await this.#activeSkillsText();
       const summary = await summarizeOlder(messages, {
-        model: this.#options.model,
+        model: this.#options.model(),
         keep: 4,
         ...(reattach ? { reattach } : {}),
         abortSignal: signal,

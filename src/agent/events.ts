@@ -17,8 +17,13 @@ export type EndReason =
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
-  /** Input tokens the provider served from its prompt cache, when it says. */
+  /** Input tokens the provider served from its prompt cache (counted in `inputTokens` too), when it says. */
   cachedInputTokens: number;
+  /**
+   * Input tokens the provider wrote to its prompt cache (counted in `inputTokens` too; Anthropic bills them
+   * above the input price). Absent when none were.
+   */
+  cacheWriteTokens?: number;
   costUsd: number;
 }
 
@@ -46,6 +51,8 @@ export type AgentEvent =
       type: 'session-start';
       sessionId: string;
       model: string;
+      /** The fallback models, in order (`agent.fallback`, `--fallback`), when there are any. */
+      fallback?: string[];
       cwd: string;
       /** sha256 of the exact guidelines text the session ran with, and where its layers came from. */
       guidelinesHash: string;
@@ -60,12 +67,19 @@ export type AgentEvent =
       pid?: number;
       hostname?: string;
     }
-  /** A message appended to the history (the user's, the model's, the tool results), exactly as sent later. */
+  /**
+   * A message appended to the history (the user's, the model's, the tool results), exactly as sent later to a
+   * provider of the same kind (another one gets a few parts converted: provider-history.ts).
+   */
   | { type: 'message'; message: ModelMessage }
   /** Streamed answer text (UI only: the full text arrives in the next `message`; not written to transcripts). */
   | { type: 'text-delta'; text: string }
-  /** Before each model call: its number in the run, and how many tools it offers. */
-  | { type: 'step-start'; step: number; tools: number }
+  /**
+   * Before each model call: its number in the run, how many tools it offers, and the hash of the prefix it
+   * sends before the history (system prompt and tool definitions, prompt-cache.ts): equal from step to step
+   * while the provider can serve that prefix from its cache.
+   */
+  | { type: 'step-start'; step: number; tools: number; prefixHash?: string }
   /** A tool call starts, before hooks and approval: the call as the model asked for it. */
   | {
       type: 'tool-call';
@@ -118,8 +132,17 @@ export type AgentEvent =
       /** Set on a call a script made through run_code: the run_code call it is nested under. */
       parentCallId?: string;
     }
-  /** After each model call: that step's tokens and cost, and the session's running totals. */
-  | { type: 'usage'; step: number; stepUsage: Usage; total: Usage }
+  /**
+   * After each model call: that step's tokens and cost, and the session's running totals. `model` is the
+   * `provider:id` that ran the step, whose prices the cost is at (absent in transcripts older than fallback).
+   */
+  | { type: 'usage'; step: number; stepUsage: Usage; total: Usage; model?: string }
+  /**
+   * A step's model call failed after its retries with an error another provider may not have (overload, rate
+   * limit, server error, no connection): the step is sent again to the next model of `agent.fallback`, which
+   * runs the rest of the run. `reason` is the failure, in words.
+   */
+  | { type: 'model-fallback'; step: number; from: string; to: string; reason: string }
   /** The history was compacted (near the context limit, or `/compact`). */
   | {
       type: 'compaction';
@@ -179,6 +202,7 @@ export const SUBAGENT_EVENT_TYPES = [
   'approval',
   'tool-result',
   'usage',
+  'model-fallback',
   'notice',
   'error',
 ] as const satisfies readonly AgentEventType[];

@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import type { AgentEvent, Usage } from './events.js';
+import { type AgentEvent, type Usage, ZERO_USAGE } from './events.js';
 import { addUsage } from './prices.js';
 
 /**
@@ -9,6 +9,8 @@ import { addUsage } from './prices.js';
 export class History {
   #messages: ModelMessage[];
   #total: Usage;
+  /** The session's own steps' usage by the `provider:id` that ran them (sub-agents' usage is in the total only). */
+  readonly #byModel = new Map<string, Usage>();
   /** The last step's prompt as the provider counted it; 0 after compaction until the next step. */
   lastPromptTokens = 0;
   readonly #emit: (event: AgentEvent) => void;
@@ -39,9 +41,16 @@ export class History {
     this.lastPromptTokens = 0;
   }
 
-  /** Adds a step's (or a sub-agent's) usage to the totals; returns the new totals. */
-  addUsage(usage: Usage): Usage {
+  /** This session's steps' usage by model since it started (or was resumed), in the order they first ran. */
+  get usageByModel(): ReadonlyMap<string, Usage> {
+    return this.#byModel;
+  }
+
+  /** Adds a step's (or a sub-agent's) usage to the totals, and a step's to its model's; returns the new totals. */
+  addUsage(usage: Usage, model?: string): Usage {
     this.#total = addUsage(this.#total, usage);
+    if (model !== undefined)
+      this.#byModel.set(model, addUsage(this.#byModel.get(model) ?? ZERO_USAGE, usage));
     return this.#total;
   }
 }

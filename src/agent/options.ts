@@ -92,6 +92,11 @@ export interface ParentSession {
 /** Everything a session runs with: the model, the host, skills, knowledge, tools, limits, approvals and context. */
 export interface AgentOptions {
   model: ResolvedModel;
+  /**
+   * Models a step moves to, in order, when the one it runs on fails after its retries with an error of its
+   * provider (overload, rate limit, server error, no connection); the run stays on the one that answered.
+   */
+  fallback?: readonly ResolvedModel[];
   /** Default process.cwd(); guidelines are read from here up to the repository root. */
   cwd?: string;
   env?: Readonly<Record<string, string | undefined>>;

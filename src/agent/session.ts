@@ -33,6 +33,7 @@ import {
 } from './options.js';
 import { ToolPipeline } from './pipeline.js';
 import { DEFAULT_PRICES, type Price, priceOf } from './prices.js';
+import { prefixHash } from './prompt-cache.js';
 import { ownTools, SessionTools } from './session-tools.js';
 import { skillSearchTool } from './skill-search.js';
 import { subagentTool } from './subagents.js';
@@ -138,20 +139,29 @@ export class AgentSession {
       secrets: options.secrets,
       emit,
     });
-    this.#price = priceOf(options.model.id, { ...DEFAULT_PRICES, ...options.prices });
+    const prices = { ...DEFAULT_PRICES, ...options.prices };
+    this.#price = priceOf(options.model.id, prices);
     this.#turn = new TurnRunner({
       model: options.model,
       maxRetries: options.maxRetries ?? 2,
       price: this.#price,
+      fallback: (options.fallback ?? []).map((model) => ({ model, price: priceOf(model.id, prices) })),
       history: this.#history,
       pipeline: this.#pipeline,
       find: (name) => this.#tools.find(name),
       loopThreshold: options.loopThreshold ?? DEFAULT_LOOP_THRESHOLD,
       concurrency: options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
-      emit,
+      emit: (event) => {
+        emit(event);
+        if (event.type === 'model-fallback' && !this.#turn.current.price)
+          emit({
+            type: 'notice',
+            text: `no price known for ${event.to}: its steps' cost is counted as 0 (set agent.prices in tack.json)`,
+          });
+      },
     });
     this.#compactor = new Compactor({
-      model: options.model.model,
+      model: () => this.#turn.current.model.model,
       history: this.#history,
       window,
       compactAt: options.context?.compactAt ?? DEFAULT_COMPACT_AT,
@@ -181,6 +191,7 @@ export class AgentSession {
       type: 'session-start',
       sessionId: session.id,
       model: options.model.spec,
+      ...(options.fallback?.length ? { fallback: options.fallback.map((m) => m.spec) } : {}),
       cwd,
       guidelinesHash: guidelines.hash,
       guidelinesSources: guidelines.layers.map((l) => l.source),
@@ -226,6 +237,14 @@ export class AgentSession {
 
   get usage(): Usage {
     return this.#history.usage;
+  }
+
+  /**
+   * This session's steps' usage by the `provider:id` that ran them, since it started or was resumed (a fallback
+   * adds a second model); sub-agents' usage is in `usage` only.
+   */
+  get usageByModel(): ReadonlyMap<string, Usage> {
+    return this.#history.usageByModel;
   }
 
   /**
@@ -313,6 +332,9 @@ export class AgentSession {
           'tack.steps': result.steps,
           'gen_ai.usage.input_tokens': usage.inputTokens - before.inputTokens,
           'gen_ai.usage.output_tokens': usage.outputTokens - before.outputTokens,
+          'gen_ai.usage.cache_read.input_tokens': usage.cachedInputTokens - before.cachedInputTokens,
+          'gen_ai.usage.cache_creation.input_tokens':
+            (usage.cacheWriteTokens ?? 0) - (before.cacheWriteTokens ?? 0),
           'tack.cost.usd': usage.costUsd - before.costUsd,
         });
         if (result.reason === 'error') span.fail('MODEL_FAILED');
@@ -375,8 +397,14 @@ export class AgentSession {
       steps++;
       this.#steps = steps;
       const tools = this.tools();
-      this.#emit({ type: 'step-start', step: steps, tools: tools.length });
-      const step = await this.#step(tools, signal, steps);
+      const system = systemPrompt(this.systemParts);
+      this.#emit({
+        type: 'step-start',
+        step: steps,
+        tools: tools.length,
+        prefixHash: prefixHash(system, tools),
+      });
+      const step = await this.#step(tools, system, signal, steps);
       if ('failure' in step) {
         if (signal.aborted) return aborted();
         const hint = modelFailureHint(step.failure);
@@ -418,6 +446,7 @@ export class AgentSession {
    */
   #step(
     tools: readonly AgentTool[],
+    system: string,
     signal: AbortSignal,
     step: number,
   ): Promise<{ failure: unknown } | { text: string; loop?: boolean }> {
@@ -427,7 +456,7 @@ export class AgentSession {
       async (span) => {
         let called: Awaited<ReturnType<TurnRunner['callModel']>>;
         try {
-          called = await this.#turn.callModel(tools, systemPrompt(this.systemParts), signal, step);
+          called = await this.#turn.callModel(tools, system, signal, step);
         } catch (failure) {
           span.fail(errorTypeOf(failure));
           return { failure };

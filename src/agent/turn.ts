@@ -2,11 +2,14 @@ import { tool as aiTool, jsonSchema, type ModelMessage, streamText, type ToolSet
 import { aiTelemetry, inSpan } from '../telemetry/spans.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import type { AgentEvent, EndReason, Usage } from './events.js';
+import { fallbackReason, type ModelChoice } from './fallback.js';
 import type { History } from './history.js';
 import type { ResolvedModel } from './model.js';
 import type { Limits } from './options.js';
 import type { ToolCallRequest, ToolCallResult, ToolPipeline } from './pipeline.js';
 import { costOf, type Price } from './prices.js';
+import { marksBreakpoints, withBreakpoints } from './prompt-cache.js';
+import { historyFor } from './provider-history.js';
 import { type AgentTool, wrapResult } from './toolset.js';
 
 export interface TurnRunnerOptions {
@@ -15,6 +18,8 @@ export interface TurnRunnerOptions {
   maxRetries: number;
   /** The model's price (undefined: unknown, counted as 0). */
   price: Price | undefined;
+  /** Where a step goes, in order, when the model it ran on failed with an error of its provider (fallback.ts). */
+  fallback?: readonly ModelChoice[];
   history: History;
   pipeline: Pick<ToolPipeline, 'run' | 'refuse'>;
   /** The tool a call names (its result is wrapped with the tool's name and server). */
@@ -41,23 +46,63 @@ export interface ModelStep {
 export class TurnRunner {
   readonly #options: TurnRunnerOptions;
   #lastCall: { key: string; count: number } | undefined;
+  /** The model steps run on: the session's own, or the fallback it moved to during this run. */
+  #current: ModelChoice;
+  /** Where #current is in the fallback list; -1 on the session's own model. */
+  #fallbackAt = -1;
 
   constructor(options: TurnRunnerOptions) {
     this.#options = options;
+    this.#current = { model: options.model, price: options.price };
   }
 
-  /** A new run (a new user message): repetition is counted from zero again. */
+  /** The model the next step runs on. */
+  get current(): ModelChoice {
+    return this.#current;
+  }
+
+  /**
+   * A new run (a new user message): repetition is counted from zero again, and the run starts on the session's
+   * own model again (a provider that was down may be back; staying on the fallback is one failed step away).
+   */
   startRun(): void {
     this.#lastCall = undefined;
+    this.#current = { model: this.#options.model, price: this.#options.price };
+    this.#fallbackAt = -1;
   }
 
+  /**
+   * The step's model call; when it fails after its retries with an error of the provider (fallbackReason), the
+   * same step goes to the next model of the fallback list, which the rest of the run stays on.
+   */
   async callModel(
     tools: readonly AgentTool[],
     system: string,
     signal: AbortSignal,
     step: number,
   ): Promise<ModelStep> {
-    const { model } = this.#options;
+    for (;;) {
+      try {
+        return await this.#callOnce(tools, system, signal, step);
+      } catch (error) {
+        const reason = signal.aborted ? undefined : fallbackReason(error);
+        const next = reason === undefined ? undefined : this.#options.fallback?.[this.#fallbackAt + 1];
+        if (!next || reason === undefined) throw error;
+        const from = this.#current.model.spec;
+        this.#current = next;
+        this.#fallbackAt++;
+        this.#options.emit({ type: 'model-fallback', step, from, to: next.model.spec, reason });
+      }
+    }
+  }
+
+  async #callOnce(
+    tools: readonly AgentTool[],
+    system: string,
+    signal: AbortSignal,
+    step: number,
+  ): Promise<ModelStep> {
+    const { model } = this.#current;
     const toolSet: ToolSet = {};
     for (const t of tools) {
       toolSet[t.name] = aiTool({
@@ -86,6 +131,7 @@ export class TurnRunner {
           'gen_ai.usage.input_tokens': called.usage.inputTokens,
           'gen_ai.usage.output_tokens': called.usage.outputTokens,
           'gen_ai.usage.cache_read.input_tokens': called.usage.cachedInputTokens,
+          'gen_ai.usage.cache_creation.input_tokens': called.usage.cacheWriteTokens ?? 0,
           'tack.cost.usd': called.usage.costUsd,
         });
         return called.step;
@@ -95,12 +141,17 @@ export class TurnRunner {
 
   /** The streamed call itself: deltas out as events, the answer into the history, usage and cost added. */
   async #stream(toolSet: ToolSet, system: string, signal: AbortSignal, step: number) {
-    const { model, history, emit } = this.#options;
+    const { history, emit } = this.#options;
+    const { model, price } = this.#current;
     let failure: unknown;
+    // Parts another provider wrote that this one would reject are converted (a fallback, a /model switch); the
+    // breakpoints are marked on what is sent, never on the history.
+    const messages = historyFor(history.messages, model.provider);
+    const prompt = marksBreakpoints(model) ? withBreakpoints(system, messages) : { system, messages };
     const result = streamText({
       model: model.model,
-      system,
-      messages: history.messages,
+      system: prompt.system,
+      messages: prompt.messages,
       tools: toolSet,
       abortSignal: signal,
       maxRetries: this.#options.maxRetries,
@@ -116,15 +167,19 @@ export class TurnRunner {
     const response = await result.response;
     for (const message of response.messages) history.push(message);
     const usage = await result.usage;
+    // The provider's own figures: inputTokens counts cache reads and writes too (the AI SDK adds Anthropic's).
+    const written = usage.inputTokenDetails?.cacheWriteTokens ?? 0;
     const stepUsage = {
       inputTokens: usage.inputTokens ?? 0,
       outputTokens: usage.outputTokens ?? 0,
       cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+      ...(written > 0 ? { cacheWriteTokens: written } : {}),
     };
-    const withCost: Usage = { ...stepUsage, costUsd: costOf(stepUsage, this.#options.price) };
-    const total = history.addUsage(withCost);
+    // At the prices of the model that ran the step, which a fallback may have changed.
+    const withCost: Usage = { ...stepUsage, costUsd: costOf(stepUsage, price) };
+    const total = history.addUsage(withCost, model.spec);
     history.lastPromptTokens = stepUsage.inputTokens;
-    emit({ type: 'usage', step, stepUsage: withCost, total });
+    emit({ type: 'usage', step, stepUsage: withCost, total, model: model.spec });
     const toolCalls = (await result.toolCalls).map((c) => ({
       callId: c.toolCallId,
       name: c.toolName,

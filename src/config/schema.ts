@@ -426,6 +426,11 @@ const priceSchema = z
     input: z.number().nonnegative().describe('USD per million input tokens'),
     output: z.number().nonnegative().describe('USD per million output tokens'),
     cachedInput: z.number().nonnegative().optional().describe('USD per million cached input tokens'),
+    cacheWrite: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe('USD per million input tokens written to the prompt cache (default: the input price)'),
   })
   .strict();
 
@@ -437,6 +442,12 @@ export const AgentSchema = z
       .optional()
       .describe(
         'Default model: anthropic:<id>, openai:<id> or openai-compatible:<id> (with OPENAI_BASE_URL).',
+      ),
+    fallback: z
+      .array(z.string().regex(/^(anthropic|openai|openai-compatible):.+/))
+      .optional()
+      .describe(
+        'Models to go on with, in order, when the current one fails after its retries with an error of its provider (overloaded, rate limited, a server error, no connection); never after a bad request or a refused key. Same form as model.',
       ),
     approve: z
       .enum(['ask', 'auto-read-only', 'never'])

@@ -1,7 +1,8 @@
 import { TackError } from '../errors.js';
 import { invalidText, renderEntry, type SkillLibrary } from '../skills/library.js';
 import { readSkill } from '../skills/skill.js';
-import { validateSkill } from '../skills/validate.js';
+import { toolCatalogView } from '../skills/tool-check.js';
+import { type ValidateOptions, validateSkill } from '../skills/validate.js';
 import { countTokens } from '../tokens/count.js';
 import type { Route } from './routes.js';
 
@@ -42,8 +43,15 @@ export async function skillsIndex(library: SkillLibrary | undefined, contextWind
   };
 }
 
-/** Tier 2 and 3 of one skill: its body, its files and what the validator says of it. */
-export async function skillDetail(library: SkillLibrary | undefined, name: string) {
+/**
+ * Tier 2 and 3 of one skill: its body, its files and what the validator says of it; with `tools`, also of the
+ * tools it names, against the console's live catalog and the schemas the skill was pinned with.
+ */
+export async function skillDetail(
+  library: SkillLibrary | undefined,
+  name: string,
+  tools?: ValidateOptions['tools'],
+) {
   if (!library) throw new TackError('UNKNOWN_SKILL', `no skill named "${name}"`);
   const invalid = library.get(name) ? undefined : library.invalid.find((s) => s.name === name);
   if (invalid) {
@@ -63,7 +71,9 @@ export async function skillDetail(library: SkillLibrary | undefined, name: strin
   }
   const skill = library.require(name);
   const body = await library.activate(skill.name);
-  const issues = skill.remote ? [] : await validateSkill(await readSkill(skill.dir), { countTokens });
+  const issues = skill.remote
+    ? []
+    : await validateSkill(await readSkill(skill.dir), { countTokens, ...(tools ? { tools } : {}) });
   return {
     name: skill.name,
     description: skill.description,
@@ -94,7 +104,11 @@ export const skillRoutes: Route[] = [
   {
     method: 'GET',
     path: 'skills/:skill',
-    json: async ({ context, params }) => skillDetail(await context.skills(), params.skill!),
+    json: async ({ context, params }) =>
+      skillDetail(await context.skills(), params.skill!, {
+        catalog: toolCatalogView(context.host.catalog),
+        ...(context.host.store ? { pins: context.host.store.pins } : {}),
+      }),
   },
   {
     method: 'GET',

@@ -7,6 +7,14 @@ export { type SkillEntry, SkillLibrary } from '../skills/library.js';
 export { type LoadSkillsOptions, loadSkills } from '../skills/load.js';
 export { type RunScriptOptions, runSkillScript, type ScriptResult } from '../skills/scripts.js';
 export { readSkill, type SkillSource } from '../skills/skill.js';
+export {
+  checkSkillTools,
+  type SkillToolPins,
+  type ToolCatalogView,
+  type ToolFinding,
+  toolCatalogView,
+} from '../skills/tool-check.js';
+export { findToolMentions, type ToolMention } from '../skills/tool-mentions.js';
 export { type SkillToolsOptions, skillTools } from '../skills/tools.js';
 export {
   formatIssue as formatSkillIssue,

@@ -8,6 +8,13 @@ import { contentWords, OVERLAP_THRESHOLD, overlaps } from './overlap.js';
 import { checkReferences } from './reference-check.js';
 import { servingProblems } from './servable.js';
 import { folderName, oversizedText, readSkill, SKILL_FILE, type SkillSource } from './skill.js';
+import {
+  checkSkillTools,
+  type SkillToolPins,
+  skillPinIdentity,
+  type ToolCatalogView,
+  type ToolFindingRule,
+} from './tool-check.js';
 
 /**
  * The Agent Skills rules (specs/agentskills-specification.mdx) with the reference validator's wording
@@ -32,7 +39,8 @@ export type SkillRule =
   | 'reference-case'
   | 'deep-reference'
   | 'when'
-  | 'overlap';
+  | 'overlap'
+  | ToolFindingRule;
 
 /** A rule a skill breaks, at a file and line, as an error or a warning. */
 export interface SkillIssue {
@@ -49,6 +57,11 @@ export interface ValidateOptions {
   strict?: boolean;
   /** Token counter for the body-size warning; without one only lines are counted. */
   countTokens?: (text: string) => Promise<number>;
+  /**
+   * The live catalog (`tack skills validate --servers`): the tools a skill names are checked against it, and,
+   * with `pins`, against the schemas the skill was pinned with (tool-check.ts).
+   */
+  tools?: { catalog: ToolCatalogView; pins?: SkillToolPins };
 }
 
 export const MAX_NAME_LENGTH = 64;
@@ -322,6 +335,25 @@ async function checkBody(skill: SkillSource, options: ValidateOptions, add: Add)
   }
   for (const finding of await checkReferences(skill)) {
     add('warning', finding.rule, finding.line, finding.message, finding.file);
+  }
+  if (options.tools) {
+    const { catalog, pins } = options.tools;
+    const identity = skillPinIdentity(skill.dir);
+    // The schemas were pinned with the approved SKILL.md: without an approved one there is nothing to compare.
+    const pinned = pins && skill.name ? await pins.get(identity, 'skill', skill.name) : undefined;
+    const findings = await checkSkillTools(
+      {
+        dir: skill.dir,
+        file: skill.file,
+        body,
+        bodyLine,
+        identity,
+        ...(pinned?.sha256 ? { sha256: pinned.sha256 } : {}),
+      },
+      catalog,
+      pins ? { pins } : {},
+    );
+    for (const finding of findings) add('warning', finding.rule, finding.line, finding.message, finding.file);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { RunningAgent } from '../agent/agent.js';
+import { usageText } from '../agent/prices.js';
 import { formatTokens } from './format.js';
 
 /** The slash commands, in the order /help lists them. */
@@ -102,8 +103,7 @@ export function serversText(agent: RunningAgent): string {
 }
 
 export function costText(agent: RunningAgent): string {
-  const u = agent.session.usage;
-  return `${formatTokens(u.inputTokens)} input tokens (${formatTokens(u.cachedInputTokens)} cached), ${formatTokens(u.outputTokens)} output, $${u.costUsd.toFixed(4)}`;
+  return usageText(agent.session.usage, formatTokens);
 }
 
 /** Completions for a word starting with `/`. */

@@ -27,6 +27,8 @@ interface ItemProps {
   theme: Theme;
 }
 
+const NOTICE_MARKS = { held: '⚠ ', compaction: '⇣ ', fallback: '⇄ ', info: 'ℹ ' } as const;
+
 /** One item of the transcript: a message, an answer, a tool call, a notice, an error, a command's output. */
 export function ItemView({ item, width, expanded, masker, theme: t, liveLines = 20 }: ItemProps): ReactNode {
   switch (item.kind) {
@@ -44,8 +46,11 @@ export function ItemView({ item, width, expanded, masker, theme: t, liveLines = 
     case 'notice':
       return h(
         Text,
-        { color: t.color(item.tone === 'held' ? 'yellow' : 'gray'), wrap: 'wrap' },
-        `${item.tone === 'held' ? '⚠ ' : item.tone === 'compaction' ? '⇣ ' : 'ℹ '}${printable(item.text)}`,
+        {
+          color: t.color(item.tone === 'held' || item.tone === 'fallback' ? 'yellow' : 'gray'),
+          wrap: 'wrap',
+        },
+        `${NOTICE_MARKS[item.tone]}${printable(item.text)}`,
       );
     case 'error':
       return h(Text, { color: t.color('red'), wrap: 'wrap' }, `✗ error: ${printable(item.text)}`);

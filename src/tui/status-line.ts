@@ -41,10 +41,15 @@ export function StatusLine({
   theme: Theme;
 }): ReactNode {
   const percent = window > 0 ? Math.round((figures.contextTokens / window) * 100) : 0;
+  // The share of the session's input the provider served from its prompt cache, once it served any.
+  const cached =
+    figures.cachedInputTokens > 0 && figures.inputTokens > 0
+      ? ` (${Math.round((Math.min(figures.cachedInputTokens, figures.inputTokens) / figures.inputTokens) * 100)}% cached)`
+      : '';
   const parts = [
     figures.model,
     `ctx ${formatTokens(figures.contextTokens)}/${formatTokens(window)} (${percent}%)`,
-    `$${figures.costUsd.toFixed(4)}`,
+    `$${figures.costUsd.toFixed(4)}${cached}`,
     extra.tools,
     extra.servers,
     figures.activeSkills.length > 0 ? `skills: ${figures.activeSkills.join(', ')}` : '',

@@ -34,7 +34,7 @@ export type ViewItem =
   | { kind: 'user'; id: number; text: string }
   | { kind: 'answer'; id: number; text: string; done: boolean }
   | { kind: 'tool'; id: number; call: ToolCallView }
-  | { kind: 'notice'; id: number; text: string; tone: 'info' | 'held' | 'compaction' }
+  | { kind: 'notice'; id: number; text: string; tone: 'info' | 'held' | 'compaction' | 'fallback' }
   | { kind: 'error'; id: number; text: string }
   | { kind: 'end'; id: number; reason: EndReason; detail: string }
   | { kind: 'output'; id: number; title: string; text: string }
@@ -51,6 +51,8 @@ export interface StatusFigures {
   contextTokens: number;
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those the provider read from its prompt cache. */
+  cachedInputTokens: number;
   costUsd: number;
   /** Skills activated this session (successful `activate_skill` calls). */
   activeSkills: string[];
@@ -154,6 +156,15 @@ class ItemList {
           tone: event.definition ? 'held' : 'info',
         });
         return;
+      case 'model-fallback':
+        this.closeAnswer();
+        this.add({
+          kind: 'notice',
+          id: this.#nextId(),
+          tone: 'fallback',
+          text: `${event.from} failed (${event.reason}); step ${event.step} goes to ${event.to}`,
+        });
+        return;
       case 'error':
         this.closeAnswer();
         this.add({ kind: 'error', id: this.#nextId(), text: event.message });
@@ -174,6 +185,8 @@ export class TranscriptView {
   readonly status: StatusFigures;
   /** Bumped on every change, so a renderer can tell a new state from the one it drew. */
   version = 0;
+  /** The session's own model while a run is on a fallback (the status line names the fallback until the end). */
+  #ownModel: string | undefined;
   /** Until started(): plain notices are the session's start notes, folded into one line (see startNotes). */
   #starting = true;
   #notes: Extract<ViewItem, { kind: 'notes' }> | undefined;
@@ -191,6 +204,7 @@ export class TranscriptView {
       contextTokens: 0,
       inputTokens: 0,
       outputTokens: 0,
+      cachedInputTokens: 0,
       costUsd: 0,
       activeSkills: [],
     };
@@ -359,6 +373,7 @@ export class TranscriptView {
       Object.assign(this.status, {
         inputTokens: usage.inputTokens,
         outputTokens: usage.outputTokens,
+        cachedInputTokens: usage.cachedInputTokens,
         costUsd: usage.costUsd,
       });
     this.changed();
@@ -403,8 +418,15 @@ export class TranscriptView {
           contextTokens: event.stepUsage.inputTokens,
           inputTokens: event.total.inputTokens,
           outputTokens: event.total.outputTokens,
+          cachedInputTokens: event.total.cachedInputTokens,
           costUsd: event.total.costUsd,
         });
+        break;
+      case 'model-fallback':
+        // The status line names the model answering now, until the run ends (the next starts on the session's own).
+        this.#ownModel ??= this.status.model;
+        this.status.model = event.to;
+        root.apply(event);
         break;
       case 'compaction':
         this.status.contextTokens = event.tokensAfter;
@@ -432,6 +454,8 @@ export class TranscriptView {
         break;
       }
       case 'session-end':
+        if (this.#ownModel !== undefined) this.status.model = this.#ownModel;
+        this.#ownModel = undefined;
         root.closeAnswer();
         this.status.costUsd = event.total.costUsd;
         if (event.reason !== 'completed')

@@ -36,10 +36,12 @@ describe('OpenTelemetry: the spans of an agent run', () => {
       mcpServers: { fx: fixtureEntry('stdio-server.js') },
       permissions: { allow: ['mcp__fx__echo'] },
     });
+    // As Anthropic reports them: the first step writes its prompt to the cache, the second reads it back.
     const usage = [
-      { input: 1000, output: 50 },
-      { input: 1200, output: 20 },
+      { input: 200, output: 50, cacheRead: 0, cacheWrite: 800 },
+      { input: 200, output: 20, cacheRead: 1000, cacheWrite: 0 },
     ];
+    const all = (u: (typeof usage)[number]) => u.input + u.cacheRead + u.cacheWrite;
     const provider = await fake((request) =>
       toolResults(request).length === 0
         ? { toolCalls: [{ name: 'mcp__fx__echo', input: { text: SECRET } }], usage: usage[0] }
@@ -68,8 +70,16 @@ describe('OpenTelemetry: the spans of an agent run', () => {
     expect(agent.parentSpanId).toBeUndefined();
     for (const span of spans) expect(span.traceId, span.name).toBe(agent.traceId);
     const price = priceOf(MODEL_ID)!;
-    const cost = (u: { input: number; output: number }) =>
-      costOf({ inputTokens: u.input, outputTokens: u.output, cachedInputTokens: 0 }, price);
+    const cost = (u: (typeof usage)[number]) =>
+      costOf(
+        {
+          inputTokens: all(u),
+          outputTokens: u.output,
+          cachedInputTokens: u.cacheRead,
+          cacheWriteTokens: u.cacheWrite,
+        },
+        price,
+      );
     expect(agent.attributes).toMatchObject({
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': 'tack',
@@ -77,6 +87,8 @@ describe('OpenTelemetry: the spans of an agent run', () => {
       'gen_ai.request.model': MODEL_ID,
       'gen_ai.usage.input_tokens': 2200,
       'gen_ai.usage.output_tokens': 70,
+      'gen_ai.usage.cache_read.input_tokens': 1000,
+      'gen_ai.usage.cache_creation.input_tokens': 800,
       'tack.end.reason': 'completed',
       'tack.steps': 2,
     });
@@ -100,8 +112,10 @@ describe('OpenTelemetry: the spans of an agent run', () => {
         'gen_ai.provider.name': 'anthropic',
         'gen_ai.request.model': MODEL_ID,
         'gen_ai.response.model': MODEL_ID,
-        'gen_ai.usage.input_tokens': usage[i]!.input,
+        'gen_ai.usage.input_tokens': all(usage[i]!),
         'gen_ai.usage.output_tokens': usage[i]!.output,
+        'gen_ai.usage.cache_read.input_tokens': usage[i]!.cacheRead,
+        'gen_ai.usage.cache_creation.input_tokens': usage[i]!.cacheWrite,
       });
       expect(chat!.attributes['tack.cost.usd']).toBeCloseTo(cost(usage[i]!), 10);
       // The AI SDK's own spans, in the same tracer, inside tack's model call.

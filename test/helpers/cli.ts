@@ -28,6 +28,37 @@ export function tack(
   });
 }
 
+/**
+ * The real `tack` with `input` piped to its stdin (not a terminal), as `printf ... | tack chat --plain` runs it;
+ * `defer` gets the function that kills it, for the test's cleanup.
+ */
+export function tackPiped(
+  args: string[],
+  input: string,
+  options: { cwd: string; env: Record<string, string | undefined>; defer: (kill: () => void) => void },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    options.defer(() => {
+      child.kill('SIGKILL');
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
 /** A `tack` process in a real pseudo-terminal (`script`), typed into as a person would. */
 export interface PtySession {
   child: ChildProcess;

@@ -5,10 +5,13 @@
  * The shapes follow what @ai-sdk/anthropic@3 and @ai-sdk/openai@3 parse (their zod chunk schemas) and what the
  * hosted APIs send in practice: Anthropic's `ping` after `message_start` and the empty first `input_json_delta`,
  * OpenAI's leading role chunk, `usage: null` on every chunk once `include_usage` is asked for, and the trailing
- * usage chunk with `choices: []`.
+ * usage chunk with `choices: []`. Usage is reported as each API does, prompt caching included (fake-cache.ts):
+ * Anthropic's `cache_read_input_tokens` / `cache_creation_input_tokens` next to the uncached `input_tokens`,
+ * OpenAI's `prompt_tokens_details.cached_tokens` within `prompt_tokens`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type CacheUsage, FakePromptCache } from './fake-cache.js';
 
 export type FakeApi = 'anthropic' | 'openai';
 
@@ -22,12 +25,23 @@ export interface FakeToolCall {
 export interface FakeTurn {
   text?: string;
   toolCalls?: FakeToolCall[];
-  /** Defaults: input = chars of the request's system and messages / 4, output = chars of this turn / 4. */
-  usage?: { input: number; output: number };
+  /**
+   * Defaults: what the simulated prompt cache gives (input: chars of the request's tools, system and messages
+   * / 4, split into cache reads, cache writes and the rest), output = chars of this turn / 4. Given: `input` is
+   * the uncached input on Anthropic and all of it on OpenAI, as each API reports; the cache figures default to 0.
+   */
+  usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
   /** Defaults to `tool_calls` when the turn has tool calls, else `stop`. */
   finish?: 'stop' | 'tool_calls' | 'length';
-  /** Answer with this HTTP status and the API's own error JSON instead of a completion. */
+  /** Answer with this HTTP status and the API's own error JSON instead of a completion (see OVERLOADED). */
   error?: { status: number; message: string };
+  /** Anthropic only: a signed `thinking` block before the answer, as with extended thinking. */
+  thinking?: string;
+  /**
+   * Anthropic only: the stream breaks off after the content with this error event (HTTP 200 already sent), as
+   * the API does when it overloads mid-answer: `{"type":"error","error":{"type":"overloaded_error",...}}`.
+   */
+  streamError?: { type: string; message: string };
   /** Wait this long before the response starts (headers included), e.g. to test timeouts and aborts. */
   delayMs?: number;
 }
@@ -56,7 +70,20 @@ export interface FakeRequest {
   raw: unknown;
   /** Lower-cased names. */
   headers: Record<string, string>;
+  /** The usage the answer reported, set once it was sent (`input` as the API counts it, see FakeTurn). */
+  usage?: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
+
+export interface FakeProviderOptions {
+  /**
+   * false: the prompt cache serves nothing, as when a request marks no breakpoint on Anthropic (to compare the
+   * same session with and without them). Default true.
+   */
+  promptCache?: boolean;
+}
+
+/** Anthropic's answer when it is overloaded: HTTP 529, `{"type":"error","error":{"type":"overloaded_error",...}}`. */
+export const OVERLOADED: FakeTurn = { error: { status: 529, message: 'Overloaded' } };
 
 export type FakeScript =
   | readonly FakeTurn[]
@@ -82,8 +109,12 @@ class HttpError extends Error {
 
 type Json = Record<string, unknown>;
 
-export async function startFakeProvider(script: FakeScript): Promise<FakeProvider> {
+export async function startFakeProvider(
+  script: FakeScript,
+  options: FakeProviderOptions = {},
+): Promise<FakeProvider> {
   const requests: FakeRequest[] = [];
+  const cache = new FakePromptCache(options.promptCache !== false);
   // Counted apart from `requests` so a test may clear that list without rewinding the script.
   let served = 0;
 
@@ -122,7 +153,9 @@ export async function startFakeProvider(script: FakeScript): Promise<FakeProvide
       if (turn.delayMs) await sleep(turn.delayMs);
       if (res.destroyed) return;
       if (turn.error) throw new HttpError(turn.error.status, turn.error.message);
-      const reply = resolveTurn(turn, request, index);
+      const cached = api === 'anthropic' ? cache.anthropic(raw) : cache.openai(raw);
+      const reply = resolveTurn(turn, request, index, cached);
+      request.usage = reply.usage;
       if (api === 'anthropic') {
         if (request.stream) writeSse(res, anthropicEvents(reply), false);
         else writeJson(res, 200, anthropicMessage(reply), api);
@@ -316,18 +349,6 @@ function textOf(content: unknown): string {
     .join('\n');
 }
 
-/** Keys whose string values are protocol, not text the model reads. */
-const NOT_TEXT = new Set(['type', 'role', 'id', 'tool_use_id', 'tool_call_id', 'media_type']);
-
-function countTextChars(value: unknown, key?: string): number {
-  if (typeof value === 'string') return key !== undefined && NOT_TEXT.has(key) ? 0 : value.length;
-  if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + countTextChars(item), 0);
-  if (isRecord(value)) {
-    return Object.entries(value).reduce((sum, [k, v]) => sum + countTextChars(v, k), 0);
-  }
-  return 0;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Replies
 
@@ -335,12 +356,15 @@ interface Reply {
   model: string;
   index: number;
   text: string;
+  thinking?: string;
+  streamError?: { type: string; message: string };
   toolCalls: Array<{ id: string; name: string; arguments: string; input: unknown }>;
   finish: 'stop' | 'tool_calls' | 'length';
-  usage: { input: number; output: number };
+  /** `input`: as the API reports it (Anthropic: the uncached part; OpenAI: all of it, cached included). */
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
 
-function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number): Reply {
+function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number, cached: CacheUsage): Reply {
   const prefix = request.api === 'anthropic' ? 'toolu_fake' : 'call_fake';
   const toolCalls = (turn.toolCalls ?? []).map((call, n) => ({
     id: call.id ?? `${prefix}_${index}_${n}`,
@@ -350,24 +374,37 @@ function resolveTurn(turn: FakeTurn, request: FakeRequest, index: number): Reply
   }));
   const text = turn.text ?? '';
   const outputChars = text.length + toolCalls.reduce((sum, c) => sum + c.name.length + c.arguments.length, 0);
-  const inputChars = request.system.length + countTextChars(request.messages);
+  // A prompt of at least one token; on Anthropic the part the cache neither served nor took (0 when it did it all).
+  const total = Math.max(1, cached.total);
+  const simulated = {
+    input: request.api === 'anthropic' ? total - cached.read - cached.written : total,
+    cacheRead: cached.read,
+    cacheWrite: cached.written,
+  };
   return {
     model: request.model,
     index,
     text,
+    ...(turn.thinking !== undefined && { thinking: turn.thinking }),
+    ...(turn.streamError && { streamError: turn.streamError }),
     toolCalls,
     finish: turn.finish ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
-    usage: turn.usage ?? {
-      input: Math.max(1, Math.ceil(inputChars / 4)),
-      output: Math.max(1, Math.ceil(outputChars / 4)),
-    },
+    usage: turn.usage
+      ? { cacheRead: 0, cacheWrite: 0, ...turn.usage }
+      : { ...simulated, output: Math.max(1, Math.ceil(outputChars / 4)) },
   };
 }
+
+/** The signature the fake puts on its thinking blocks (Anthropic's are opaque base64). */
+export const FAKE_SIGNATURE = 'c2lnbmVkLWJ5LXRoZS1mYWtl';
 
 const ANTHROPIC_STOP = { stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens' } as const;
 
 function anthropicContent(reply: Reply): Json[] {
   return [
+    ...(reply.thinking !== undefined
+      ? [{ type: 'thinking', thinking: reply.thinking, signature: FAKE_SIGNATURE }]
+      : []),
     ...(reply.text ? [{ type: 'text', text: reply.text }] : []),
     ...reply.toolCalls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input })),
   ];
@@ -382,12 +419,16 @@ function anthropicMessage(reply: Reply): Json {
     content: anthropicContent(reply),
     stop_reason: ANTHROPIC_STOP[reply.finish],
     stop_sequence: null,
-    usage: {
-      input_tokens: reply.usage.input,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
-      output_tokens: reply.usage.output,
-    },
+    usage: anthropicUsage(reply, reply.usage.output),
+  };
+}
+
+function anthropicUsage(reply: Reply, output: number): Json {
+  return {
+    input_tokens: reply.usage.input,
+    cache_creation_input_tokens: reply.usage.cacheWrite,
+    cache_read_input_tokens: reply.usage.cacheRead,
+    output_tokens: output,
   };
 }
 
@@ -400,17 +441,25 @@ function anthropicEvents(reply: Reply): Json[] {
         content: [],
         stop_reason: null,
         // The API reports a placeholder output count here and the real one in `message_delta`.
-        usage: {
-          input_tokens: reply.usage.input,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-          output_tokens: 1,
-        },
+        usage: anthropicUsage(reply, 1),
       },
     },
     { type: 'ping' },
   ];
   let index = 0;
+  if (reply.thinking !== undefined) {
+    events.push(
+      {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      },
+      { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: reply.thinking } },
+      { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: FAKE_SIGNATURE } },
+      { type: 'content_block_stop', index },
+    );
+    index++;
+  }
   if (reply.text) {
     events.push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
     for (const text of pieces(reply.text)) {
@@ -431,11 +480,16 @@ function anthropicEvents(reply: Reply): Json[] {
     events.push({ type: 'content_block_stop', index });
     index++;
   }
+  if (reply.streamError) {
+    events.push({ type: 'error', error: reply.streamError });
+    return events;
+  }
   events.push(
     {
       type: 'message_delta',
       delta: { stop_reason: ANTHROPIC_STOP[reply.finish], stop_sequence: null },
-      usage: { output_tokens: reply.usage.output },
+      // The API repeats the input figures here, cumulative, with the final output count.
+      usage: anthropicUsage(reply, reply.usage.output),
     },
     { type: 'message_stop' },
   );
@@ -447,7 +501,7 @@ function openaiUsage(reply: Reply): Json {
     prompt_tokens: reply.usage.input,
     completion_tokens: reply.usage.output,
     total_tokens: reply.usage.input + reply.usage.output,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: reply.usage.cacheRead, audio_tokens: 0 },
     completion_tokens_details: {
       reasoning_tokens: 0,
       audio_tokens: 0,

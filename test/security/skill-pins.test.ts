@@ -1,13 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startAgent } from '../../src/agent/agent.js';
-import type { AgentEvent } from '../../src/agent/events.js';
 import { TackStore } from '../../src/store/store.js';
 import { tack } from '../helpers/cli.js';
-import { providerEnv } from '../helpers/fake-provider.js';
 import type { TempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
+import { sessionStart } from '../helpers/session-start.js';
 
 const scope = testScope();
 
@@ -20,23 +18,11 @@ function skill(dir: string, body: string): void {
 }
 
 async function skillsOffered(p: TempProject, url: string): Promise<{ names: string[]; notices: string[] }> {
-  const notices: string[] = [];
-  const agent = await startAgent({
-    config: p.load(),
-    model: 'anthropic:claude-sonnet-4-5',
-    env: { ...p.env, ...providerEnv({ url }) },
-    cwd: p.dir,
-    transcript: false,
-    onEvent: (e: AgentEvent) => {
-      if (e.type === 'notice') notices.push(e.text);
-    },
+  let index = '';
+  const notices = await sessionStart(p, url, (agent) => {
+    index = agent.session.systemParts.find((part) => part.name === 'skills index')?.text ?? '';
   });
-  try {
-    const index = agent.session.systemParts.find((part) => part.name === 'skills index')?.text ?? '';
-    return { names: [...index.matchAll(/<name>([^<]+)<\/name>/g)].map((m) => m[1]!), notices };
-  } finally {
-    await agent.close();
-  }
+  return { names: [...index.matchAll(/<name>([^<]+)<\/name>/g)].map((m) => m[1]!), notices };
 }
 
 describe('pinned skills', () => {

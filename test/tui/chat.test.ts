@@ -156,6 +156,18 @@ describe('tack chat, full screen, against a real session', () => {
     expect(c.screen()).toMatch(/servers 2 up/);
   });
 
+  it('the status line says what share of the input the provider read from its prompt cache', async () => {
+    const p = scope.project('tack-tui-');
+    // As Anthropic reports it: 1,000 tokens not cached, 9,000 read from the cache.
+    const c = await chat(p, [{ text: 'Cached.', usage: { input: 1_000, output: 10, cacheRead: 9_000 } }]);
+    await send(c, 'hello');
+    await c.waitFor('(90% cached)');
+    const cost = c.agent.session.usage.costUsd;
+    // Claude Sonnet 4.5: $3 per million input tokens, $0.30 per million read from the cache, $15 per million out.
+    expect(cost).toBeCloseTo((1_000 * 3 + 9_000 * 0.3 + 10 * 15) / 1e6, 12);
+    expect(c.screen()).toContain(`$${cost.toFixed(4)} (90% cached)`);
+  });
+
   it('folds a tool call to one line and expands it with Ctrl-O, never showing the <tool_result> wrapper', async () => {
     const p = scope.project('tack-tui-');
     const c = await chat(p, [

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN } from '../helpers/cli.js';
+import { tackPiped } from '../helpers/cli.js';
 import { providerEnv } from '../helpers/fake-provider.js';
 import { REPO } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
@@ -10,33 +9,11 @@ const EXAMPLES = join(REPO, 'dist', 'examples', 'servers');
 const MODEL = ['--model', 'anthropic:claude-sonnet-4-5'];
 const scope = testScope();
 
-/** The real `tack` with `input` piped to its stdin (not a terminal), as `printf ... | tack chat --plain` runs it. */
-function piped(
+const piped = (
   args: string[],
   input: string,
   options: { cwd: string; env: Record<string, string | undefined> },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    scope.defer(() => {
-      child.kill('SIGKILL');
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+) => tackPiped(args, input, { ...options, defer: scope.defer });
 
 describe('tack chat with stdin piped', () => {
   it('--plain: one turn per line, answers as plain text on stdout, /exit leaves with 0', async () => {

@@ -102,6 +102,7 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
   cachedInputTokens: number;
+  cacheWriteTokens?: number;
   costUsd: number;
 }
 
@@ -145,8 +146,15 @@ export type ApprovalAsked = {
   server?: string;
   why: string;
 };
-export type StepStart = { type: 'step-start'; step: number; tools: number };
-export type UsageEvent = { type: 'usage'; step: number; stepUsage: Usage; total: Usage };
+export type StepStart = { type: 'step-start'; step: number; tools: number; prefixHash?: string };
+export type UsageEvent = { type: 'usage'; step: number; stepUsage: Usage; total: Usage; model?: string };
+export type ModelFallback = {
+  type: 'model-fallback';
+  step: number;
+  from: string;
+  to: string;
+  reason: string;
+};
 export type Notice = {
   type: 'notice';
   text: string;
@@ -161,6 +169,7 @@ export type SubagentEvent =
   | Approval
   | ToolResult
   | UsageEvent
+  | ModelFallback
   | Notice
   | ErrorEvent;
 
@@ -171,6 +180,7 @@ export type TimelineEvent = { seq: number; at: string } & (
       type: 'session-start';
       sessionId: string;
       model: string;
+      fallback?: string[];
       cwd: string;
       parent?: { sessionId: string; callId: string };
       pid?: number;

@@ -10,6 +10,7 @@ import type { DefinitionReviewer } from '../../agent/held.js';
 import { type AgentInteraction, elicitationValue } from '../../agent/interaction.js';
 import { type ResolvedModel, resolveModel } from '../../agent/model.js';
 import { DEFAULT_CONTEXT_WINDOW, type Limits, type RunResult } from '../../agent/options.js';
+import { usageText } from '../../agent/prices.js';
 import { isUserCommand, prepareTurn } from '../../agent/user-turn.js';
 import type { TackConfig } from '../../config/load.js';
 import { errorMessage, requirePackages, TackError } from '../../errors.js';
@@ -45,6 +46,8 @@ import { type GlobalOptions, loadCliConfig } from '../with-host.js';
 
 export interface AgentCliOptions extends GlobalOptions {
   model?: string;
+  /** `--fallback a,b`: instead of `agent.fallback`. */
+  fallback?: string[];
   approve?: string;
   maxSteps?: number;
   maxCost?: number;
@@ -85,6 +88,8 @@ export function renderEvent(event: AgentEvent, json: boolean): void {
     if (event.text !== '') answerLineOpen = !event.text.endsWith('\n');
     return;
   }
+  // The answer of a step that broke off stays on its line; the fallback's answer starts on the next.
+  if (event.type === 'model-fallback') endAnswerLine();
   const line = describeEvent(event);
   if (line !== undefined) printErr(line);
 }
@@ -116,10 +121,12 @@ function describeEvent(event: AgentEvent): string | undefined {
       return `[task] ${event.reason}: ${event.detail}`;
     case 'notice':
       return `note: ${event.text}`;
+    case 'model-fallback':
+      return `fallback: ${event.from} failed (${event.reason}); step ${event.step} and the rest of the run go to ${event.to}`;
     case 'error':
       return `error: ${event.message}`;
     case 'session-end':
-      return `\n[${event.reason}] ${event.detail}; ${event.total.inputTokens} in / ${event.total.outputTokens} out tokens, $${event.total.costUsd.toFixed(4)}`;
+      return `\n[${event.reason}] ${event.detail}; ${event.total.inputTokens} in${event.total.cachedInputTokens > 0 ? ` (${event.total.cachedInputTokens} cached)` : ''} / ${event.total.outputTokens} out tokens, $${event.total.costUsd.toFixed(4)}`;
     default:
       return undefined;
   }
@@ -279,6 +286,7 @@ async function open(
   const agent = await startAgent({
     config,
     ...(extra.model ? { model: extra.model } : options.model ? { model: options.model } : {}),
+    ...(options.fallback ? { fallback: options.fallback } : {}),
     ...(mode ? { approve: mode } : {}),
     ...(frontend
       ? {
@@ -607,10 +615,12 @@ async function lineChat(options: AgentCliOptions): Promise<number> {
         const part = agent.session.systemParts.find((p) => p.name === 'skills index');
         print(part?.text ?? 'no skills');
       } else if (name === '/cost') {
-        const u = agent.session.usage;
-        print(
-          `${u.inputTokens} input tokens (${u.cachedInputTokens} cached), ${u.outputTokens} output, $${u.costUsd.toFixed(4)}`,
-        );
+        print(usageText(agent.session.usage));
+        // After a fallback, what each model's steps took, at its own prices.
+        const byModel = agent.session.usageByModel;
+        if (byModel.size > 1)
+          for (const [spec, m] of byModel)
+            print(`  ${spec}: ${m.inputTokens} in, ${m.outputTokens} out, $${m.costUsd.toFixed(4)}`);
       } else if (name === '/compact') {
         const done = await agent.session.compact();
         if (!done) print('nothing to compact');

@@ -9,6 +9,7 @@ import { invalidText, renderEntry, type SkillLibrary } from '../../skills/librar
 import { loadSkills } from '../../skills/load.js';
 import { formatScriptResult, runSkillScript } from '../../skills/scripts.js';
 import { readSkill } from '../../skills/skill.js';
+import { toolCatalogView } from '../../skills/tool-check.js';
 import {
   formatIssue,
   type SkillIssue,
@@ -209,7 +210,19 @@ export async function skillsValidateCommand(
       return 0;
     }
   }
-  const result = await validatePaths(targets, { strict: options.strict, countTokens });
+  const validate = { strict: options.strict, countTokens };
+  // With --servers, the tools each skill names are checked against the live catalog and the pinned schemas.
+  const result = options.servers
+    ? await withHost(options, undefined, async (host) =>
+        validatePaths(targets, {
+          ...validate,
+          tools: {
+            catalog: toolCatalogView(host.catalog),
+            ...(host.store ? { pins: host.store.pins } : {}),
+          },
+        }),
+      )
+    : await validatePaths(targets, validate);
   for (const warning of result.warnings) warn(warning);
   const errors = result.issues.filter((i) => i.severity === 'error').length;
   const warnings = result.issues.length - errors;

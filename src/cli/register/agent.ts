@@ -19,6 +19,14 @@ function positiveNumber(name: string, value: unknown): number | undefined {
   return n;
 }
 
+/** `--fallback a,b`: the specs, in order; an empty value turns the configured fallback off. */
+function fallbackList(value: string): string[] {
+  return value
+    .split(',')
+    .map((spec) => spec.trim())
+    .filter((spec) => spec !== '');
+}
+
 function agentOptions(cmd: Command): AgentCliOptions {
   const raw = cmd.optsWithGlobals<Record<string, unknown>>();
   const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -27,6 +35,7 @@ function agentOptions(cmd: Command): AgentCliOptions {
   return {
     ...optionsOf(cmd),
     ...(text(raw.model) ? { model: text(raw.model) } : {}),
+    ...(text(raw.fallback) !== undefined ? { fallback: fallbackList(text(raw.fallback) ?? '') } : {}),
     ...(text(raw.approve) ? { approve: text(raw.approve) } : {}),
     ...(steps ? { maxSteps: steps } : {}),
     ...(cost ? { maxCost: cost } : {}),
@@ -40,6 +49,10 @@ const withAgentOptions = (cmd: Command) =>
     .option(
       '--model <provider:id>',
       'anthropic:<id>, openai:<id> or openai-compatible:<id> (default: agent.model)',
+    )
+    .option(
+      '--fallback <models>',
+      'comma-separated provider:id models to go on with when the model is overloaded, rate limited or down (default: agent.fallback; "" for none)',
     )
     .option('--approve <mode>', 'ask | auto-read-only | never: calls that need approval (default ask)')
     .option('--max-steps <n>', 'model calls per run (default 50)')

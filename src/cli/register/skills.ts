@@ -75,18 +75,18 @@ export const registerSkills: Register = (program, { setExitCode }) => {
   ).action(async (name: string, _opts: unknown, cmd: Command) =>
     setExitCode(await skillsShowCommand(name, skillOptions(cmd))),
   );
-  withServers(
-    skills
-      .command('validate')
-      .description("check skills against the Agent Skills spec and tack's warnings (exit 1 on errors)")
-      .argument(
-        '[path...]',
-        'skill folders, SKILL.md files or folders of skills (default: every skill found)',
-      )
-      .option('--strict', 'unknown front matter fields are errors'),
-  ).action(async (paths: string[], opts: { strict?: boolean }, cmd: Command) =>
-    setExitCode(await skillsValidateCommand(paths, { ...skillOptions(cmd), strict: opts.strict === true })),
-  );
+  skills
+    .command('validate')
+    .description("check skills against the Agent Skills spec and tack's warnings (exit 1 on errors)")
+    .argument('[path...]', 'skill folders, SKILL.md files or folders of skills (default: every skill found)')
+    .option('--strict', 'unknown front matter fields are errors')
+    .option(
+      '--servers',
+      'also check the tools each skill names against the configured servers (connects to them)',
+    )
+    .action(async (paths: string[], opts: { strict?: boolean }, cmd: Command) =>
+      setExitCode(await skillsValidateCommand(paths, { ...skillOptions(cmd), strict: opts.strict === true })),
+    );
   withServers(
     skills
       .command('run')

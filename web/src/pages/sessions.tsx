@@ -5,6 +5,7 @@ import { href, useApi } from '../hooks';
 import type {
   Approval,
   ApprovalAsked,
+  ModelFallback,
   SessionDetail,
   SessionRow,
   SubagentEvent,
@@ -94,18 +95,22 @@ interface Step {
   step: number;
   events: TimelineEvent[];
   input: number;
+  /** Of `input`, the tokens the provider read from its prompt cache. */
+  cached: number;
   output: number;
   cost: number;
 }
 
 function steps(events: TimelineEvent[]): Step[] {
-  const out: Step[] = [{ step: 0, events: [], input: 0, output: 0, cost: 0 }];
+  const empty = (step: number): Step => ({ step, events: [], input: 0, cached: 0, output: 0, cost: 0 });
+  const out: Step[] = [empty(0)];
   for (const event of events) {
-    if (event.type === 'step-start') out.push({ step: event.step, events: [], input: 0, output: 0, cost: 0 });
+    if (event.type === 'step-start') out.push(empty(event.step));
     const current = out[out.length - 1]!;
     current.events.push(event);
     if (event.type === 'usage') {
       current.input += event.stepUsage.inputTokens;
+      current.cached += Math.min(event.stepUsage.cachedInputTokens, event.stepUsage.inputTokens);
       current.output += event.stepUsage.outputTokens;
       current.cost += event.stepUsage.costUsd;
     }
@@ -206,8 +211,13 @@ export function SessionPage(props: { id: string }) {
                   labels={chartSteps.map((s) => `step ${s.step} ($${s.cost.toFixed(4)})`)}
                   datasets={[
                     {
+                      label: 'input tokens read from the cache',
+                      data: chartSteps.map((s) => s.cached),
+                      backgroundColor: '#7fb8a4',
+                    },
+                    {
                       label: 'input tokens',
-                      data: chartSteps.map((s) => s.input),
+                      data: chartSteps.map((s) => s.input - s.cached),
                       backgroundColor: '#4f6bed',
                     },
                     {
@@ -357,6 +367,12 @@ function SubagentWork(props: { work: NonNullable<CallInfo['subagent']>; indexed:
                 {e.text}
               </li>
             );
+          if (e.type === 'model-fallback')
+            return (
+              <li key={i} class="item notice">
+                <FallbackLine event={e} />
+              </li>
+            );
           if (e.type === 'error')
             return (
               <li key={i} class="item error">
@@ -367,6 +383,15 @@ function SubagentWork(props: { work: NonNullable<CallInfo['subagent']>; indexed:
         })}
       </ol>
     </div>
+  );
+}
+
+function FallbackLine(props: { event: ModelFallback }) {
+  const e = props.event;
+  return (
+    <>
+      <b>fallback</b> step {e.step}: {e.from} failed ({e.reason}); now on {e.to}
+    </>
   );
 }
 
@@ -413,6 +438,12 @@ function TimelineItem(props: { event: TimelineEvent; calls: Map<string, CallInfo
           )}
         </div>
       );
+    case 'model-fallback':
+      return (
+        <div class="item notice">
+          <FallbackLine event={e} />
+        </div>
+      );
     case 'error':
       return <div class="item error">{e.message}</div>;
     case 'session-end':
@@ -426,6 +457,7 @@ function TimelineItem(props: { event: TimelineEvent; calls: Map<string, CallInfo
       return (
         <div class="item muted">
           started in {e.cwd} with {e.model}
+          {e.fallback && e.fallback.length > 0 && ` (fallback: ${e.fallback.join(', ')})`}
         </div>
       );
     // Shown with the call they belong to (CallLine, SubagentWork), or in the chart (usage).
