@@ -19,7 +19,15 @@ export type {
 } from './agent/interaction.js';
 export { type ResolvedModel, resolveModel } from './agent/model.js';
 export type { AgentOptions, Limits, RunResult } from './agent/options.js';
+export type { RebuiltBody } from './agent/request-record.js';
 export { AgentSession } from './agent/session.js';
+export {
+  type RebuiltStep,
+  type RequestPart,
+  readSessionSteps,
+  rebuildStepRequest,
+  type StepRequest,
+} from './agent/session-requests.js';
 export type {
   ConfigWarning,
   HttpServerConfig,

@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { PinKind } from '../security/pins.js';
+import type { RecordedBody } from './request-record.js';
 
 /** Why a run ended. `completed`: the model answered without calling a tool. */
 export type EndReason =
@@ -137,6 +138,12 @@ export type AgentEvent =
    * `provider:id` that ran the step, whose prices the cost is at (absent in transcripts older than fallback).
    */
   | { type: 'usage'; step: number; stepUsage: Usage; total: Usage; model?: string }
+  /**
+   * What one model call sent, recorded so that it can be rebuilt byte for byte (request-record.ts): written after
+   * the call ends, before its `usage`. `outcome` failed: the call failed (the body of its last attempt); a
+   * fallback's call of the same step follows as another `request`.
+   */
+  | ({ type: 'request'; step: number; model: string; outcome: 'answered' | 'failed' } & RecordedBody)
   /**
    * A step's model call failed after its retries with an error another provider may not have (overload, rate
    * limit, server error, no connection): the step is sent again to the next model of `agent.fallback`, which

@@ -807,7 +807,11 @@ export function listTranscriptFiles(dir: string): Array<{ id: string; file: stri
   return found;
 }
 
-async function findTranscript(
+/**
+ * The transcript file of the session a user means by `idOrPrefix` (an id, or the start of it or of its random
+ * tail): through the index when it has a row, else by scanning `dir` (`<stateDir>/sessions`).
+ */
+export async function findTranscript(
   dir: string,
   idOrPrefix: string,
   index: SessionIndex | undefined,

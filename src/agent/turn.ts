@@ -10,6 +10,7 @@ import type { ToolCallRequest, ToolCallResult, ToolPipeline } from './pipeline.j
 import { costOf, type Price } from './prices.js';
 import { marksBreakpoints, withBreakpoints } from './prompt-cache.js';
 import { historyFor } from './provider-history.js';
+import { failedRequestBody, RequestRecorder } from './request-record.js';
 import { type AgentTool, wrapResult } from './toolset.js';
 
 export interface TurnRunnerOptions {
@@ -50,6 +51,8 @@ export class TurnRunner {
   #current: ModelChoice;
   /** Where #current is in the fallback list; -1 on the session's own model. */
   #fallbackAt = -1;
+  /** Every model call's body goes to the transcript, each history message stored once (request-record.ts). */
+  readonly #recorder = new RequestRecorder();
 
   constructor(options: TurnRunnerOptions) {
     this.#options = options;
@@ -159,10 +162,15 @@ export class TurnRunner {
       onError: () => {},
       experimental_telemetry: aiTelemetry('tack.step'),
     });
-    for await (const part of result.fullStream) {
-      if (part.type === 'text-delta') emit({ type: 'text-delta', text: part.text });
-      else if (part.type === 'error') failure = part.error;
+    try {
+      for await (const part of result.fullStream) {
+        if (part.type === 'text-delta') emit({ type: 'text-delta', text: part.text });
+        else if (part.type === 'error') failure = part.error;
+      }
+    } catch (error) {
+      failure = error;
     }
+    await this.#recordRequest(result, failure, step);
     if (failure !== undefined) throw failure;
     const response = await result.response;
     for (const message of response.messages) history.push(message);
@@ -194,6 +202,27 @@ export class TurnRunner {
       responseId: response.id,
       finishReason: await result.finishReason,
     };
+  }
+
+  /**
+   * The `request` event of a call that ended: the body it sent, from the call (settled once its stream has
+   * ended) or, when it failed before answering, from the provider's error.
+   */
+  async #recordRequest(
+    result: { request: PromiseLike<{ body?: unknown }> },
+    failure: unknown,
+    step: number,
+  ): Promise<void> {
+    let body: unknown;
+    try {
+      body = (await result.request).body;
+    } catch {
+      body = failedRequestBody(failure);
+    }
+    if (body === undefined) return;
+    const outcome = failure === undefined ? 'answered' : 'failed';
+    const model = this.#current.model.spec;
+    this.#options.emit({ type: 'request', step, model, outcome, ...this.#recorder.record(body) });
   }
 
   /** Runs the step's tool calls; `loop` when the model repeated a call past the warning. */

@@ -26,7 +26,20 @@ export type TimelineEvent =
       elided: number;
       summarized: number;
     }
-  | (Exclude<AgentEvent, { type: 'message' | 'compaction' | 'text-delta' }> & { seq: number; at: string });
+  | {
+      seq: number;
+      at: string;
+      type: 'request';
+      step: number;
+      model: string;
+      outcome: 'answered' | 'failed';
+      bytes: number;
+      sha256: string;
+    }
+  | (Exclude<AgentEvent, { type: 'message' | 'compaction' | 'text-delta' | 'request' }> & {
+      seq: number;
+      at: string;
+    });
 
 function cut(text: string): string {
   return text.length > SHOWN_CHARS
@@ -72,6 +85,11 @@ export function compactEvent(event: TranscriptEvent): TimelineEvent | undefined 
         elided: event.elidedToolResults,
         summarized: event.summarizedMessages,
       };
+    case 'request': {
+      // The body itself is rebuilt on demand (GET .../requests/<seq>): the timeline only says that it was sent.
+      const { step, model, outcome, bytes, sha256 } = event;
+      return { seq, at, type: 'request', step, model, outcome, bytes, sha256 };
+    }
     case 'tool-result':
     case 'tool-call':
       return { ...cutCall(event), seq, at };

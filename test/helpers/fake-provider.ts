@@ -68,6 +68,8 @@ export interface FakeRequest {
   stream: boolean;
   /** The parsed request body. */
   raw: unknown;
+  /** The request body as received, byte for byte (UTF-8). */
+  body: string;
   /** Lower-cased names. */
   headers: Record<string, string>;
   /** The usage the answer reported, set once it was sent (`input` as the API counts it, see FakeTurn). */
@@ -139,8 +141,11 @@ export async function startFakeProvider(
       }
       const headers = flattenHeaders(req);
       checkAuth(api, headers);
-      const raw = await readJson(req);
-      const request = api === 'anthropic' ? anthropicRequest(raw, headers) : openaiRequest(raw, headers);
+      const { raw, text } = await readJson(req);
+      const request = {
+        ...(api === 'anthropic' ? anthropicRequest(raw, headers) : openaiRequest(raw, headers)),
+        body: text,
+      };
       const index = served++;
       requests.push(request);
       let turn: FakeTurn;
@@ -273,7 +278,7 @@ function checkAuth(api: FakeApi, headers: Record<string, string>): void {
   }
 }
 
-async function readJson(req: IncomingMessage): Promise<Json> {
+async function readJson(req: IncomingMessage): Promise<{ raw: Json; text: string }> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
@@ -284,10 +289,10 @@ async function readJson(req: IncomingMessage): Promise<Json> {
     throw new HttpError(400, `fake-provider: request body is not JSON: ${text.slice(0, 200)}`);
   }
   if (!isRecord(body)) throw new HttpError(400, 'fake-provider: request body must be a JSON object');
-  return body;
+  return { raw: body, text };
 }
 
-function anthropicRequest(raw: Json, headers: Record<string, string>): FakeRequest {
+function anthropicRequest(raw: Json, headers: Record<string, string>): Omit<FakeRequest, 'body'> {
   const system = raw.system;
   return {
     api: 'anthropic',
@@ -306,7 +311,7 @@ function anthropicRequest(raw: Json, headers: Record<string, string>): FakeReque
   };
 }
 
-function openaiRequest(raw: Json, headers: Record<string, string>): FakeRequest {
+function openaiRequest(raw: Json, headers: Record<string, string>): Omit<FakeRequest, 'body'> {
   const all = asMessages(raw.messages);
   const isSystem = (m: { role: string }) => m.role === 'system' || m.role === 'developer';
   return {

@@ -177,6 +177,14 @@ export type TimelineEvent = { seq: number; at: string } & (
   | { type: 'message'; role: string; text: string; toolCalls: string[] }
   | { type: 'compaction'; tokensBefore: number; tokensAfter: number; elided: number; summarized: number }
   | {
+      type: 'request';
+      step: number;
+      model: string;
+      outcome: 'answered' | 'failed';
+      bytes: number;
+      sha256: string;
+    }
+  | {
       type: 'session-start';
       sessionId: string;
       model: string;

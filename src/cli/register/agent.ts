@@ -9,6 +9,8 @@ const chatCommand = lazy(() => import('../commands/agent.js'), 'chatCommand');
 const contextCommand = lazy(() => import('../commands/agent.js'), 'contextCommand');
 const evalCommand = lazy(() => import('../commands/agent.js'), 'evalCommand');
 const runCommand = lazy(() => import('../commands/agent.js'), 'runCommand');
+const sessionsListCommand = lazy(() => import('../commands/sessions.js'), 'sessionsListCommand');
+const sessionShowCommand = lazy(() => import('../commands/sessions.js'), 'sessionShowCommand');
 
 /** A cost limit: any number above 0 (a fraction of a dollar too). */
 function positiveNumber(name: string, value: unknown): number | undefined {
@@ -58,6 +60,49 @@ const withAgentOptions = (cmd: Command) =>
     .option('--max-steps <n>', 'model calls per run (default 50)')
     .option('--max-cost <usd>', 'stop past this cost in US dollars');
 
+/** `tack sessions [list]` and `tack sessions show <session> [--step N [--request]]`: what past sessions sent. */
+function registerSessions(program: Command, setExitCode: (code: number) => void): void {
+  const sessions = program
+    .command('sessions')
+    .description(
+      "past sessions: list this folder's, show one's steps, and the exact request of a step (`show S --step N --request`)",
+    );
+  sessions
+    .command('list', { isDefault: true })
+    .description("this folder's sessions, newest first (the default)")
+    .option('--all', "every folder's sessions")
+    .option('--limit <n>', 'how many (default 20)')
+    .action(async (opts: { all?: boolean; limit?: string }, cmd: Command) =>
+      setExitCode(
+        await sessionsListCommand({
+          ...optionsOf(cmd),
+          ...(opts.all ? { all: true } : {}),
+          ...(opts.limit ? { limit: opts.limit } : {}),
+        }),
+      ),
+    );
+  sessions
+    .command('show')
+    .description(
+      "a session's steps (model, bytes, tokens, prefix hash); --step N: what that step sent, part by part with hashes and token counts; --request: its body byte for byte",
+    )
+    .argument('<session>', 'its id, or the last part of it')
+    .option('--step <n>', 'one step, numbered across the session as `show` lists them')
+    .option(
+      '--request',
+      "print the step's request body exactly as the provider received it (rebuilt from the transcript)",
+    )
+    .action(async (id: string, opts: { step?: string; request?: boolean }, cmd: Command) =>
+      setExitCode(
+        await sessionShowCommand(id, {
+          ...optionsOf(cmd),
+          ...(opts.step !== undefined ? { step: opts.step } : {}),
+          ...(opts.request ? { request: true } : {}),
+        }),
+      ),
+    );
+}
+
 /** `tack run`, `chat`, `context` and `eval`: the agent, headless, in a terminal, inspected and evaluated. */
 export const registerAgent: Register = (program, { setExitCode }) => {
   withAgentOptions(
@@ -91,4 +136,5 @@ export const registerAgent: Register = (program, { setExitCode }) => {
   ).action(async (file: string, _opts: unknown, cmd: Command) =>
     setExitCode(await evalCommand(file, agentOptions(cmd))),
   );
+  registerSessions(program, setExitCode);
 };
