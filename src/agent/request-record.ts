@@ -116,15 +116,28 @@ export function rebuildBody(
   const missing: string[] = [];
   if (keys.length === 0)
     return { text: record.skeleton, exact: sha256Hex(record.skeleton) === record.sha256, missing };
-  const body = JSON.parse(record.skeleton) as Record<string, unknown>;
+  // A record read back from a file may be damaged: what does not parse stands as null and is missing.
+  const parse = (json: string): unknown => {
+    try {
+      return JSON.parse(json) as unknown;
+    } catch {
+      return undefined;
+    }
+  };
+  const parsed = parse(record.skeleton);
+  const body: Record<string, unknown> =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
   for (const key of keys) {
     body[key] = (record.lists[key] ?? []).map((hash) => {
       const json = parts.get(hash);
-      if (json === undefined) {
+      const value = json === undefined ? undefined : parse(json);
+      if (value === undefined) {
         missing.push(hash);
         return null;
       }
-      return JSON.parse(json) as unknown;
+      return value;
     });
   }
   const text = JSON.stringify(body);

@@ -50,16 +50,38 @@ export interface StepRequest {
   missing: number;
 }
 
-/** Every part the session's records stored, by hash, up to (and including) `last`. */
-function storedParts(
-  events: readonly TranscriptEvent[],
-  last = Number.POSITIVE_INFINITY,
-): Map<string, string> {
+const isStringRecord = (value: unknown, item: (v: unknown) => boolean): boolean =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every(item);
+
+/**
+ * A `request` line as this build writes it. A transcript is a file anyone could have edited: a line of another
+ * shape is left out (and the steps are numbered without it) rather than trusted.
+ */
+function isRequestRecord(event: TranscriptEvent): event is RequestEvent {
+  if (event.type !== 'request') return false;
+  const e = event as Partial<Record<keyof RequestEvent, unknown>>;
+  return (
+    typeof e.skeleton === 'string' &&
+    typeof e.sha256 === 'string' &&
+    typeof e.bytes === 'number' &&
+    typeof e.model === 'string' &&
+    typeof e.step === 'number' &&
+    isStringRecord(e.parts, (v) => typeof v === 'string') &&
+    isStringRecord(e.lists, (v) => Array.isArray(v) && v.every((h) => typeof h === 'string'))
+  );
+}
+
+/** The session's request records, in order. */
+function requestRecords(events: readonly TranscriptEvent[]): RequestEvent[] {
+  return events.filter(isRequestRecord);
+}
+
+/** Every part the session's records stored, by hash, up to (and including) the line `last`. */
+function storedParts(records: readonly RequestEvent[], last = Number.POSITIVE_INFINITY): Map<string, string> {
   const parts = new Map<string, string>();
-  for (const event of events) {
-    if (event.seq > last) break;
-    if (event.type === 'request')
-      for (const [hash, json] of Object.entries(event.parts)) parts.set(hash, json);
+  for (const record of records) {
+    if (record.seq > last) break;
+    for (const [hash, json] of Object.entries(record.parts)) parts.set(hash, json);
   }
   return parts;
 }
@@ -147,7 +169,7 @@ export type RebuiltStep = RebuiltBody & { seq: number; model: string };
 
 /** The model calls of a session from its transcript's events: readSessionSteps on events already read. */
 export async function stepRequests(events: readonly TranscriptEvent[]): Promise<StepRequest[]> {
-  const parts = storedParts(events);
+  const parts = storedParts(requestRecords(events));
   const tokens = new Map<string, number>();
   const firstStep = new Map<string, number>();
   const requests: StepRequest[] = [];
@@ -160,7 +182,7 @@ export async function stepRequests(events: readonly TranscriptEvent[]): Promise<
       const last = requests.at(-1);
       if (last && last.outcome === 'answered' && last.usage === undefined && last.runStep === event.step)
         last.usage = event.stepUsage;
-    } else if (event.type === 'request') {
+    } else if (isRequestRecord(event)) {
       const number = requests.length + 1;
       const request: StepRequest = {
         number,
@@ -200,7 +222,8 @@ export async function stepRequests(events: readonly TranscriptEvent[]): Promise<
 
 /** rebuildStepRequest on events already read: step `number`'s body from its record and the stored parts. */
 export function rebuildStep(events: readonly TranscriptEvent[], number: number): RebuiltStep | undefined {
-  const record = events.filter((e): e is RequestEvent => e.type === 'request')[number - 1];
+  const records = requestRecords(events);
+  const record = records[number - 1];
   if (!record) return undefined;
-  return { ...rebuildBody(record, storedParts(events, record.seq)), seq: record.seq, model: record.model };
+  return { ...rebuildBody(record, storedParts(records, record.seq)), seq: record.seq, model: record.model };
 }

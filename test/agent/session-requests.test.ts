@@ -7,7 +7,7 @@ import {
   readSessionSteps,
   rebuildStep,
   rebuildStepRequest,
-  type stepRequests,
+  stepRequests,
 } from '../../src/agent/session-requests.js';
 import { readTranscript, Transcript, type TranscriptEvent } from '../../src/agent/transcript.js';
 import { CACHE_SESSION_STEPS, cacheSessionCommand, cacheSessionTurn } from '../helpers/cache-session.js';
@@ -135,7 +135,7 @@ describe('the exact request of any step', () => {
     expect(body.stdout).toBe(openai[0]!.body);
   }, 60_000);
 
-  it('says when a rebuild cannot be exact: a part over the size cap, a secret the transcript masked', () => {
+  it('says when a rebuild cannot be exact: a part over the size cap, a secret the transcript masked, damage', async () => {
     const recorder = new RequestRecorder();
     const big = 'x'.repeat(MAX_NEW_PART_BYTES + 1);
     const body = {
@@ -165,12 +165,28 @@ describe('the exact request of any step', () => {
         outcome: 'answered',
         ...new RequestRecorder().record(sent),
       });
+      // A transcript is a file anyone could edit: a record of another shape is skipped, a damaged part is missing.
+      const damaged = { type: 'request', step: 2, model: 'm', outcome: 'answered', sha256: '0', bytes: 1 };
+      file.append({
+        ...damaged,
+        skeleton: '{',
+        lists: { messages: ['abc'] },
+        parts: { abc: '{broken' },
+      } as never);
+      file.append({ ...damaged, skeleton: '{}', lists: 'nonsense', parts: {} } as never);
       file.close();
       const { events } = readTranscript(file.file);
       const again = rebuildStep(events, 1)!;
       expect(again.text).not.toContain(key);
       expect(again.exact).toBe(false);
       expect(again.missing).toEqual([]);
+      expect((await stepRequests(events)).map((s) => s.missing)).toEqual([0, 0]);
+      expect(rebuildStep(events, 2)).toMatchObject({
+        text: '{"messages":[null]}',
+        exact: false,
+        missing: ['abc'],
+      });
+      expect(rebuildStep(events, 3)).toBeUndefined();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -160,7 +160,7 @@ export async function sessionShowCommand(id: string, options: SessionShowOptions
   else
     printErr(
       rebuilt.missing.length > 0
-        ? `not exact: ${rebuilt.missing.length} part(s) were not recorded (over the size cap) and stand as null`
+        ? `not exact: ${rebuilt.missing.length} part(s) were not recorded (over the size cap) or are damaged in the transcript, and stand as null`
         : 'not exact: the transcript masked a secret the request carried (its sha256 differs from what was sent)',
     );
   return rebuilt.exact ? 0 : 1;
