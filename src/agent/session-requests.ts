@@ -66,6 +66,7 @@ function isRequestRecord(event: TranscriptEvent): event is RequestEvent {
     typeof e.bytes === 'number' &&
     typeof e.model === 'string' &&
     typeof e.step === 'number' &&
+    (e.outcome === 'answered' || e.outcome === 'failed') &&
     isStringRecord(e.parts, (v) => typeof v === 'string') &&
     isStringRecord(e.lists, (v) => Array.isArray(v) && v.every((h) => typeof h === 'string'))
   );

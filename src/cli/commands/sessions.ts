@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   type RequestPart,
   rebuildStep,
@@ -62,10 +62,10 @@ function stepsTable(requests: readonly StepRequest[]): string {
     requests.map((r) => [
       String(r.number),
       `${r.run}.${r.runStep}`,
-      r.model,
+      printable(r.model),
       String(r.bytes),
       tokensOf(r),
-      r.prefixHash ?? '-',
+      printable(r.prefixHash ?? '-'),
       `${newParts(r).length} of ${r.parts.length}`,
     ]),
   );
@@ -74,16 +74,21 @@ function stepsTable(requests: readonly StepRequest[]): string {
 /** One step: what it sent, part by part. */
 function stepDetail(request: StepRequest): string {
   const lines = [
-    `step ${request.number} (run ${request.run}, step ${request.runStep}) to ${request.model}, ${request.outcome}, at ${request.at}`,
-    `body: ${request.bytes} bytes, sha256 ${request.sha256}${request.prefixHash ? `; prefix ${request.prefixHash}` : ''}`,
+    // A transcript is a file: what it says is made printable before it reaches the terminal.
+    printable(
+      `step ${request.number} (run ${request.run}, step ${request.runStep}) to ${request.model}, ${request.outcome}, at ${request.at}`,
+    ),
+    printable(
+      `body: ${request.bytes} bytes, sha256 ${request.sha256}${request.prefixHash ? `; prefix ${request.prefixHash}` : ''}`,
+    ),
     `provider reported: ${tokensOf(request)}`,
     '',
     table(
       ['LIST', '#', 'HASH', 'TOKENS', 'SENT FIRST', 'PART'],
       request.parts.map((p) => [
-        p.list,
+        printable(p.list),
         String(p.index),
-        p.hash,
+        printable(p.hash),
         p.tokens === undefined ? '?' : String(p.tokens),
         p.firstStep === request.number ? 'new' : `step ${p.firstStep}`,
         `${p.breakpoint ? '[cache breakpoint] ' : ''}${p.label}`,
@@ -131,7 +136,7 @@ export async function sessionShowCommand(id: string, options: SessionShowOptions
       printJson({ file, steps: requests });
       return 0;
     }
-    print(`session ${printable(id)}: ${file}`);
+    print(`session ${basename(file, '.jsonl')}: ${file}`);
     print(
       requests.length === 0
         ? 'No model calls recorded (a transcript older than request records has none).'
@@ -156,7 +161,7 @@ export async function sessionShowCommand(id: string, options: SessionShowOptions
   // The bytes as sent and nothing else, so that they can be compared or replayed; a terminal gets a line end.
   write(rebuilt.text);
   if (isTerminal('stdout')) write('\n');
-  if (rebuilt.exact) printErr(`rebuilt byte for byte: sha256 ${request.sha256} is what was sent`);
+  if (rebuilt.exact) printErr(`rebuilt byte for byte: sha256 ${printable(request.sha256)} is what was sent`);
   else
     printErr(
       rebuilt.missing.length > 0
