@@ -1,4 +1,4 @@
-import { rebuildStep, type StepRequest, stepRequests } from '../agent/session-requests.js';
+import { rebuildStep, type StepRequest, stepRequest } from '../agent/session-requests.js';
 import { readTranscript } from '../agent/transcript.js';
 import { TackError } from '../errors.js';
 
@@ -38,15 +38,14 @@ export function cutToBytes(text: string, max: number): { text: string; truncated
  */
 export async function stepRequestView(file: string, step: string): Promise<StepRequestView> {
   const { events } = readTranscript(file);
-  const steps = await stepRequests(events);
   const number = /^\d+$/.test(step) ? Number(step) : 0;
-  const request = steps[number - 1];
+  const { step: request, steps } = await stepRequest(events, number);
   const rebuilt = request ? rebuildStep(events, number) : undefined;
   if (!request || !rebuilt)
     throw new TackError('SESSION', `the session has no step ${step}`, {
       hint:
-        steps.length > 0
-          ? `Its steps are 1 to ${steps.length}.`
+        steps > 0
+          ? `Its steps are 1 to ${steps}.`
           : 'It recorded no model calls (a transcript older than request records has none).',
     });
   const { text, truncated } = cutToBytes(rebuilt.text, MAX_SHOWN_BODY_BYTES);

@@ -7,7 +7,8 @@ import {
   readSessionSteps,
   rebuildStep,
   rebuildStepRequest,
-  type stepRequests,
+  stepRequest,
+  stepRequests,
 } from '../../src/agent/session-requests.js';
 import { readTranscript, Transcript, type TranscriptEvent } from '../../src/agent/transcript.js';
 import { CACHE_SESSION_STEPS, cacheSessionCommand, cacheSessionTurn } from '../helpers/cache-session.js';
@@ -61,6 +62,10 @@ describe('the exact request of any step', () => {
     );
     const sentBytes = provider.requests.reduce((sum, r) => sum + r.body.length, 0);
     expect(storedBytes).toBeLessThan(sentBytes / 3);
+    // One step alone (the console's detail) is that step as the whole list gives it.
+    const all = await stepRequests(events);
+    for (const n of [1, 10]) expect(await stepRequest(events, n)).toEqual({ step: all[n - 1], steps: 10 });
+    expect((await stepRequest(events, 11)).step).toBeUndefined();
 
     // Through the binary: the folder's sessions, the session's steps, a step's parts, a step's body.
     const list = await tack(['sessions'], { cwd, env });
