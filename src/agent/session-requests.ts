@@ -46,6 +46,9 @@ export interface StepRequest {
   /** What the provider reported for the call (absent for a failed one). */
   usage?: Usage;
   parts: RequestPart[];
+  /** How many parts it sent, and how many of them no earlier step had sent (counted even when `parts` is not listed). */
+  partCount: number;
+  newParts: number;
   /** Parts the transcript does not have: a rebuild of this step cannot be exact. */
   missing: number;
 }
@@ -169,10 +172,38 @@ export function rebuildStepRequest(file: string, step: number): RebuiltStep | un
 export type RebuiltStep = RebuiltBody & { seq: number; model: string };
 
 /** The model calls of a session from its transcript's events: readSessionSteps on events already read. */
-export async function stepRequests(events: readonly TranscriptEvent[]): Promise<StepRequest[]> {
+export function stepRequests(events: readonly TranscriptEvent[]): Promise<StepRequest[]> {
+  return collectSteps(events, () => true);
+}
+
+/** The model calls with their figures and part counts but no parts listed: what a list of the steps shows. */
+export function stepSummaries(events: readonly TranscriptEvent[]): Promise<StepRequest[]> {
+  return collectSteps(events, () => false);
+}
+
+/**
+ * Step `number` alone, as stepRequests gives it (undefined when there is none), and how many steps the session has.
+ * Only its parts are described and counted: every step lists the whole history, so describing every step of a
+ * thousand-step session takes tens of seconds.
+ */
+export async function stepRequest(
+  events: readonly TranscriptEvent[],
+  number: number,
+): Promise<{ step: StepRequest | undefined; steps: number }> {
+  const requests = await collectSteps(events, (n) => n === number);
+  return { step: requests[number - 1], steps: requests.length };
+}
+
+/** The model calls; the parts of those `detailed` picks are listed, the others' left empty. */
+async function collectSteps(
+  events: readonly TranscriptEvent[],
+  detailed: (number: number) => boolean,
+): Promise<StepRequest[]> {
   const parts = storedParts(requestRecords(events));
   const tokens = new Map<string, number>();
   const firstStep = new Map<string, number>();
+  // A part is counted with the tokenizer of the first step that sent it, whichever step is described.
+  const firstModel = new Map<string, string>();
   const requests: StepRequest[] = [];
   let run = 1;
   let prefixHash: string | undefined;
@@ -197,14 +228,23 @@ export async function stepRequests(events: readonly TranscriptEvent[]): Promise<
         sha256: event.sha256,
         ...(prefixHash ? { prefixHash } : {}),
         parts: [],
+        partCount: 0,
+        newParts: 0,
         missing: 0,
       };
       for (const [list, hashes] of Object.entries(event.lists)) {
         for (const [index, hash] of hashes.entries()) {
           const json = parts.get(hash);
           if (json === undefined) request.missing++;
-          else if (!tokens.has(hash)) tokens.set(hash, await countTokens(json, event.model));
-          if (!firstStep.has(hash)) firstStep.set(hash, number);
+          request.partCount++;
+          if (!firstStep.has(hash)) {
+            request.newParts++;
+            firstStep.set(hash, number);
+            firstModel.set(hash, event.model);
+          }
+          if (!detailed(number)) continue;
+          if (json !== undefined && !tokens.has(hash))
+            tokens.set(hash, await countTokens(json, firstModel.get(hash) ?? event.model));
           request.parts.push({
             list,
             index,

@@ -8,6 +8,7 @@ import type { TackStore } from '../store/store.js';
 import { COMMON_HEADERS, sendJson } from './http.js';
 import { type Liveness, localProbe, processAlive, sessionLiveness, transcriptFacts } from './liveness.js';
 import { offsetOf, type Route } from './routes.js';
+import { stepRequestView } from './step-requests.js';
 
 /** Text of one event shown in the timeline: the transcript keeps all of it; the page shows this much. */
 export const SHOWN_CHARS = 2000;
@@ -86,7 +87,7 @@ export function compactEvent(event: TranscriptEvent): TimelineEvent | undefined 
         summarized: event.summarizedMessages,
       };
     case 'request': {
-      // The body itself is rebuilt on demand (GET .../requests/<seq>): the timeline only says that it was sent.
+      // The body is rebuilt on demand (GET .../requests/<n>, step-requests.ts): the timeline says it was sent.
       const { step, model, outcome, bytes, sha256 } = event;
       return { seq, at, type: 'request', step, model, outcome, bytes, sha256 };
     }
@@ -140,10 +141,16 @@ export interface SessionDetail {
   liveness: Liveness;
 }
 
-export async function sessionDetail(store: TackStore, id: string): Promise<SessionDetail> {
+/** A session's row in the index: SESSION (404) when it has none. */
+async function indexedSession(store: TackStore, id: string): Promise<SessionRow> {
   const session = await store.sessions.get(id);
   if (!session)
     throw new TackError('SESSION', `no session ${id} in the index`, { hint: 'Pick one from the list.' });
+  return session;
+}
+
+export async function sessionDetail(store: TackStore, id: string): Promise<SessionDetail> {
+  const session = await indexedSession(store, id);
   const offset = sizeOf(session.file);
   const { events, problems } = readTranscript(session.file);
   const children = (await listSessions(store)).filter((row) => row.parentId === id);
@@ -251,7 +258,7 @@ export function streamTranscript(file: string, offset: number, res: ServerRespon
 /** A session's page without a store to read it from: said in the answer, as the page shows it. */
 const NO_STORE = { error: { message: 'no store' } };
 
-/** The session index, a session's timeline, and its transcript followed live. */
+/** The session index, a session's timeline, its transcript followed live, and the request body of any step. */
 export const sessionRoutes: Route[] = [
   {
     method: 'GET',
@@ -269,9 +276,18 @@ export const sessionRoutes: Route[] = [
     path: 'sessions/:session/live',
     async stream({ context: { host }, params, query }, res) {
       if (!host.store) return sendJson(res, 200, NO_STORE);
-      const detail = await host.store.sessions.get(params.session!);
-      if (!detail) throw new TackError('SESSION', `no session ${params.session} in the index`);
+      const detail = await indexedSession(host.store, params.session!);
       streamTranscript(detail.file, offsetOf(query), res);
+    },
+  },
+  {
+    method: 'GET',
+    path: 'sessions/:session/requests/:step',
+    async json({ context: { host }, params }) {
+      // No store, no index: the session is as unknown as one the index lacks.
+      if (!host.store) throw new TackError('SESSION', `no session ${params.session}: no store`);
+      const session = await indexedSession(host.store, params.session!);
+      return stepRequestView(session.file, params.step!);
     },
   },
 ];

@@ -7,6 +7,7 @@ import {
   readSessionSteps,
   rebuildStep,
   rebuildStepRequest,
+  stepRequest,
   stepRequests,
 } from '../../src/agent/session-requests.js';
 import { readTranscript, Transcript, type TranscriptEvent } from '../../src/agent/transcript.js';
@@ -61,6 +62,10 @@ describe('the exact request of any step', () => {
     );
     const sentBytes = provider.requests.reduce((sum, r) => sum + r.body.length, 0);
     expect(storedBytes).toBeLessThan(sentBytes / 3);
+    // One step alone (the console's detail) is that step as the whole list gives it.
+    const all = await stepRequests(events);
+    for (const n of [1, 10]) expect(await stepRequest(events, n)).toEqual({ step: all[n - 1], steps: 10 });
+    expect((await stepRequest(events, 11)).step).toBeUndefined();
 
     // Through the binary: the folder's sessions, the session's steps, a step's parts, a step's body.
     const list = await tack(['sessions'], { cwd, env });
@@ -70,6 +75,9 @@ describe('the exact request of any step', () => {
     expect(show.code, show.stderr).toBe(0);
     const rows = show.stdout.split('\n').filter((line) => /^\d+\s+1\.\d+\s+anthropic:/.test(line));
     expect(rows).toHaveLength(CACHE_SESSION_STEPS);
+    // Every part of step 1 is new; each later step adds its call, its result and the unmarked last message.
+    expect(rows[0]).toMatch(/\b(\d+) of \1$/);
+    expect(rows.slice(1).every((row) => /\b3 of \d+$/.test(row))).toBe(true);
     // One prefix hash for all ten steps: the cacheable prefix never changed.
     const prefix = events.find((e) => e.type === 'step-start')!.prefixHash!;
     expect(rows.every((row) => row.includes(prefix))).toBe(true);
@@ -84,6 +92,7 @@ describe('the exact request of any step', () => {
     const fresh = step.parts.filter((part) => part.firstStep === 10);
     expect(fresh.map((part) => part.list)).toEqual(['messages', 'messages', 'messages']);
     expect(fresh.map((part) => part.breakpoint)).toEqual([false, false, true]);
+    expect([step.newParts, step.partCount]).toEqual([3, step.parts.length]);
     expect(step.parts.filter((part) => part.breakpoint).map((part) => part.list)).toEqual([
       'system',
       'messages',

@@ -9,6 +9,7 @@ import { resolveProjectTrust } from '../../src/config/apply-trust.js';
 import { loadConfig, type TackConfig } from '../../src/config/load.js';
 import { catalogView } from '../../src/console/catalog.js';
 import { type RunningConsole, startConsole } from '../../src/console/server.js';
+import { cutToBytes, MAX_SHOWN_BODY_BYTES, type StepRequestView } from '../../src/console/step-requests.js';
 import { hostDefinitions } from '../../src/mcp/definitions.js';
 import { McpHost } from '../../src/mcp/host.js';
 import { DefinitionGuard } from '../../src/security/pins.js';
@@ -40,6 +41,8 @@ let parentSession: string;
 /** Lets the running session's model answer: the page must see it running first. */
 let release: () => void = () => {};
 let liveSession: string;
+/** How the sessions above were started (the fixture server, the fake model, every call allowed). */
+let agentOptions: Parameters<typeof startAgent>[0];
 const cleanups: Array<() => unknown> = [];
 
 /** The status of a GET sent exactly with these headers. */
@@ -138,7 +141,7 @@ beforeAll(async () => {
   });
   cleanups.push(() => provider.close());
   const agentConfig = { ...config, servers: config.servers.filter((s) => s.name === 'fixture') };
-  const agentOptions = {
+  agentOptions = {
     config: agentConfig,
     model: 'anthropic:claude-sonnet-4-5',
     env: { ...p.env, ...providerEnv(provider) },
@@ -281,6 +284,64 @@ describe('tack console: API paths', () => {
     expect(many.contents.map((c) => c.text)).toEqual(Array.from({ length: 20 }, (_, i) => `item ${i + 1}`));
     const few = await read('bulk://items/3');
     expect([few.total, few.contents.length]).toEqual([3, 3]);
+  });
+
+  it("a step's request: the body its provider received, byte for byte; 404 past the last step; cut at 2 MiB", async () => {
+    const auth = { authorization: `Bearer ${running.token}` };
+    const requestOf = (session: string, step: number | string) =>
+      fetch(`${running.origin}/api/sessions/${session}/requests/${step}`, { headers: auth });
+    // The finished session made the model's first two calls.
+    for (const n of [1, 2]) {
+      const answer = await requestOf(finishedSession, n);
+      expect(answer.status).toBe(200);
+      const view = (await answer.json()) as StepRequestView;
+      const sent = provider.requests[n - 1]!.body;
+      expect(view.body).toBe(sent);
+      expect([view.exact, view.missing, view.truncated]).toEqual([true, [], undefined]);
+      expect(view.step).toMatchObject({ number: n, outcome: 'answered', bytes: Buffer.byteLength(sent) });
+    }
+    for (const [session, step] of [
+      [finishedSession, 3],
+      [finishedSession, 0],
+      [finishedSession, '1.0'],
+      ['no-such-session', 1],
+    ] as const)
+      expect((await requestOf(session, step)).status, `${session} ${step}`).toBe(404);
+    expect((await fetch(`${running.origin}/api/sessions/${finishedSession}/requests/1`)).status).toBe(401);
+
+    // One call of over 2 MiB (a 3-byte character, so the cut can fall inside one), its text someone else's markup.
+    const big = await startFakeProvider([{ text: 'Read.' }]);
+    cleanups.push(() => big.close());
+    const agent = await startAgent({
+      ...agentOptions,
+      config: { ...config, servers: [] },
+      env: { ...p.env, ...providerEnv(big) },
+    });
+    const hostile = '<img src=x onerror="document.title=\'pwned\'">';
+    await agent.session.run(`${hostile} ${'€'.repeat(800_000)}`);
+    const bigSession = agent.transcript!.sessionId;
+    await agent.close();
+    const sent = big.requests[0]!.body;
+    const view = (await (await requestOf(bigSession, 1)).json()) as StepRequestView;
+    expect(Buffer.byteLength(view.body)).toBeLessThanOrEqual(MAX_SHOWN_BODY_BYTES);
+    expect(Buffer.byteLength(view.body)).toBeGreaterThan(MAX_SHOWN_BODY_BYTES - 3);
+    expect(Buffer.byteLength(view.body) + view.truncated!).toBe(Buffer.byteLength(sent));
+    expect(sent.startsWith(view.body)).toBe(true);
+    expect(view.exact).toBe(true);
+    // Where the cut falls in this body depends on what precedes the message: a cut inside a character, said apart.
+    expect(cutToBytes('a€€', 5)).toEqual({ text: 'a€', truncated: 3 });
+    expect(cutToBytes('a€', 4)).toEqual({ text: 'a€' });
+
+    // The page says it is cut, and shows the markup as text.
+    const page = await open(`#/sessions/${bigSession}`);
+    const line = page.locator('[data-testid=request]');
+    await line.locator('button').click();
+    await line.locator('[data-testid=request-truncated]').waitFor();
+    expect(await line.locator('[data-testid=request-parts]').textContent()).toContain(hostile);
+    expect(await line.locator('[data-testid=request-body]').textContent()).toBe(view.body);
+    expect(await line.locator('img').count()).toBe(0);
+    expect(await page.title()).not.toBe('pwned');
+    await page.close();
   });
 });
 
@@ -458,6 +519,31 @@ describe('tack console: pages', () => {
     expect(await page.locator('canvas').count()).toBe(1);
     expect(await page.textContent('[data-testid=timeline]')).toContain('end: completed');
     await shot(page, 'session');
+
+    // Each model call is a line; its detail has the parts (new in it, or sent first by an earlier step) and the
+    // body rebuilt byte for byte.
+    const requests = page.locator('[data-testid=request]');
+    expect(await requests.count()).toBe(2);
+    expect(await requests.first().textContent()).toMatch(
+      /^request step 1 · anthropic:claude-sonnet-4-5 · \d{1,3}(,\d{3})* bytes · answered/,
+    );
+    const second = requests.nth(1);
+    await second.locator('button:text-is("what was sent")').click();
+    const rows = second.locator('[data-testid=request-parts] tbody tr');
+    await rows.first().waitFor();
+    const parts = await rows.allTextContents();
+    expect(parts.find((row) => row.includes('tool mcp__fixture__echo'))).toContain('step 1');
+    expect(parts.filter((row) => row.includes('new')).length).toBeGreaterThanOrEqual(2);
+    expect(await second.locator('[data-testid=request-exact]').textContent()).toContain('byte for byte');
+    const body = second.locator('[data-testid=request-body]');
+    expect(await body.textContent()).toBe(provider.requests[1]!.body);
+    await second.locator('button:text-is("pretty-printed")').click();
+    expect(await body.textContent()).toBe(JSON.stringify(JSON.parse(provider.requests[1]!.body), null, 2));
+    // The picture starts at the line: the step's usage and the head of its parts.
+    await page.evaluate(
+      "document.querySelectorAll('[data-testid=request]')[1].scrollIntoView({ block: 'start' })",
+    );
+    await shot(page, 'session-request');
 
     // A sub-agent's work is nested under the task call that started it, with its own calls.
     await page.goto(`${running.url}#/sessions/${parentSession}`);

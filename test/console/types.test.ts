@@ -1,7 +1,8 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { AgentEventType } from '../../src/agent/events.js';
 import type { TimelineEvent as Served } from '../../src/console/sessions.js';
-import type { TimelineEvent as Shown } from '../../web/src/types.js';
+import type { StepRequestView as ServedRequest } from '../../src/console/step-requests.js';
+import type { TimelineEvent as Shown, StepRequestView as ShownRequest } from '../../web/src/types.js';
 
 /**
  * The front end keeps its own copy of the API's types (web/ is built apart, for the browser). These checks run in
@@ -16,5 +17,9 @@ describe('the console front end and the harness events', () => {
   it('the page declares every event type the harness writes, and no other', () => {
     type Written = Exclude<AgentEventType, 'text-delta'>;
     expectTypeOf<Shown['type']>().toEqualTypeOf<Written>();
+  });
+
+  it("a step's request detail is the same on both sides", () => {
+    expectTypeOf<ServedRequest>().toEqualTypeOf<ShownRequest>();
   });
 });

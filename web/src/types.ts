@@ -226,6 +226,49 @@ export interface SessionDetail {
   liveness: 'live' | 'ended' | 'abandoned';
 }
 
+/** One element of a step's request lists (src/agent/session-requests.ts `RequestPart`). */
+export interface RequestPart {
+  list: string;
+  index: number;
+  hash: string;
+  bytes?: number;
+  tokens?: number;
+  label: string;
+  breakpoint: boolean;
+  /** The step that sent it first: the step's own number when it is new there. */
+  firstStep: number;
+}
+
+/** One model call of a session (src/agent/session-requests.ts `StepRequest`). */
+export interface StepRequest {
+  number: number;
+  seq: number;
+  at: string;
+  run: number;
+  runStep: number;
+  model: string;
+  outcome: 'answered' | 'failed';
+  bytes: number;
+  sha256: string;
+  prefixHash?: string;
+  usage?: Usage;
+  parts: RequestPart[];
+  partCount: number;
+  newParts: number;
+  missing: number;
+}
+
+/** GET /api/sessions/<id>/requests/<n> (src/console/step-requests.ts). */
+export interface StepRequestView {
+  step: StepRequest;
+  /** The body as sent, its first 2 MiB when longer. */
+  body: string;
+  exact: boolean;
+  missing: string[];
+  /** Bytes of the body left out after the cap. */
+  truncated?: number;
+}
+
 /** GET /api/servers/<name>: a server's prompts, resources and templates (src/console/listings.ts). */
 export interface ServerListingView {
   server: string;

@@ -3,7 +3,8 @@ import {
   type RequestPart,
   rebuildStep,
   type StepRequest,
-  stepRequests,
+  stepRequest,
+  stepSummaries,
 } from '../../agent/session-requests.js';
 import { findTranscript, readTranscript } from '../../agent/transcript.js';
 import { loadConfig } from '../../config/load.js';
@@ -51,10 +52,6 @@ function tokensOf(request: StepRequest): string {
   return `${u.inputTokens}${cached} in / ${u.outputTokens} out`;
 }
 
-function newParts(request: StepRequest): RequestPart[] {
-  return request.parts.filter((part) => part.firstStep === request.number);
-}
-
 /** The steps of a session, one line each. */
 function stepsTable(requests: readonly StepRequest[]): string {
   return table(
@@ -66,7 +63,7 @@ function stepsTable(requests: readonly StepRequest[]): string {
       String(r.bytes),
       tokensOf(r),
       printable(r.prefixHash ?? '-'),
-      `${newParts(r).length} of ${r.parts.length}`,
+      `${r.newParts} of ${r.partCount}`,
     ]),
   );
 }
@@ -126,8 +123,8 @@ export async function sessionShowCommand(id: string, options: SessionShowOptions
   }
   const { events, problems } = readTranscript(file);
   for (const problem of problems) printErr(`note: ${file}: ${problem}`);
-  const requests = await stepRequests(events);
   if (options.step === undefined) {
+    const requests = await stepSummaries(events);
     if (options.request)
       throw new TackError('USAGE', '--request needs --step', {
         hint: 'Give the step: tack sessions show S --step 3 --request',
@@ -145,9 +142,11 @@ export async function sessionShowCommand(id: string, options: SessionShowOptions
     return 0;
   }
   const number = Number(options.step);
-  const request = requests[number - 1];
-  if (!Number.isInteger(number) || !request)
-    throw new TackError('USAGE', `--step ${options.step}: the session has steps 1 to ${requests.length}`, {
+  const { step: request, steps } = Number.isInteger(number)
+    ? await stepRequest(events, number)
+    : { step: undefined, steps: (await stepSummaries(events)).length };
+  if (!request)
+    throw new TackError('USAGE', `--step ${options.step}: the session has steps 1 to ${steps}`, {
       subject: { file },
       hint: `List them with tack sessions show ${id}.`,
     });

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { q, stream } from '../api';
 import { BarChart, Json, Load } from '../components';
 import { href, useApi } from '../hooks';
+import { RequestLine } from '../requests';
 import type {
   Approval,
   ApprovalAsked,
@@ -150,6 +151,7 @@ export function SessionPage(props: { id: string }) {
   const byStep = useMemo(() => steps(events), [events]);
   const calls = useMemo(() => callsOf(events), [events]);
   const childIds = useMemo(() => new Set(detail?.children.map((c) => c.id)), [detail]);
+  const numbers = useMemo(() => requestNumbers(events), [events]);
   return (
     <Load load={load}>
       {(d) => {
@@ -235,7 +237,14 @@ export function SessionPage(props: { id: string }) {
                 <li key={s.step} class="step">
                   <h3>{s.step === 0 ? 'start' : `step ${s.step}`}</h3>
                   {s.events.map((e) => (
-                    <TimelineItem key={e.seq} event={e} calls={calls} indexed={childIds} />
+                    <TimelineItem
+                      key={e.seq}
+                      event={e}
+                      calls={calls}
+                      indexed={childIds}
+                      session={props.id}
+                      numbers={numbers}
+                    />
                   ))}
                 </li>
               ))}
@@ -245,6 +254,16 @@ export function SessionPage(props: { id: string }) {
       }}
     </Load>
   );
+}
+
+/**
+ * Each model call's step number across the session (by its transcript line): the n-th `request` in timeline order
+ * is step n, as the API (and `tack sessions show`) number them, whatever run it belongs to.
+ */
+function requestNumbers(events: TimelineEvent[]): Map<number, number> {
+  const numbers = new Map<number, number>();
+  for (const e of events) if (e.type === 'request') numbers.set(e.seq, numbers.size + 1);
+  return numbers;
 }
 
 /** What became of each tool call (its approval, the wait for a person, its result) and a sub-agent's work. */
@@ -395,9 +414,18 @@ function FallbackLine(props: { event: ModelFallback }) {
   );
 }
 
-function TimelineItem(props: { event: TimelineEvent; calls: Map<string, CallInfo>; indexed: Set<string> }) {
+function TimelineItem(props: {
+  event: TimelineEvent;
+  calls: Map<string, CallInfo>;
+  indexed: Set<string>;
+  session: string;
+  /** Step numbers across the session of the `request` events, by seq. */
+  numbers: Map<number, number>;
+}) {
   const e = props.event;
   switch (e.type) {
+    case 'request':
+      return <RequestLine session={props.session} number={props.numbers.get(e.seq) ?? 0} event={e} />;
     case 'message':
       if (e.role === 'tool') return null;
       return (
