@@ -23,7 +23,7 @@ export interface BenchToolSearchOptions {
 /**
  * `node dist/bench/tool-retrieval/report.js --tools tools.json --queries queries.jsonl [--k 1,5,10] [--json]`
  * (after a build): any retrieval set, offline:
- * tack's ranking, tack with each part switched off (the ablations) and the plain BM25 baseline side by side, with
+ * tack's ranking, tack with each part switched off (the ablations) and the Okapi BM25 baseline (baseline.ts) side by side, with
  * the task text as the query and with the task split into capability queries; and the catalog's definition
  * tokens inline vs deferred. Formats: docs/tool-search.md.
  */
@@ -51,7 +51,7 @@ export async function benchToolSearchCommand(options: BenchToolSearchOptions): P
       [
         row('tack', r.tack),
         ...Object.entries(r.ablations).map(([name, m]) => row(`  ${name}`, m)),
-        row('bm25 (name+description)', r.baseline),
+        row('baseline: BM25', r.baseline),
       ],
     );
   print(
@@ -83,7 +83,10 @@ export async function benchToolSearchCommand(options: BenchToolSearchOptions): P
       ],
     )}`,
   );
-  print('\nTokens counted with the Qwen3 tokenizer.');
+  print(
+    '\nbaseline: Okapi BM25 (k1 1.2, b 0.75) over name, description and parameter names, identifiers split, no stemming (bench/tool-retrieval/baseline.ts).',
+  );
+  print('Tokens counted with the Qwen3 tokenizer.');
   return 0;
 }
 

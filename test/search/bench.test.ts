@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { BaselineToolIndex, baselineText, baselineTokens } from '../../bench/tool-retrieval/baseline.js';
 import {
   compareRetrieval,
   contextCost,
@@ -203,15 +204,61 @@ describe('compareRetrieval', () => {
       tools,
       [
         { query: 'fetch url', gold: ['net/fetchUrl'] },
-        { query: 'read', gold: ['files/read_file', 'files/nope'] },
+        { query: 'reading', gold: ['files/read_file', 'files/nope'] },
       ],
       [1],
     );
     expect(result.tools).toBe(3);
     expect(result.unknownGold).toEqual(['files/nope']);
-    // The baseline cannot see `fetch` and `url` inside `fetchUrl`.
+    // Both split `fetchUrl`; only tack stems `reading` to the `read` of read_file.
     expect(result.tack.hitAt[1]).toBe(1);
     expect(result.baseline.hitAt[1]).toBe(0.5);
+    expect(result.baseline.recallAt[1]).toBe(0.5);
+  });
+});
+
+describe('BaselineToolIndex (Okapi BM25)', () => {
+  const urlParameter = { type: 'object', properties: { url: { type: 'string' } } };
+  const tools: SearchableTool[] = [
+    // read file read a file: 5 words (read 2, file 2, a 1)
+    { server: 'files', name: 'read_file', description: 'Read a file.' },
+    // write file write text: 4 words (file 1)
+    { server: 'files', name: 'write_file', description: 'Write text.' },
+    // fetch url download a page url: 6 words, the parameter name counted (url 2)
+    { server: 'net', name: 'fetchUrl', description: 'Download a page', inputSchema: urlParameter },
+  ];
+
+  it('splits identifiers at case, snake, kebab and digit boundaries, lower-cased, nothing stemmed or dropped', () => {
+    expect(baselineTokens('getHTTPServer2fa snake_case kebab-case, the Files!')).toEqual([
+      'get',
+      'http',
+      'server',
+      '2',
+      'fa',
+      'snake',
+      'case',
+      'kebab',
+      'case',
+      'the',
+      'files',
+    ]);
+    expect(baselineText(tools[2]!)).toBe('fetchUrl Download a page url');
+  });
+
+  it('scores a query exactly as the textbook formula, worked out by hand', () => {
+    // N 3, average length 15 / 3 = 5, k1 1.2, b 0.75. IDF ln(1 + (N - n + 0.5) / (n + 0.5)):
+    // read (n 1) ln(8/3), file (n 2) ln(1.6).
+    // read_file: length 5, K = 1.2 (0.25 + 0.75 * 5/5) = 1.2; tf 2 each: 2 * 2.2 / (2 + 1.2) = 1.375.
+    // write_file: length 4, K = 1.2 (0.25 + 0.75 * 4/5) = 1.02; file tf 1: 2.2 / 2.02.
+    const hits = BaselineToolIndex.build(tools).search('read file', 5);
+    expect(hits.map((h) => h.tool.name)).toEqual(['read_file', 'write_file']);
+    expect(hits[0]!.score).toBeCloseTo(1.375 * (Math.log(8 / 3) + Math.log(1.6)), 12);
+    expect(hits[1]!.score).toBeCloseTo((2.2 / 2.02) * Math.log(1.6), 12);
+    // url: n 1, tf 2 in fetchUrl (name and parameter), length 6: K = 1.2 (0.25 + 0.75 * 6/5) = 1.38.
+    const [url] = BaselineToolIndex.build(tools).search('URL');
+    expect(url!.tool.name).toBe('fetchUrl');
+    expect(url!.score).toBeCloseTo(((2 * 2.2) / (2 + 1.38)) * Math.log(8 / 3), 12);
+    expect(BaselineToolIndex.build(tools).search('reading')).toEqual([]);
   });
 });
 
@@ -370,7 +417,7 @@ describe('bench/tool-retrieval/report.ts', () => {
     expect(table.stdout).toMatch(
       /^ {2}(?:per-field BM25 instead of BM25F|BM25F instead of per-field BM25) +[\d.]+/m,
     );
-    expect(table.stdout).toMatch(/^bm25 \(name\+description\) +[\d.]+/m);
+    expect(table.stdout).toMatch(/^baseline: BM25 +[\d.]+/m);
     expect(table.stdout).toContain('The task split into capability queries');
     expect(table.stdout).toContain('deferred, idle (search_tools + call_tool)');
     const bad = runReport(['--tools', 'queries.jsonl', '--queries', 'queries.jsonl'], project.dir);
