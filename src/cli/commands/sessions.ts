@@ -1,11 +1,5 @@
 import { basename, join } from 'node:path';
-import {
-  type RequestPart,
-  rebuildStep,
-  type StepRequest,
-  stepRequest,
-  stepSummaries,
-} from '../../agent/session-requests.js';
+import { rebuildStep, type StepRequest, stepRequest, stepSummaries } from '../../agent/session-requests.js';
 import { findTranscript, readTranscript } from '../../agent/transcript.js';
 import { loadConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
