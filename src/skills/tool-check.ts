@@ -19,6 +19,7 @@ import { findServerToolMentions, findToolMentions, type ToolMention } from './to
  */
 export type ToolFindingRule = 'missing-tool' | 'unknown-argument' | 'tool-changed';
 
+/** One thing a skill says about a tool that the live catalog does not bear out, with where the skill says it. */
 export interface ToolFinding {
   rule: ToolFindingRule;
   file: string;
@@ -39,11 +40,13 @@ export interface ToolCatalogView {
  * skill's identity. Each record holds the skill's SHA-256 and the tool's input schema when the skill was pinned.
  */
 export interface SkillToolPins {
+  /** The record of `name` (a tool) pinned with the skill `identity`, if any. */
   get(
     identity: string,
     kind: string,
     name: string,
   ): Promise<{ sha256: string; definition: string } | undefined>;
+  /** Records the tools' schemas as the skill's pins (when the skill is pinned, or pinned anew). */
   write(
     writes: ReadonlyArray<{
       identity: string;
@@ -128,6 +131,11 @@ export async function skillToolMentions(
   return out;
 }
 
+/**
+ * Checks a skill's dependencies on the catalog: every tool its SKILL.md and referenced Markdown name, the arguments
+ * named next to each, and each schema against the one pinned with the skill (`options.pins`). No findings: every
+ * dependency holds, or the skill names no tool.
+ */
 export async function checkSkillTools(
   skill: SkillForToolCheck,
   catalog: ToolCatalogView,

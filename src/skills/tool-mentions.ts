@@ -122,6 +122,10 @@ function forEachProseLine(body: string, fn: (text: string, index: number) => voi
   });
 }
 
+/**
+ * The `mcp__server__tool` names a skill's Markdown mentions, with the argument names next to each; `firstLine`
+ * is the line the body starts on in its file (after the front matter), so findings point at the file's lines.
+ */
 export function findToolMentions(body: string, firstLine: number): ToolMention[] {
   if (!body.includes('mcp__')) return [];
   const lines = body.split('\n');
