@@ -43,7 +43,7 @@ export interface CodeModeOptions {
   minTools?: number;
   /**
    * `auto` offers code mode while its system part and its two tools' definitions stay within this many tokens
-   * (estimated as characters / 4; default 400). Measured (docs/benchmarks.md#code-mode): 366 tokens for
+   * (estimated as characters / 4; default 400). Measured (docs/benchmarks.md#code-mode): 336 tokens for
    * server-filesystem and server-memory (23 tools), at which the 13-call task halves its billed input and one
    * call costs no more than a direct one.
    */
