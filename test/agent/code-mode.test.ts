@@ -403,6 +403,25 @@ describe('code mode in a session (real MCP servers, the local model server)', ()
     expect(s.taintedBy).toMatch(/^run_code \(in the resumed history/);
   });
 
+  it('deferred tools: the part names the servers, and code_api answers the full declarations asked for', async () => {
+    const p = scope.project('tack-codemode-');
+    const h = await host(p, { cat: { ...fixtureEntry('stdio-server.js'), trusted: true } });
+    const provider = await fake([
+      { toolCalls: [{ id: 'api', name: 'code_api', input: { servers: ['cat'] } }] },
+      { text: 'done' },
+    ]);
+    const { session: s } = await session(provider, p, h, { toolSearch: { mode: 'on' }, transcript: false });
+    await s.run('look');
+    const system = provider.requests[0]!.system;
+    expect(system).toContain(`Servers: cat (${h.catalog.tools.length} tools)`);
+    expect(system).not.toContain('mcp.cat →');
+    const [declarations] = toolResults(provider.requests[1]!);
+    expect(declarations!.content).toContain('declare namespace mcp.cat {');
+    expect(declarations!.content).toMatch(
+      /function add\(args: \{ a: number; b: number \}\): Promise<\{ sum: number \}>;/,
+    );
+  });
+
   it('is offered per the setting: off never, auto while its fixed cost is small, on always', async () => {
     const p = scope.project('tack-codemode-');
     const h = await host(p, { cat: { ...fixtureEntry('stdio-server.js'), trusted: true } });
