@@ -1,4 +1,10 @@
-import { type ApiTool, apiBinding, type ServerApi, serverApis } from '../codemode/declarations.js';
+import {
+  type ApiTool,
+  apiBinding,
+  compactApi,
+  type ServerApi,
+  serverApis,
+} from '../codemode/declarations.js';
 import { renderOutcome } from '../codemode/render.js';
 import {
   DEFAULT_SCRIPT_LIMITS,
@@ -23,36 +29,69 @@ import type { AgentTool } from './toolset.js';
 
 export { CODE_API, RUN_CODE };
 
-/** `off`: never; `on`: always (when MCP tools exist); `auto`: when the catalog is large or deferred. */
+/**
+ * `off`: never; `on`: always (when MCP tools exist); `auto`: when the tools are deferred, or when what code mode
+ * adds to every request is small next to the MCP tools' own definitions (see offersCodeMode).
+ */
 export type CodeModeSetting = 'off' | 'auto' | 'on';
 
 export interface CodeModeOptions {
   mode?: CodeModeSetting;
   /** The script's limits (runtime.ts DEFAULT_SCRIPT_LIMITS for the rest). */
   limits?: Partial<ScriptLimits>;
-  /** `auto` offers code mode from this many MCP tools on (default 10), or whenever they are deferred. */
+  /** `auto` offers code mode from this many MCP tools on (default 2: a script pays from two calls). */
   minTools?: number;
-  /** The declarations go in the system prompt up to this many characters (default 12,000); past it, code_api. */
+  /**
+   * `auto` offers code mode while its system part and its two tools' definitions stay within this many tokens
+   * (estimated as characters / 4; default 400). Measured (docs/benchmarks.md#code-mode): 336 tokens for
+   * server-filesystem and server-memory (23 tools), at which the 13-call task halves its billed input and one
+   * call costs no more than a direct one.
+   */
+  maxFixedTokens?: number;
+  /** The result listing goes in the system prompt up to this many characters (default 12,000); past it, code_api. */
   inlineChars?: number;
   /** A script's calls in flight at once (default 4, as a step's direct calls); the rest wait their turn. */
   concurrency?: number;
 }
 
-const DEFAULT_MIN_TOOLS = 10;
+const DEFAULT_MIN_TOOLS = 2;
+const DEFAULT_MAX_FIXED_TOKENS = 400;
 const DEFAULT_CONCURRENCY = 4;
 
 const DEFAULT_INLINE_CHARS = 12_000;
-/** code_api answers at most this many characters (the rest of the servers asked for are named). */
 
-/** Whether code mode is offered this step. */
+const RUN_CODE_DESCRIPTION = 'Run a script calling MCP tools (see code_mode).';
+const CODE_API_DESCRIPTION = `Full TypeScript declarations of servers' tools for ${RUN_CODE}.`;
+
+/** run_code's and code_api's definitions as the model gets them. */
+function definitions() {
+  return [
+    { name: RUN_CODE, description: RUN_CODE_DESCRIPTION, inputSchema: runCodeInputSchema() },
+    { name: CODE_API, description: CODE_API_DESCRIPTION, inputSchema: codeApiInputSchema('Server names') },
+  ];
+}
+
+const definitionChars = (tools: ReadonlyArray<{ name: string; description: string; inputSchema: unknown }>) =>
+  tools.reduce((sum, t) => sum + JSON.stringify([t.name, t.description, t.inputSchema]).length, 0);
+
+/**
+ * Whether code mode is offered this step. `auto`: when the MCP tools are deferred (the part then names the
+ * servers only), or from `minTools` tools while the part and run_code/code_api stay within `maxFixedTokens`:
+ * that fixed cost rides on every request, used or not, and the cap bounds it on a session that never runs a
+ * script. It grows with the servers and the tools whose result type differs from their server's usual one.
+ */
 export function offersCodeMode(
   options: CodeModeOptions | undefined,
-  mcpTools: number,
+  mcp: readonly AgentTool[],
   deferring: boolean,
 ): boolean {
   const mode = options?.mode ?? 'off';
-  if (mode === 'off' || mcpTools === 0) return false;
-  return mode === 'on' || deferring || mcpTools >= (options?.minTools ?? DEFAULT_MIN_TOOLS);
+  if (mode === 'off' || mcp.length === 0) return false;
+  if (mode === 'on' || deferring) return true;
+  if (mcp.length < (options?.minTools ?? DEFAULT_MIN_TOOLS)) return false;
+  const fixed =
+    codeModePart(options, serverApis(apiTools(mcp)), false).text.length + definitionChars(definitions());
+  return fixed / 4 <= (options?.maxFixedTokens ?? DEFAULT_MAX_FIXED_TOKENS);
 }
 
 /** The session's MCP tools as the API generator takes them. */
@@ -82,8 +121,11 @@ function limitsOf(options: CodeModeOptions | undefined): ScriptLimits {
 }
 
 /**
- * The system part that teaches code mode: how to write a script, its limits, and the API: the declarations
- * themselves when they fit (and the tools are not deferred), else the servers and how to get theirs.
+ * The system part that teaches code mode: how a script calls tools, its limits, and a compact API. The tools are
+ * also offered directly, so their arguments are already in this request's tool definitions: the part names each
+ * tool's identifier and result type only, and code_api answers the full declarations. When the tools are deferred
+ * (or the listing is past `inlineChars`), it names the servers instead. Nothing in it changes from step to step
+ * while the catalog does not: it is part of the prefix a provider caches.
  */
 export function codeModePart(
   options: CodeModeOptions | undefined,
@@ -91,22 +133,22 @@ export function codeModePart(
   deferring: boolean,
 ): ContextPart {
   const l = limitsOf(options);
-  const intro = `You can run a script with ${RUN_CODE} instead of calling tools one by one. The script is the body of an async JavaScript function (or TypeScript with "language": "typescript"); it calls MCP tools as \`await mcp.<server>.<tool>(args)\`. Only what it prints with console.log and what it returns reach you: intermediate results stay out of your context. Use it for work of several calls whose results you would only filter, join or count (list, then read many items; search, then fetch the matches); call a tool directly when you need to see its whole result. Every call is checked as a direct call is (rules, approvals, a tool error throws: catch it to go on). A tool with an output type returns that object; any other returns its text (JSON.parse it when it is JSON). There is no file system, network, timer or import in the script. Limits: ${l.maxCalls} tool calls, ${l.cpuMs} ms of CPU, ${Math.round(l.memoryBytes / 1024 / 1024)} MiB, ${Math.round(l.wallMs / 1000)} s, ${l.maxOutputChars} characters of output.`;
-  const all = apis.map((a) => a.declarations).join('\n');
-  const inline = !deferring && all.length <= (options?.inlineChars ?? DEFAULT_INLINE_CHARS);
+  // Memory and wall time are left to the error a script gets when it reaches them: every token here rides on
+  // every request.
+  const intro = `${RUN_CODE} runs the body of an async JavaScript function that calls MCP tool mcp__<server>__<tool> as \`await mcp.<server>.<tool>(args)\`; only console.log output and the return value reach you: use it for several calls whose results you would filter or count. Calls are checked as direct ones; a tool error throws. No I/O but the tools; at most ${l.maxCalls} calls, ${l.cpuMs / 1000} s CPU, ${l.maxOutputChars} output characters.`;
+  const listing = compactApi(apis);
+  const inline = !deferring && listing.length <= (options?.inlineChars ?? DEFAULT_INLINE_CHARS);
   const api = inline
-    ? `The API:\n${all}`
-    : `Servers in the API: ${apis.map((a) => `${a.identifier} (${Object.keys(a.tools).length} tools)`).join(', ')}. Get the declarations of the ones you need with ${CODE_API} before writing a script.`;
+    ? `Results (text unless typed here; JSON.parse JSON text; full types: ${CODE_API}):\n${listing}`
+    : `Servers: ${apis.map((a) => `${a.identifier} (${Object.keys(a.tools).length} tools)`).join(', ')}. Get the declarations of the ones you need with ${CODE_API} first.`;
   return { name: 'code mode', text: `<code_mode>\n${intro}\n${api}\n</code_mode>` };
 }
 
 /** run_code and code_api, over the session's tools and pipeline. */
 export function codeModeTools(deps: CodeModeDeps): NativeTool[] {
+  const [runDefinition, apiDefinition] = definitions();
   const runCode: NativeTool = {
-    name: RUN_CODE,
-    description:
-      'Run a script that calls MCP tools as `await mcp.<server>.<tool>(args)`; only its console output and return value come back. The script is the body of an async function: `return` the result.',
-    inputSchema: runCodeInputSchema(),
+    ...runDefinition!,
     // Its own labels: none. Each call the script makes is judged by the gate as a direct call, and its taint is
     // the session's.
     capabilities: [],
@@ -145,9 +187,7 @@ export function codeModeTools(deps: CodeModeDeps): NativeTool[] {
     },
   };
   const codeApi: NativeTool = {
-    name: CODE_API,
-    description: `The TypeScript declarations of servers' tools for ${RUN_CODE} scripts (mcp.<server>.<tool>).`,
-    inputSchema: codeApiInputSchema('Server names, as in the API list'),
+    ...apiDefinition!,
     capabilities: [],
     execute: async (input) => answerCodeApi(serverApis(apiTools(deps.tools())), input),
   };

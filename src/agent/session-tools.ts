@@ -136,7 +136,7 @@ export class SessionTools {
   visible(): AgentTool[] {
     const mcp = this.mcp();
     const { tools, deferred } = this.#deferred.visible(mcp, this.#options.contextWindow);
-    const native = offersCodeMode(this.#options.codeMode, mcp.length, deferred)
+    const native = offersCodeMode(this.#options.codeMode, mcp, deferred)
       ? this.#native
       : this.#native.filter((t) => t.name !== RUN_CODE && t.name !== CODE_API);
     const all = [...native, ...(deferred ? this.#meta : []), ...tools];
@@ -149,7 +149,7 @@ export class SessionTools {
   /** Whether run_code is offered, as of the last refresh (no review, no store read). */
   get codeMode(): boolean {
     const mcp = this.#mcpAsOfRefresh();
-    return offersCodeMode(this.#options.codeMode, mcp.length, this.deferring);
+    return offersCodeMode(this.#options.codeMode, mcp, this.deferring);
   }
 
   /** Every MCP tool the session may use, as of the last refresh (no review, no store read). */

@@ -28,13 +28,29 @@ export interface ServerApi {
   identifier: string;
   /** The tool identifiers, to the name the call is routed under. */
   tools: Record<string, string>;
-  /** `declare namespace` text for this server. */
+  /** `declare namespace` text for this server: what code_api answers. */
   declarations: string;
+  /** Each tool's identifier and result shape, in the server's order: what the system prompt carries. */
+  signatures: Signature[];
   /** sha256 of the definitions it was generated from. */
   digest: string;
 }
 
+/** A tool as the system prompt names it: its identifier and, when it declares an output schema, a result shape. */
+export interface Signature {
+  id: string;
+  /**
+   * The result's shape: its top level typed, objects below it as `object` (their fields are the ones the tools'
+   * own arguments and descriptions name; code_api has the whole type), `object` when still long.
+   */
+  result?: string;
+}
+
 const DESCRIPTION_CHARS = 300;
+/** A result shape in the system prompt stays under this; past it, `object` (code_api has the whole). */
+const RESULT_CHARS = 160;
+/** In a result shape, objects nested deeper than this are `object`. */
+const SHAPE_OBJECT_DEPTH = 1;
 const TYPE_DEPTH = 5;
 const TYPE_CHARS = 1_500;
 const CACHE_ENTRIES = 256;
@@ -105,6 +121,29 @@ export function serverApis(tools: readonly ApiTool[]): ServerApi[] {
   });
 }
 
+/**
+ * What a script gets back from each tool, in a line per server, for a model that has the same tools as direct
+ * tools (their arguments and descriptions are in those definitions, so none is repeated here; code_api has the
+ * full declarations). Tools are grouped by result (`text`, or the declared type); the group whose tools'
+ * names are longest is the server's default, said once without them, and the others follow by tool.
+ */
+export function compactApi(apis: readonly ServerApi[]): string {
+  return apis
+    .map((api) => {
+      const groups = new Map<string, string[]>();
+      for (const s of api.signatures) {
+        const result = s.result ?? 'text';
+        groups.set(result, [...(groups.get(result) ?? []), s.id]);
+      }
+      const listed = [...groups].map(([result, ids]) => ({ result, ids: ids.join(', ') }));
+      // The default group goes without its tools' names: the one with the longest names saves the most.
+      const main = listed.reduce((best, g) => (g.ids.length > best.ids.length ? g : best), listed[0]!);
+      const rest = listed.filter((g) => g !== main).map((g) => `; ${g.ids} → ${g.result}`);
+      return `mcp.${api.identifier} → ${main.result}${rest.join('')}`;
+    })
+    .join('\n');
+}
+
 /** The binding the runtime builds `mcp` from. */
 export function apiBinding(apis: readonly ServerApi[]): ApiBinding {
   return Object.fromEntries(apis.map((api) => [api.identifier, api.tools]));
@@ -117,9 +156,19 @@ function generate(server: string, identifier: string, tools: readonly ApiTool[],
     `declare namespace mcp.${identifier} {`,
   ];
   const routes: Record<string, string> = {};
+  const signatures: Signature[] = [];
   tools.forEach((tool, i) => {
     const id = ids[i]!;
     routes[id] = tool.name;
+    const shape =
+      tool.outputSchema === undefined ? undefined : schemaType(tool.outputSchema, 0, SHAPE_OBJECT_DEPTH);
+    signatures.push({
+      id,
+      // A declared result too long for the line is still an object, not text.
+      ...(tool.outputSchema === undefined
+        ? {}
+        : { result: shape !== undefined && shape.length <= RESULT_CHARS ? shape : 'object' }),
+    });
     const input = schemaType(tool.inputSchema, 0) ?? 'Record<string, unknown>';
     const output =
       tool.outputSchema === undefined ? 'string' : (schemaType(tool.outputSchema, 0) ?? 'unknown');
@@ -128,7 +177,7 @@ function generate(server: string, identifier: string, tools: readonly ApiTool[],
     lines.push(`  function ${id}(args: ${input}): Promise<${output}>;`);
   });
   lines.push('}');
-  return { server, identifier, tools: routes, declarations: lines.join('\n'), digest };
+  return { server, identifier, tools: routes, declarations: lines.join('\n'), signatures, digest };
 }
 
 /** The first paragraph of a description, cut, made safe inside a doc comment. */
@@ -149,8 +198,8 @@ function comment(text: string): string {
  * for the engine). Every visit adds a character to the text or two (`{}`, `null`, a name and `: `), so a walk past
  * twice TYPE_CHARS visits could only give a text past TYPE_CHARS: it stops there.
  */
-function schemaType(schema: unknown, depth: number): string | undefined {
-  const budget: Budget = { visits: 2 * TYPE_CHARS };
+function schemaType(schema: unknown, depth: number, shapeDepth?: number): string | undefined {
+  const budget: Budget = { visits: 2 * TYPE_CHARS, shapeDepth };
   const text = typeOf(schema, depth, budget);
   return budget.visits < 0 || text.length > TYPE_CHARS ? undefined : text;
 }
@@ -158,6 +207,11 @@ function schemaType(schema: unknown, depth: number): string | undefined {
 /** Visits left to a walk; below zero, it was cut short. */
 interface Budget {
   visits: number;
+  /**
+   * Set for a result shape: properties go without their descriptions, and objects below this depth are `object`.
+   * Unset for the full declarations.
+   */
+  shapeDepth: number | undefined;
 }
 
 function typeOf(schema: unknown, depth: number, budget: Budget): string {
@@ -173,13 +227,13 @@ function typeOf(schema: unknown, depth: number, budget: Budget): string {
   for (const key of ['anyOf', 'oneOf'] as const) {
     const options = s[key];
     if (Array.isArray(options) && options.length > 0 && options.length <= 20)
-      return options.map((o) => paren(typeOf(o, depth + 1, budget))).join(' | ');
+      return union(options.map((o) => paren(typeOf(o, depth + 1, budget))));
   }
   if (Array.isArray(s.allOf) && s.allOf.length > 0 && s.allOf.length <= 10)
     return s.allOf.map((o) => paren(typeOf(o, depth + 1, budget))).join(' & ');
   const type = s.type;
   if (Array.isArray(type))
-    return type.map((t) => paren(typeOf({ ...s, type: t }, depth, budget))).join(' | ') || 'unknown';
+    return union(type.map((t) => paren(typeOf({ ...s, type: t }, depth, budget)))) || 'unknown';
   switch (type) {
     case 'string':
       return 'string';
@@ -200,6 +254,7 @@ function typeOf(schema: unknown, depth: number, budget: Budget): string {
 }
 
 function objectType(s: Record<string, unknown>, depth: number, budget: Budget): string {
+  if (budget.shapeDepth !== undefined && depth > budget.shapeDepth) return 'object';
   const properties =
     s.properties && typeof s.properties === 'object' ? (s.properties as Record<string, unknown>) : {};
   const required = new Set(Array.isArray(s.required) ? s.required.filter((r) => typeof r === 'string') : []);
@@ -210,6 +265,7 @@ function objectType(s: Record<string, unknown>, depth: number, budget: Budget): 
     const value = properties[key];
     const name = /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? key : JSON.stringify(key);
     const description =
+      budget.shapeDepth === undefined &&
       value &&
       typeof value === 'object' &&
       typeof (value as { description?: unknown }).description === 'string'
@@ -231,6 +287,11 @@ function objectType(s: Record<string, unknown>, depth: number, budget: Budget): 
 function literal(value: unknown): string {
   const json = JSON.stringify(value);
   return json === undefined ? 'unknown' : json;
+}
+
+/** A union without repeats (a result shape can make `object | object` of two different objects). */
+function union(types: readonly string[]): string {
+  return [...new Set(types)].join(' | ');
 }
 
 function paren(type: string): string {

@@ -18,12 +18,9 @@ export function runCodeInputSchema() {
   return {
     type: 'object' as const,
     properties: {
-      code: { type: 'string', description: 'The body of an async function; `return` what you need' },
-      language: {
-        type: 'string',
-        enum: ['javascript', 'typescript'],
-        description: 'default javascript; typescript is stripped of its types',
-      },
+      code: { type: 'string', description: 'The body of an async function' },
+      // The enum says it all; a description would ride on every request.
+      language: { type: 'string', enum: ['javascript', 'typescript'] },
     },
     required: ['code'],
     additionalProperties: false,

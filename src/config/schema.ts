@@ -491,7 +491,7 @@ export const AgentSchema = z
       .enum(['off', 'auto', 'on'])
       .optional()
       .describe(
-        'Code mode: run_code runs a script that calls MCP tools (every call through the same approvals, rules and guard as a direct call); only its output enters the context. off (default) never; auto when there are 10 or more MCP tools or they are deferred; on always.',
+        'Code mode: run_code runs a script that calls MCP tools (every call through the same approvals, rules and guard as a direct call); only its output enters the context. off (default) never; auto when the MCP tools are deferred, or from 2 of them while what code mode adds to every request (its system part and two tool definitions) stays within 400 tokens; on always.',
       ),
   })
   .strict()

@@ -99,9 +99,13 @@ describe('code mode in a session (real MCP servers, the local model server)', ()
     const result = await s.run('Which of the first 20 files have a TODO?');
     expect(result.reason).toBe('completed');
 
-    // The model saw the declarations, and then one small result.
-    expect(provider.requests[0]!.system).toContain('declare namespace mcp.fs {');
-    expect(provider.requests[0]!.system).toContain('function read_text_file(args:');
+    // The model saw each server's result shape (the arguments are in the direct tools' definitions, not
+    // repeated), the same bytes at every step (a cacheable prefix), and then one small result.
+    const system = provider.requests[0]!.system;
+    expect(system).toContain('mcp.fs → { content: string }');
+    expect(system).not.toContain('declare namespace');
+    expect(system).not.toContain('path: string');
+    expect(provider.requests[1]!.system).toBe(system);
     const [out] = toolResults(provider.requests[1]!);
     expect(out!.content).toContain('console:\nfiles: 200');
     expect(out!.content).toContain('"f000.txt: TODO: fix file"');
@@ -213,7 +217,7 @@ describe('code mode in a session (real MCP servers, the local model server)', ()
     });
     await s.run('add');
     const system = provider.requests[0]!.system;
-    expect(system).toMatch(/function add\(args: \{[^}]*\}\): Promise<\{ sum: number \}>/);
+    expect(system).toMatch(/\badd → \{ sum: number \}/);
     const [out] = toolResults(provider.requests[1]!);
     expect(out!.content).toMatch(/"sum": 5,\s+"failed": true/);
   });
@@ -399,7 +403,26 @@ describe('code mode in a session (real MCP servers, the local model server)', ()
     expect(s.taintedBy).toMatch(/^run_code \(in the resumed history/);
   });
 
-  it('is offered per the setting: off never, auto from 10 tools, on always', async () => {
+  it('deferred tools: the part names the servers, and code_api answers the full declarations asked for', async () => {
+    const p = scope.project('tack-codemode-');
+    const h = await host(p, { cat: { ...fixtureEntry('stdio-server.js'), trusted: true } });
+    const provider = await fake([
+      { toolCalls: [{ id: 'api', name: 'code_api', input: { servers: ['cat'] } }] },
+      { text: 'done' },
+    ]);
+    const { session: s } = await session(provider, p, h, { toolSearch: { mode: 'on' }, transcript: false });
+    await s.run('look');
+    const system = provider.requests[0]!.system;
+    expect(system).toContain(`Servers: cat (${h.catalog.tools.length} tools)`);
+    expect(system).not.toContain('mcp.cat →');
+    const [declarations] = toolResults(provider.requests[1]!);
+    expect(declarations!.content).toContain('declare namespace mcp.cat {');
+    expect(declarations!.content).toMatch(
+      /function add\(args: \{ a: number; b: number \}\): Promise<\{ sum: number \}>;/,
+    );
+  });
+
+  it('is offered per the setting: off never, auto while its fixed cost is small, on always', async () => {
     const p = scope.project('tack-codemode-');
     const h = await host(p, { cat: { ...fixtureEntry('stdio-server.js'), trusted: true } });
     const provider = await fake([{ text: 'ok' }]);
@@ -413,6 +436,8 @@ describe('code mode in a session (real MCP servers, the local model server)', ()
     expect(await offered({ mode: 'off' })).toBe(false);
     expect(await offered({ mode: 'auto' })).toBe(true);
     expect(await offered({ mode: 'auto', minTools: count + 1 })).toBe(false);
-    expect(await offered({ mode: 'on', minTools: count + 1 })).toBe(true);
+    // Its part and two tools are some 300 tokens for this server: past a smaller cap, auto leaves it out.
+    expect(await offered({ mode: 'auto', maxFixedTokens: 100 })).toBe(false);
+    expect(await offered({ mode: 'on', minTools: count + 1, maxFixedTokens: 100 })).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { apiBinding, safeIdentifier, serverApis } from '../../src/codemode/declarations.js';
+import { apiBinding, compactApi, safeIdentifier, serverApis } from '../../src/codemode/declarations.js';
 import {
   DEFAULT_SCRIPT_LIMITS,
   type HostCall,
@@ -404,6 +404,36 @@ describe('the typed API of a catalog', () => {
     expect(apiBinding([api!])).toEqual({
       files: { read_file: 'mcp__files__read_file', stat: 'mcp__files__stat' },
     });
+  });
+
+  it('lists result shapes in a line per server: the usual one once, nested objects as object, no arguments', () => {
+    const listing = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+    const apis = serverApis([
+      tool('files', 'read_file'),
+      tool('files', 'stat', {
+        outputSchema: { type: 'object', properties: { size: { type: 'integer' } }, required: ['size'] },
+      }),
+      tool('files', 'list', {
+        outputSchema: {
+          type: 'object',
+          properties: { entries: { type: 'array', items: { anyOf: [listing, { ...listing, title: 'b' }] } } },
+          required: ['entries'],
+        },
+      }),
+      tool('files', 'remove'),
+      tool('notes', 'add', { outputSchema: { type: 'object', properties: { id: { type: 'string' } } } }),
+    ]);
+    expect(compactApi(apis)).toBe(
+      [
+        'mcp.files → text; stat → { size: number }; list → { entries: Array<object> }',
+        'mcp.notes → { id?: string }',
+      ].join('\n'),
+    );
+    expect(compactApi(apis)).not.toContain('path');
+    // The full declarations still carry every argument and nested field.
+    expect(apis[0]!.declarations).toContain(
+      'function list(args: { /** Where */ path: string }): Promise<{ entries: Array<{ name: string }> }>;',
+    );
   });
 
   it('makes identifiers safe and unique, and keeps hostile text out of the code', () => {
