@@ -9,6 +9,7 @@ import {
 } from '../config/schema.js';
 import { TackError } from '../errors.js';
 import { pushAll } from '../util/arrays.js';
+import { isRecord } from '../util/is-record.js';
 import { type CappedRunResult, runCapped } from '../util/run-capped.js';
 
 export { DEFAULT_HOOK_TIMEOUT_MS, HOOK_EVENTS, type HookEntry, type HookEvent, type HooksConfig };
@@ -225,10 +226,6 @@ function readJsonOutput(output: Record<string, unknown>, name: string, answer: A
   if (context) answer.additionalContext.push(context);
   const message = text(output.systemMessage);
   if (message) answer.warnings.push(`${name}: ${message}`);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function text(value: unknown): string | undefined {

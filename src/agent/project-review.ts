@@ -14,6 +14,7 @@ import {
 } from '../security/project-trust.js';
 import { discoverSkills } from '../skills/discover.js';
 import type { TrustedProject } from '../store/trusted-projects.js';
+import { isRecord } from '../util/is-record.js';
 
 /**
  * What trusting a project would let run, for a person to read before saying yes (`tack trust`, a console):
@@ -201,8 +202,4 @@ function quote(word: string): string {
 
 function toRelative(root: string, path: string): string {
   return (relative(root, path) || '.').split(sep).join('/');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,3 +1,5 @@
+import { isRecord } from '../util/is-record.js';
+
 /**
  * Tool input schemas as providers accept them. MCP servers send any JSON Schema; providers take subsets:
  * Anthropic and OpenAI want an object at the root and reject `anyOf`/`oneOf`/`allOf` there; OpenAI rejects a
@@ -16,15 +18,15 @@ const DROP = ['$schema', '$id', '$comment'];
 
 export function sanitizeSchema(input: unknown): SanitizedSchema {
   const changes: string[] = [];
-  const root = isObject(input) ? clean(input, changes, '') : {};
-  if (!isObject(input)) changes.push('no schema: an object with any properties');
+  const root = isRecord(input) ? clean(input, changes, '') : {};
+  if (!isRecord(input)) changes.push('no schema: an object with any properties');
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     const variants = root[key];
     if (!Array.isArray(variants)) continue;
     // Merge the variants' properties into one object; which combination is valid is left to the server.
-    const properties: Record<string, unknown> = { ...(isObject(root.properties) ? root.properties : {}) };
+    const properties: Record<string, unknown> = { ...(isRecord(root.properties) ? root.properties : {}) };
     for (const v of variants)
-      if (isObject(v) && isObject(v.properties)) Object.assign(properties, v.properties);
+      if (isRecord(v) && isRecord(v.properties)) Object.assign(properties, v.properties);
     delete root[key];
     root.properties = properties;
     changes.push(`root ${key} merged into one object (the server checks which combination is valid)`);
@@ -33,7 +35,7 @@ export function sanitizeSchema(input: unknown): SanitizedSchema {
     if (root.type !== undefined) changes.push(`root type ${JSON.stringify(root.type)} replaced by object`);
     root.type = 'object';
   }
-  if (!isObject(root.properties)) root.properties = {};
+  if (!isRecord(root.properties)) root.properties = {};
   if (Array.isArray(root.required)) {
     const properties = root.properties as Record<string, unknown>;
     const kept = root.required.filter(
@@ -55,24 +57,20 @@ function clean(node: Record<string, unknown>, changes: string[], path: string): 
       changes.push(`${path || 'root'}: ${key} dropped`);
       continue;
     }
-    if ((key === 'properties' || key === '$defs' || key === 'definitions') && isObject(value)) {
+    if ((key === 'properties' || key === '$defs' || key === 'definitions') && isRecord(value)) {
       const props: Record<string, unknown> = {};
       for (const [name, sub] of Object.entries(value)) {
         if (typeof sub === 'boolean') {
           props[name] = {};
           changes.push(`${path}${name}: boolean schema replaced by {}`);
-        } else props[name] = isObject(sub) ? clean(sub, changes, `${path}${name}.`) : sub;
+        } else props[name] = isRecord(sub) ? clean(sub, changes, `${path}${name}.`) : sub;
       }
       out[key] = props;
-    } else if ((key === 'items' || key === 'additionalProperties') && isObject(value)) {
+    } else if ((key === 'items' || key === 'additionalProperties') && isRecord(value)) {
       out[key] = clean(value, changes, `${path}${key}.`);
     } else if ((key === 'anyOf' || key === 'oneOf' || key === 'allOf') && Array.isArray(value)) {
-      out[key] = value.map((v) => (isObject(v) ? clean(v, changes, path) : v));
+      out[key] = value.map((v) => (isRecord(v) ? clean(v, changes, path) : v));
     } else out[key] = value;
   }
   return out;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,4 +1,5 @@
 import { countTokens } from '../tokens/count.js';
+import { isRecord } from '../util/is-record.js';
 import { printable } from '../util/printable.js';
 import type { Usage } from './events.js';
 import { type RebuiltBody, rebuildBody } from './request-record.js';
@@ -54,7 +55,7 @@ export interface StepRequest {
 }
 
 const isStringRecord = (value: unknown, item: (v: unknown) => boolean): boolean =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every(item);
+  isRecord(value) && Object.values(value).every(item);
 
 /**
  * A `request` line as this build writes it. A transcript is a file anyone could have edited: a line of another

@@ -19,6 +19,7 @@ import {
   type SessionRow,
   sessionIdMatches,
 } from '../store/sessions.js';
+import { isRecord } from '../util/is-record.js';
 import { type SecretMasker, SHAPE_MASKER } from '../util/secrets.js';
 import { compareText } from '../util/text-order.js';
 import { type AgentEvent, type Usage, ZERO_USAGE } from './events.js';
@@ -505,10 +506,6 @@ function titleOf(message: ModelMessage): string | undefined {
   const line = text.replace(/\s+/g, ' ').trim();
   if (line === '') return undefined;
   return line.length > TITLE_MAX ? `${line.slice(0, TITLE_MAX - 1)}…` : line;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);

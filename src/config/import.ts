@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { errorMessage, TackError } from '../errors.js';
+import { isRecord } from '../util/is-record.js';
 import { readRegularFile } from '../util/read-regular.js';
 import { type AddServersOutcome, addServersTo, type ConfigTarget, type ServerEntry } from './edit.js';
 import { checkServerName } from './load.js';
@@ -369,8 +370,4 @@ function realOr(path: string): string {
   } catch {
     return path;
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

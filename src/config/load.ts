@@ -5,6 +5,7 @@ import { TackError } from '../errors.js';
 import type { Capability } from '../security/capabilities.js';
 import { ruleProblem } from '../security/rules.js';
 import { pushAll } from '../util/arrays.js';
+import { isRecord } from '../util/is-record.js';
 import { readRegularFile } from '../util/read-regular.js';
 import type { ProjectTrustState } from './apply-trust.js';
 import { type ExpandResult, expandVars } from './expand.js';
@@ -935,10 +936,6 @@ function jsonErrorWithPosition(text: string, error: unknown): string {
   const offset = Number(match[1]);
   const before = text.slice(0, offset).split('\n');
   return `${message.replace(/ at position \d+.*$/, '')} at line ${before.length}, column ${before.at(-1)!.length + 1}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A top-level section checked against its schema: the parsed value, or undefined with every problem reported. */

@@ -6,6 +6,7 @@ import { sanitizeToolName } from '../mcp/names.js';
 import { pushAll } from '../util/arrays.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
 import { readFrontMatter } from '../util/front-matter.js';
+import { isRecord } from '../util/is-record.js';
 import { readPrefix } from './bounded-read.js';
 import { findReferences } from './references.js';
 import { SKILL_FILE } from './skill.js';
@@ -407,10 +408,6 @@ function closest(name: string, names: readonly string[]): string | undefined {
     if (!best || distance < best.distance) best = { name: candidate, distance };
   }
   return best && best.distance <= Math.max(3, Math.floor(name.length / 3)) ? best.name : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function safeRealpath(path: string): string | undefined {

@@ -1,4 +1,5 @@
 import { pushAll } from '../util/arrays.js';
+import { isRecord } from '../util/is-record.js';
 import { codeSpans } from './references.js';
 
 /**
@@ -284,14 +285,10 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   if (!text.trimStart().startsWith('{')) return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
+    return isRecord(value) ? value : undefined;
   } catch {
     return undefined;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -302,7 +299,7 @@ function blockArgs(text: string, holdsMention: boolean, name: string): string[] 
   const value = parseObject(text);
   if (!value) return [];
   const named = Object.values(value).includes(name);
-  const inner = CALL_OBJECT.map((key) => value[key]).find(isObject);
+  const inner = CALL_OBJECT.map((key) => value[key]).find(isRecord);
   if (named && inner) return Object.keys(inner);
   if (holdsMention || named) return [];
   return Object.keys(value);
