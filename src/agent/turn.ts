@@ -215,7 +215,13 @@ export class TurnRunner {
   ): Promise<void> {
     let body: unknown;
     try {
-      body = (await result.request).body;
+      // Settled once the stream has ended, in the usual case; a stream that broke off may leave it pending, and a
+      // record must never hold the step up: then the provider's error says what was sent.
+      const settled = await Promise.race([
+        result.request,
+        new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined))),
+      ]);
+      body = settled === undefined ? failedRequestBody(failure) : settled.body;
     } catch {
       body = failedRequestBody(failure);
     }
