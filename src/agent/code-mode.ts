@@ -22,6 +22,7 @@ import {
   runCodeInputSchema,
   scriptSource,
 } from '../codemode/tools.js';
+import { estimateTextTokens } from '../tokens/count.js';
 import type { NativeTool } from '../tools/native.js';
 import type { ContextPart } from './context.js';
 import type { RunToolCall } from './pipeline.js';
@@ -43,7 +44,7 @@ export interface CodeModeOptions {
   minTools?: number;
   /**
    * `auto` offers code mode while its system part and its two tools' definitions stay within this many tokens
-   * (estimated as characters / 4; default 400). Measured (docs/benchmarks.md#code-mode): 336 tokens for
+   * (tack's token estimate, tokens/count.ts; default 400). Measured (docs/benchmarks.md#code-mode): 336 tokens for
    * server-filesystem and server-memory (23 tools), at which the 13-call task halves its billed input and one
    * call costs no more than a direct one.
    */
@@ -71,8 +72,8 @@ function definitions() {
   ];
 }
 
-const definitionChars = (tools: ReadonlyArray<{ name: string; description: string; inputSchema: unknown }>) =>
-  tools.reduce((sum, t) => sum + JSON.stringify([t.name, t.description, t.inputSchema]).length, 0);
+const definitionsText = (tools: ReadonlyArray<{ name: string; description: string; inputSchema: unknown }>) =>
+  tools.map((t) => JSON.stringify([t.name, t.description, t.inputSchema])).join('\n');
 
 /**
  * Whether code mode is offered this step. `auto`: when the MCP tools are deferred (the part then names the
@@ -90,8 +91,9 @@ export function offersCodeMode(
   if (mode === 'on' || deferring) return true;
   if (mcp.length < (options?.minTools ?? DEFAULT_MIN_TOOLS)) return false;
   const fixed =
-    codeModePart(options, serverApis(apiTools(mcp)), false).text.length + definitionChars(definitions());
-  return fixed / 4 <= (options?.maxFixedTokens ?? DEFAULT_MAX_FIXED_TOKENS);
+    estimateTextTokens(codeModePart(options, serverApis(apiTools(mcp)), false).text) +
+    estimateTextTokens(definitionsText(definitions()));
+  return fixed <= (options?.maxFixedTokens ?? DEFAULT_MAX_FIXED_TOKENS);
 }
 
 /** The session's MCP tools as the API generator takes them. */

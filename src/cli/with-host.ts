@@ -63,7 +63,7 @@ const warned = new Set<string>();
  * Where the store is, for the commands about the store itself (audit, trust): the user file, a --config file and
  * TACK_STORE_URL decide (a project's files never do), without resolving the project's trust first.
  */
-export function cliStoreLocation(options: GlobalOptions): StoreLocation {
+export function cliStoreLocation(options: GlobalOptions): StoreLocation & { paths: TackConfig['paths'] } {
   const loaded = loadConfig({
     ...(options.config ? { configFile: options.config } : {}),
     deferProjectIssues: true,

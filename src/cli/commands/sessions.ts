@@ -1,7 +1,6 @@
 import { basename, join } from 'node:path';
 import { rebuildStep, type StepRequest, stepRequest, stepSummaries } from '../../agent/session-requests.js';
 import { findTranscript, readTranscript } from '../../agent/transcript.js';
-import { loadConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
 import { openConfiguredStore } from '../../store/open.js';
 import { type SessionRow, sessionSummary } from '../../store/sessions.js';
@@ -104,14 +103,11 @@ function stepDetail(request: StepRequest): string {
  */
 export async function sessionShowCommand(id: string, options: SessionShowOptions): Promise<number> {
   // The store is an index of the transcript files under the state folder; without a row the files are scanned.
-  const loaded = loadConfig({
-    ...(options.config ? { configFile: options.config } : {}),
-    deferProjectIssues: true,
-  });
-  const store = await openConfiguredStore(loaded);
+  const location = cliStoreLocation(options);
+  const store = await openConfiguredStore(location);
   let file: string;
   try {
-    file = await findTranscript(join(loaded.paths.stateDir, 'sessions'), id, store.sessions);
+    file = await findTranscript(join(location.paths.stateDir, 'sessions'), id, store.sessions);
   } finally {
     await store.close();
   }
