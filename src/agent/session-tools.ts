@@ -62,6 +62,7 @@ export interface SessionToolsOptions {
  * deferral threshold, a step offers search_tools and call_tool and only the MCP tools loaded so far.
  */
 export class SessionTools {
+  #codeModeOffer: { mcp: readonly AgentTool[]; deferring: boolean; offered: boolean } | undefined;
   readonly #options: SessionToolsOptions;
   readonly #native: AgentTool[];
   readonly #deferred: DeferredTools;
@@ -136,7 +137,7 @@ export class SessionTools {
   visible(): AgentTool[] {
     const mcp = this.mcp();
     const { tools, deferred } = this.#deferred.visible(mcp, this.#options.contextWindow);
-    const native = offersCodeMode(this.#options.codeMode, mcp, deferred)
+    const native = this.#offersCodeMode(mcp, deferred)
       ? this.#native
       : this.#native.filter((t) => t.name !== RUN_CODE && t.name !== CODE_API);
     const all = [...native, ...(deferred ? this.#meta : []), ...tools];
@@ -149,7 +150,24 @@ export class SessionTools {
   /** Whether run_code is offered, as of the last refresh (no review, no store read). */
   get codeMode(): boolean {
     const mcp = this.#mcpAsOfRefresh();
-    return offersCodeMode(this.#options.codeMode, mcp, this.deferring);
+    return this.#offersCodeMode(mcp, this.deferring);
+  }
+
+  /**
+   * offersCodeMode, remembered for the tools it was last asked about: with `auto` it builds code mode's whole
+   * system part to size it, and a step asks twice (the tools it offers, the system prompt) of an unchanged list.
+   */
+  #offersCodeMode(mcp: readonly AgentTool[], deferring: boolean): boolean {
+    const last = this.#codeModeOffer;
+    if (
+      last?.deferring === deferring &&
+      last.mcp.length === mcp.length &&
+      last.mcp.every((tool, i) => tool === mcp[i])
+    )
+      return last.offered;
+    const offered = offersCodeMode(this.#options.codeMode, mcp, deferring);
+    this.#codeModeOffer = { mcp, deferring, offered };
+    return offered;
   }
 
   /** Every MCP tool the session may use, as of the last refresh (no review, no store read). */
