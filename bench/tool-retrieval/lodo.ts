@@ -5,14 +5,16 @@ import { type SearchableTool, type ServerProfile, ToolSearchIndex } from '../../
 import { mulberry32 } from '../random.js';
 import { log, repoRoot, round } from '../util.js';
 import { BaselineToolIndex } from './baseline.js';
+import { type FeatureFold, type FoldFeature, featureTable, formatFeatureTable } from './features.js';
 import {
-  ablationsFor,
   evaluate,
   loadCatalogFile,
   loadQueriesFile,
   type QueryMode,
+  RANKING_FEATURES,
   type RetrievalMetrics,
   type RetrievalQuery,
+  withFeature,
 } from './metrics.js';
 
 /**
@@ -302,7 +304,29 @@ export function perQueryMean(rows: ReadonlyArray<{ queries: number; tack: ScoreR
   };
 }
 
-/** Every set left out in turn: tuned on the others, scored on it, with the baseline and each part switched off. */
+/** Every feature of the ranking switched off at once: what is left is BM25 per field over tack's words. */
+export const EVERY_FEATURE_OFF = 'every feature off';
+
+/**
+ * One fold's feature rows: for each feature, the set left out scored with it and without it, the rest of the
+ * fold's tuned ranking held (the side the fold's ranking is on reuses its score).
+ */
+function featuresOf(held: Dataset, ranking: RankingOptions, tack: SetScore): Record<string, FoldFeature> {
+  const rows: Record<string, FoldFeature> = {};
+  for (const feature of RANKING_FEATURES) {
+    const has = feature.has(ranking);
+    const other = score(held, withFeature(ranking, feature, !has));
+    rows[feature.name] = has ? { has, with: tack, without: other } : { has, with: other, without: tack };
+  }
+  const bare = RANKING_FEATURES.reduce((r, f) => withFeature(r, f, false), mergeRanking(ranking));
+  rows[EVERY_FEATURE_OFF] = { has: true, with: tack, without: score(held, bare) };
+  return rows;
+}
+
+/**
+ * Every set left out in turn: tuned on the others, scored on it, with the baseline and each feature switched
+ * off (or, where the fold tuned it out, on again); the feature table weighs the folds per query.
+ */
 export function leaveOneOut(sets: readonly Dataset[]) {
   const folds: Record<
     string,
@@ -315,26 +339,32 @@ export function leaveOneOut(sets: readonly Dataset[]) {
       ablations: Record<string, ScoreRow>;
     }
   > = {};
+  const raw: Record<string, FeatureFold> = {};
   for (const held of sets) {
     const train = sets.filter((s) => s !== held);
     const tuned = tune(train);
-    log(`tool-search: scoring ${held.name} (left out)`);
-    const ablations = Object.fromEntries(
-      Object.entries(ablationsFor(tuned.ranking)).map(([name, off]) => [
-        name,
-        scoreRow(score(held, mergeRanking(tuned.ranking, off))),
-      ]),
-    );
+    log(`tool-search: scoring ${held.name} (left out), each feature switched`);
+    const tack = score(held, tuned.ranking);
+    const baseline = baselineScore(held);
+    const features = featuresOf(held, tuned.ranking, tack);
+    raw[held.name] = { queries: held.queries.length, tack, baseline, features };
     folds[held.name] = {
       queries: held.queries.length,
       tunedOn: train.map((t) => t.name),
       ranking: diffFromPrior(tuned.ranking),
-      tack: scoreRow(score(held, tuned.ranking)),
-      baseline: scoreRow(baselineScore(held)),
-      ablations,
+      tack: scoreRow(tack),
+      baseline: scoreRow(baseline),
+      ablations: Object.fromEntries(
+        Object.entries(features).map(([name, f]) => [
+          name === EVERY_FEATURE_OFF ? name : f.has ? `without ${name}` : `with ${name}`,
+          scoreRow(f.has ? f.without : f.with),
+        ]),
+      ),
     };
   }
-  return { folds, meanPerQuery: perQueryMean(Object.values(folds)) };
+  const features = featureTable(raw);
+  log(`tool-search: each feature on the sets left out (means per query)\n${formatFeatureTable(features)}`);
+  return { folds, meanPerQuery: perQueryMean(Object.values(folds)), features };
 }
 
 /** The shipped ranking's figures on each set, beside the baseline's: tuned, since every set was in its tuning. */
