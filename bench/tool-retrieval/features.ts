@@ -136,6 +136,16 @@ export function featureTable(folds: Readonly<Record<string, FeatureFold>>) {
 
 export type FeatureTable = ReturnType<typeof featureTable>;
 
+/** A feature no fold's ranking has is judged on whether it would gain if put back. */
+const verdict = (row: FeatureRow) =>
+  row.keptByFolds.length > 0
+    ? row.earnsItsPlace
+      ? 'keeps its place'
+      : 'goes'
+    : row.earnsItsPlace
+      ? 'gains put back'
+      : 'stays out';
+
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(4)}`;
 const three = (j: Judged) => `${j.hit5.toFixed(3)} ${j.recall10.toFixed(3)} ${j.splitRecall5.toFixed(3)}`;
 
@@ -163,7 +173,7 @@ export function formatFeatureTable(t: FeatureTable): string {
         signed(row.meanPerQuery.gain.splitRecall5),
         signed(row.meanPerQuery.gain.objective),
         ...sets.map((s) => (row.sets[s] ? signed(row.sets[s].gain.objective) : '')),
-        row.earnsItsPlace ? 'keeps its place' : 'goes',
+        verdict(row),
       ]),
       ['BM25 baseline', three(t.baseline.meanPerQuery), '', '', '', '', ...sets.map(() => ''), ''],
     ],
