@@ -5,14 +5,16 @@ import { type SearchableTool, type ServerProfile, ToolSearchIndex } from '../../
 import { mulberry32 } from '../random.js';
 import { log, repoRoot, round } from '../util.js';
 import { BaselineToolIndex } from './baseline.js';
+import { type FeatureFold, type FoldFeature, featureTable, formatFeatureTable } from './features.js';
 import {
-  ablationsFor,
   evaluate,
   loadCatalogFile,
   loadQueriesFile,
   type QueryMode,
+  RANKING_FEATURES,
   type RetrievalMetrics,
   type RetrievalQuery,
+  withFeature,
 } from './metrics.js';
 
 /**
@@ -98,26 +100,6 @@ type Setter = (r: RankingOptions, v: number | string | boolean) => RankingOption
 
 /** The search space: each knob with the values tried, coordinate by coordinate. */
 const KNOBS: Array<{ name: string; values: Array<number | string | boolean>; set: Setter }> = [
-  {
-    name: 'weights.name',
-    values: [1.5, 2, 3, 4],
-    set: (r, v) => mergeRanking(r, { weights: { name: v as number } }),
-  },
-  {
-    name: 'weights.title',
-    values: [1, 2, 3],
-    set: (r, v) => mergeRanking(r, { weights: { title: v as number } }),
-  },
-  {
-    name: 'weights.params',
-    values: [0, 0.25, 0.5, 1],
-    set: (r, v) => mergeRanking(r, { weights: { params: v as number } }),
-  },
-  {
-    name: 'weights.server',
-    values: [0, 0.5, 1],
-    set: (r, v) => mergeRanking(r, { weights: { server: v as number } }),
-  },
   { name: 'enums', values: [true, false], set: (r, v) => mergeRanking(r, { enums: v as boolean }) },
   {
     name: 'bm25.k1',
@@ -128,16 +110,6 @@ const KNOBS: Array<{ name: string; values: Array<number | string | boolean>; set
     name: 'bm25.b',
     values: [0.3, 0.5, 0.75, 0.9],
     set: (r, v) => mergeRanking(r, { bm25: { b: v as number } }),
-  },
-  {
-    name: 'bm25.saturation',
-    values: ['joint', 'per-field'],
-    set: (r, v) => mergeRanking(r, { bm25: { saturation: v as 'joint' | 'per-field' } }),
-  },
-  {
-    name: 'coordination',
-    values: [0, 0.5, 1],
-    set: (r, v) => mergeRanking(r, { coordination: v as number }),
   },
   {
     name: 'server.weight',
@@ -169,11 +141,6 @@ const KNOBS: Array<{ name: string; values: Array<number | string | boolean>; set
     values: [4, 8, 16],
     set: (r, v) => mergeRanking(r, { expansion: { terms: v as number } }),
   },
-  {
-    name: 'segments.weight',
-    values: [0, 0.25, 0.5, 1],
-    set: (r, v) => mergeRanking(r, { segments: { weight: v as number } }),
-  },
   { name: 'fusionK', values: [10, 30, 60], set: (r, v) => mergeRanking(r, { fusionK: v as number }) },
   {
     name: 'fusionFloor',
@@ -191,8 +158,10 @@ export interface Tuned {
 
 /**
  * Where tuning starts: the values judged sensible before any data set was read (the ranking tack shipped before
- * issue 17, with the new parts at middling weights). Fixed here rather than read from DEFAULT_RANKING, which is
- * the result of tuning on every set: starting a fold there would leak the left-out set into it.
+ * issue 17, with the new parts at middling weights), less the features the feature table of issue 32 took out
+ * (field weights, BM25F's joint saturation, coordination, request steps: off here, and no knob puts them back;
+ * the feature table still measures each with and without). Fixed here rather than read from DEFAULT_RANKING,
+ * which is the result of tuning on every set: starting a fold there would leak the left-out set into it.
  */
 export const PRIOR: Readonly<RankingOptions> = {
   splitNames: true,
@@ -200,12 +169,12 @@ export const PRIOR: Readonly<RankingOptions> = {
   stopWords: true,
   params: true,
   enums: true,
-  weights: { name: 3, title: 2, description: 1, params: 0.5, server: 0.5, examples: 1 },
-  bm25: { k1: 1.2, b: 0.75, saturation: 'joint' },
-  coordination: 1,
+  weights: { name: 1, title: 1, description: 1, params: 1, server: 1, examples: 1 },
+  bm25: { k1: 1.2, b: 0.75, saturation: 'per-field' },
+  coordination: 0,
   server: { weight: 0.3, servers: 3, weights: { name: 3, about: 1, tools: 0.5 } },
   expansion: { docs: 3, terms: 8, weight: 0.3 },
-  segments: { weight: 0.5 },
+  segments: { weight: 0 },
   fusionK: 60,
   fusionFloor: 0.1,
   fusionMix: 0.25,
@@ -302,7 +271,29 @@ export function perQueryMean(rows: ReadonlyArray<{ queries: number; tack: ScoreR
   };
 }
 
-/** Every set left out in turn: tuned on the others, scored on it, with the baseline and each part switched off. */
+/** Every feature of the ranking switched off at once: what is left is BM25 per field over tack's words. */
+export const EVERY_FEATURE_OFF = 'every feature off';
+
+/**
+ * One fold's feature rows: for each feature, the set left out scored with it and without it, the rest of the
+ * fold's tuned ranking held (the side the fold's ranking is on reuses its score).
+ */
+function featuresOf(held: Dataset, ranking: RankingOptions, tack: SetScore): Record<string, FoldFeature> {
+  const rows: Record<string, FoldFeature> = {};
+  for (const feature of RANKING_FEATURES) {
+    const has = feature.has(ranking);
+    const other = score(held, withFeature(ranking, feature, !has));
+    rows[feature.name] = has ? { has, with: tack, without: other } : { has, with: other, without: tack };
+  }
+  const bare = RANKING_FEATURES.reduce((r, f) => withFeature(r, f, false), mergeRanking(ranking));
+  rows[EVERY_FEATURE_OFF] = { has: true, with: tack, without: score(held, bare) };
+  return rows;
+}
+
+/**
+ * Every set left out in turn: tuned on the others, scored on it, with the baseline and each feature switched
+ * off (or, where the fold tuned it out, on again); the feature table weighs the folds per query.
+ */
 export function leaveOneOut(sets: readonly Dataset[]) {
   const folds: Record<
     string,
@@ -315,26 +306,32 @@ export function leaveOneOut(sets: readonly Dataset[]) {
       ablations: Record<string, ScoreRow>;
     }
   > = {};
+  const raw: Record<string, FeatureFold> = {};
   for (const held of sets) {
     const train = sets.filter((s) => s !== held);
     const tuned = tune(train);
-    log(`tool-search: scoring ${held.name} (left out)`);
-    const ablations = Object.fromEntries(
-      Object.entries(ablationsFor(tuned.ranking)).map(([name, off]) => [
-        name,
-        scoreRow(score(held, mergeRanking(tuned.ranking, off))),
-      ]),
-    );
+    log(`tool-search: scoring ${held.name} (left out), each feature switched`);
+    const tack = score(held, tuned.ranking);
+    const baseline = baselineScore(held);
+    const features = featuresOf(held, tuned.ranking, tack);
+    raw[held.name] = { queries: held.queries.length, tack, baseline, features };
     folds[held.name] = {
       queries: held.queries.length,
       tunedOn: train.map((t) => t.name),
       ranking: diffFromPrior(tuned.ranking),
-      tack: scoreRow(score(held, tuned.ranking)),
-      baseline: scoreRow(baselineScore(held)),
-      ablations,
+      tack: scoreRow(tack),
+      baseline: scoreRow(baseline),
+      ablations: Object.fromEntries(
+        Object.entries(features).map(([name, f]) => [
+          name === EVERY_FEATURE_OFF ? name : f.has ? `without ${name}` : `with ${name}`,
+          scoreRow(f.has ? f.without : f.with),
+        ]),
+      ),
     };
   }
-  return { folds, meanPerQuery: perQueryMean(Object.values(folds)) };
+  const features = featureTable(raw);
+  log(`tool-search: each feature on the sets left out (means per query)\n${formatFeatureTable(features)}`);
+  return { folds, meanPerQuery: perQueryMean(Object.values(folds)), features };
 }
 
 /** The shipped ranking's figures on each set, beside the baseline's: tuned, since every set was in its tuning. */

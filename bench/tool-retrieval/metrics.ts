@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { errorMessage, TackError } from '../../src/errors.js';
 import { reciprocalRankFusion } from '../../src/search/fusion.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../../src/search/meta-tools.js';
-import { mergeRanking, type RankingOptions, type RankingOverrides } from '../../src/search/ranking.js';
+import {
+  mergeRanking,
+  type RankingOptions,
+  type RankingOverrides,
+  TOOL_FIELDS,
+  type ToolField,
+} from '../../src/search/ranking.js';
 import { capabilityClauses } from '../../src/search/segments.js';
 import {
   type SearchableTool,
@@ -259,44 +265,100 @@ export function evaluate(
 }
 
 /**
+ * A part of the ranking that can be switched off: whether a ranking has it, what takes it out, and what puts it
+ * back (at the value judged sensible before any data set was read) when a ranking lacks it.
+ */
+export interface RankingFeature {
+  name: string;
+  has: (ranking: Readonly<RankingOptions>) => boolean;
+  off: RankingOverrides;
+  on: RankingOverrides;
+}
+
+const UNWEIGHTED: Record<ToolField, number> = {
+  name: 1,
+  title: 1,
+  description: 1,
+  params: 1,
+  server: 1,
+  examples: 1,
+};
+
+/** Every switch of ranking.ts, as the feature table and the ablations take them out one at a time. */
+export const RANKING_FEATURES: readonly RankingFeature[] = [
+  {
+    name: 'identifier splitting',
+    has: (r) => r.splitNames,
+    off: { splitNames: false },
+    on: { splitNames: true },
+  },
+  { name: 'stemming', has: (r) => r.stem, off: { stem: false }, on: { stem: true } },
+  { name: 'stop words', has: (r) => r.stopWords, off: { stopWords: false }, on: { stopWords: true } },
+  {
+    name: 'parameters',
+    has: (r) => r.params && r.weights.params > 0,
+    off: { params: false },
+    on: { params: true, weights: { params: 0.5 } },
+  },
+  { name: 'enum values', has: (r) => r.enums, off: { enums: false }, on: { enums: true } },
+  {
+    name: 'field weights',
+    has: (r) => TOOL_FIELDS.some((f) => r.weights[f] !== 1),
+    off: { weights: UNWEIGHTED },
+    on: { weights: { name: 3, title: 2, description: 1, params: 0.5, server: 0.5, examples: 1 } },
+  },
+  {
+    name: 'BM25F joint saturation',
+    has: (r) => r.bm25.saturation === 'joint',
+    off: { bm25: { saturation: 'per-field' } },
+    on: { bm25: { saturation: 'joint' } },
+  },
+  { name: 'coordination', has: (r) => r.coordination > 0, off: { coordination: 0 }, on: { coordination: 1 } },
+  {
+    name: 'server evidence',
+    has: (r) => r.server.weight > 0,
+    off: { server: { weight: 0 } },
+    on: { server: { weight: 0.3 } },
+  },
+  {
+    name: 'query expansion',
+    has: (r) => r.expansion.weight > 0 && r.expansion.terms > 0,
+    off: { expansion: { weight: 0 } },
+    on: { expansion: { weight: 0.3, terms: 8 } },
+  },
+  {
+    name: 'request steps',
+    has: (r) => r.segments.weight > 0,
+    off: { segments: { weight: 0 } },
+    on: { segments: { weight: 0.5 } },
+  },
+  {
+    name: 'fusion guards',
+    has: (r) => r.fusionFloor > 0 || r.fusionMix < 1,
+    off: { fusionFloor: 0, fusionMix: 1 },
+    on: { fusionFloor: 0.1, fusionMix: 0.25 },
+  },
+];
+
+/** `ranking` with `feature` switched on or off (nested values merged). */
+export function withFeature(
+  ranking: Readonly<RankingOptions>,
+  feature: RankingFeature,
+  on: boolean,
+): RankingOptions {
+  if (feature.has(ranking) === on) return mergeRanking(ranking);
+  return mergeRanking(ranking, on ? feature.on : feature.off);
+}
+
+/**
  * The parts of a ranking the benchmark changes one at a time (each row: tack without that part), so a table
  * shows what each gains on the data at hand. A part the ranking has switched off already is switched on at its
- * prior weight instead (the row then says "with"), and the field saturation is flipped either way.
+ * prior value instead (the row then says "with").
  */
 export function ablationsFor(ranking: Readonly<RankingOptions>): Record<string, RankingOverrides> {
-  const toggle = (name: string, on: boolean, off: RankingOverrides, onAgain: RankingOverrides) =>
-    on ? { [`without ${name}`]: off } : { [`with ${name}`]: onAgain };
-  return {
-    ...toggle(
-      'server evidence',
-      ranking.server.weight > 0,
-      { server: { weight: 0 } },
-      { server: { weight: 0.3 } },
-    ),
-    ...toggle(
-      'query expansion',
-      ranking.expansion.weight > 0,
-      { expansion: { weight: 0 } },
-      { expansion: { weight: 0.3 } },
-    ),
-    ...toggle(
-      'request steps',
-      ranking.segments.weight > 0,
-      { segments: { weight: 0 } },
-      { segments: { weight: 0.5 } },
-    ),
-    ...toggle('coordination', ranking.coordination > 0, { coordination: 0 }, { coordination: 1 }),
-    ...toggle('enum values', ranking.enums, { enums: false }, { enums: true }),
-    ...toggle(
-      'parameters',
-      ranking.params && ranking.weights.params > 0,
-      { params: false },
-      { params: true, weights: { params: 0.5 } },
-    ),
-    ...(ranking.bm25.saturation === 'joint'
-      ? { 'per-field BM25 instead of BM25F': { bm25: { saturation: 'per-field' as const } } }
-      : { 'BM25F instead of per-field BM25': { bm25: { saturation: 'joint' as const } } }),
-  };
+  return Object.fromEntries(
+    RANKING_FEATURES.map((f) => (f.has(ranking) ? [`without ${f.name}`, f.off] : [`with ${f.name}`, f.on])),
+  );
 }
 
 export interface RetrievalRows {

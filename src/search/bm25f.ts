@@ -3,8 +3,9 @@
  *
  * Hand-written rather than MiniSearch, the library tack used before: MiniSearch scores each field with its own
  * BM25 and adds the results, so a word said once in the name and once in the description saturates twice; BM25F
- * adds the weighted, length-normalised term frequencies of all fields first and saturates once, which is what a
- * short tool definition spread over six fields needs. It also has to hand back the term statistics that query
+ * adds the weighted, length-normalised term frequencies of all fields first and saturates once. Both are here
+ * (`saturation`): the shipped ranking saturates per field, since joint saturation did not gain on the retrieval
+ * sets left out (docs/tool-search.md, the feature table). It also has to hand back the term statistics that query
  * expansion reads (the terms of the best documents) and the fields each term matched (`tack tools search
  * --explain`), and score a query of 30 terms over 10,000 tools in well under a millisecond: typed arrays, dense
  * document ids and a reused score buffer. No npm package does BM25F with removals (wink-bm25-text-search is

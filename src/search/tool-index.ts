@@ -141,12 +141,12 @@ class Ids {
 }
 
 /**
- * The search index over a catalog of tools. Lexical: BM25F over a tool's name split into words, its title,
- * description, parameters (names, descriptions, enum values), server name and learned examples; English stemmed,
- * stop words dropped, Chinese/Japanese/Korean cut into character pairs. On top of that: server evidence (each
- * server ranked as one document and fused into its tools' scores), query expansion from the best tools
- * (pseudo-relevance feedback), a request of several steps ranked step by step as well, and several queries
- * merged by reciprocal rank fusion. Servers can be replaced one at a time (a `list_changed` re-lists one server)
+ * The search index over a catalog of tools. Lexical: BM25 per field (BM25F when the ranking asks) over a tool's
+ * name split into words, its title, description, parameters (names, descriptions, enum values), server name and
+ * learned examples; English stemmed, stop words dropped, Chinese/Japanese/Korean cut into character pairs. On top
+ * of that: server evidence (each server ranked as one document and fused into its tools' scores), query expansion
+ * from the best tools (pseudo-relevance feedback), optionally a request of several steps ranked step by step as
+ * well, and several queries merged by reciprocal rank fusion. Servers can be replaced one at a time (a `list_changed` re-lists one server)
  * without rebuilding the rest, and a search after a replace scores exactly as a fresh build.
  */
 export class ToolSearchIndex {

@@ -15,8 +15,8 @@
  *
  * One of tack's two ranking engines, each for a different kind of text. This one ranks documents (docs pages,
  * knowledge concepts, skill descriptions in skills/overlap.ts): long texts, a few fields, saved and loaded whole.
- * search/bm25f.ts ranks tool definitions: six short fields saturated jointly (BM25F), removal of one server's
- * tools at a time, and the term statistics query expansion and `--explain` read. Folding either into the other
+ * search/bm25f.ts ranks tool definitions: six short fields (each saturated on its own by default, jointly as BM25F
+ * when asked), removal of one server's tools at a time, and the term statistics query expansion and `--explain` read. Folding either into the other
  * would change what a user's docs or tool searches return.
  */
 

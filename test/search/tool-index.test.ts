@@ -178,12 +178,19 @@ describe('ToolSearchIndex', () => {
     const both = names(index.searchMany(['read a file', 'open an issue'], 2));
     expect(both).toContain('mcp__github__create_issue');
     expect(both.some((n) => n.startsWith('read'))).toBe(true);
-    // One request with the same needs, ranked whole: the file tools crowd the issue out of the top three...
+    // Request steps are off by default (they gained nothing on the sets left out), but the switch still works.
+    // With field weights and coordination (the ranking before that), one request with the same needs ranked
+    // whole lets the file tools crowd the issue out of the top three...
     const request = 'read the whole text file and its head, then open an issue';
-    const whole = ToolSearchIndex.build(tools, { ranking: { segments: { weight: 0 } } });
+    const weighted = {
+      coordination: 1,
+      bm25: { saturation: 'joint' as const },
+      weights: { name: 3, title: 2, params: 0.5, server: 0.5 },
+    };
+    const whole = ToolSearchIndex.build(tools, { ranking: { ...weighted, segments: { weight: 0 } } });
     expect(names(whole.search(request, 3))).not.toContain('mcp__github__create_issue');
     // ...ranked step by step as well (request steps at full weight), the issue gets its place.
-    const steps = ToolSearchIndex.build(tools, { ranking: { segments: { weight: 1 } } });
+    const steps = ToolSearchIndex.build(tools, { ranking: { ...weighted, segments: { weight: 1 } } });
     expect(names(steps.search(request, 3))).toContain('mcp__github__create_issue');
     // One query among several is exactly a search for it.
     expect(index.searchMany(['read a file'], 3)).toEqual(index.search('read a file', 3));
@@ -200,7 +207,12 @@ describe('ToolSearchIndex', () => {
         { term: 'content', fields: ['name'] },
       ]),
     );
-    expect(hit!.explain!.ranks).toEqual([{ query: 'branch contents', rank: 1 }]);
+    // Third for "write" too: query expansion adds the best tools' words (file, read, content) to that query.
+    expect(hit!.explain!.ranks).toEqual([
+      { query: 'branch contents', rank: 1 },
+      { query: 'write', rank: 3 },
+    ]);
+    expect(hit!.explain!.expansion).toEqual(expect.arrayContaining(['file']));
     expect(index.search('branch')[0]!.explain).toBeUndefined();
   });
 
