@@ -150,6 +150,8 @@ export function summarize(outcomes: readonly Outcome[]) {
       missed: number;
       flagged: number;
       recall: number | null;
+      /** Wilson 95 % interval of the recall: a class of 5 says little, and the interval shows how little. */
+      interval: [number, number] | null;
       groups: Record<string, number>;
     }
   > = {};
@@ -161,6 +163,7 @@ export function summarize(outcomes: readonly Outcome[]) {
       missed: 0,
       flagged: 0,
       recall: null,
+      interval: null,
       groups: {},
     }));
     c.n++;
@@ -170,7 +173,10 @@ export function summarize(outcomes: readonly Outcome[]) {
     if (flagged(o)) c.flagged++;
     c.groups[o.item.group] = (c.groups[o.item.group] ?? 0) + 1;
   }
-  for (const c of Object.values(perClass)) c.recall = rate(c.flagged, c.n);
+  for (const c of Object.values(perClass)) {
+    c.recall = rate(c.flagged, c.n);
+    c.interval = wilson(c.flagged, c.n);
+  }
   const perGroup: Record<
     string,
     { benign: number; falsePositives: number; poisoned: number; flagged: number }
@@ -202,11 +208,13 @@ export function summarize(outcomes: readonly Outcome[]) {
     flagged: poisoned.filter(flagged).length,
     blocked: poisoned.filter((o) => o.verdict === 'block').length,
     recall: rate(poisoned.filter(flagged).length, poisoned.length),
+    recallInterval: wilson(poisoned.filter(flagged).length, poisoned.length),
     recallCore: rate(core.filter(flagged).length, core.length),
     recallWithoutMpma: rate(nonMpma.filter(flagged).length, nonMpma.length),
     benign: benign.length,
     falsePositives: benign.filter(flagged).length,
     falsePositiveRate: rate(benign.filter(flagged).length, benign.length),
+    falsePositiveInterval: wilson(benign.filter(flagged).length, benign.length),
     falsePositivesBlocked: benign.filter((o) => o.verdict === 'block').length,
     long: {
       benign: long.length,
@@ -266,13 +274,26 @@ export function trainingItems(): { scored: Scored[]; items: TrainingItem[]; desc
   };
 }
 
+/** The Wilson score interval (95 %) of k successes in n: sound for small n and for rates near 0 or 1. */
+export function wilson(k: number, n: number): [number, number] | null {
+  if (n === 0) return null;
+  const z = 1.96;
+  const p = k / n;
+  const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
+  const half = (z / (1 + (z * z) / n)) * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return [round(Math.max(0, centre - half)), round(Math.min(1, centre + half))];
+}
+
+const span = (i: [number, number] | null) => (i ? `${i[0]}-${i[1]}` : 'n/a');
+
 function table(title: string, s: ReturnType<typeof summarize>): string[] {
   const lines = [
-    `${title}: recall ${s.recall} (${s.flagged}/${s.poisoned}; core ${s.recallCore}; without MPMA ${s.recallWithoutMpma}), false positives ${s.falsePositiveRate} (${s.falsePositives}/${s.benign}; ${s.falsePositivesBlocked} blocked), on 200+ char descriptions ${s.long.rate} (${s.long.falsePositives}/${s.long.benign})`,
+    `${title}: recall ${s.recall} [${span(s.recallInterval)}] (${s.flagged}/${s.poisoned}; core ${s.recallCore}; without MPMA ${s.recallWithoutMpma}), false positives ${s.falsePositiveRate} [${span(s.falsePositiveInterval)}] (${s.falsePositives}/${s.benign}; ${s.falsePositivesBlocked} blocked), on 200+ char descriptions ${s.long.rate} (${s.long.falsePositives}/${s.long.benign})`,
   ];
   for (const [c, v] of Object.entries(s.perClass).sort((a, b) => b[1].n - a[1].n))
     lines.push(
-      `  ${c.padEnd(30)} ${String(v.flagged).padStart(3)}/${String(v.n).padEnd(3)} ${String(v.recall).padEnd(5)} high ${v.high} medium ${v.medium} missed ${v.missed}  ${Object.entries(
+      `  ${c.padEnd(30)} ${String(v.flagged).padStart(3)}/${String(v.n).padEnd(3)} ${String(v.recall).padEnd(5)} [${span(v.interval)}] high ${v.high} medium ${v.medium} missed ${v.missed}  ${Object.entries(
         v.groups,
       )
         .map(([g, n]) => `${g}:${n}`)
