@@ -27,6 +27,14 @@ export async function runToolBridge(options: { metatool?: string } = {}) {
   );
   log('tool-bridge: with APIBench');
   const five = bridgeLeaveOneOut(sets, ranking);
+  log('tool-bridge: with APIBench left out only, never learned from');
+  const fiveHeldOnly = bridgeLeaveOneOut(
+    sets,
+    ranking,
+    BRIDGE_WEIGHT,
+    {},
+    new Set([...TRAINABLE].filter((name) => name !== 'apibench')),
+  );
   const all = trainBridge(sets.filter((s) => TRAINABLE.has(s.name)));
   return {
     description:
@@ -36,6 +44,7 @@ export async function runToolBridge(options: { metatool?: string } = {}) {
     trainable: [...TRAINABLE].filter((name) => sets.some((s) => s.name === name)),
     fourSets: four,
     withApibench: five,
+    withApibenchNeverLearnedFrom: fiveHeldOnly,
     tableOnAllTrainable: {
       queryTerms: Object.keys(all.terms).length,
       pairs: Object.values(all.terms).reduce((n, t) => n + t.length, 0),

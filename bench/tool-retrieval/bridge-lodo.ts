@@ -134,11 +134,12 @@ export function bridgeLeaveOneOut(
   ranking: RankingOptions | ((held: string) => RankingOptions),
   weight = BRIDGE_WEIGHT,
   training: BridgeTrainOptions = {},
+  trainable: ReadonlySet<string> = TRAINABLE,
 ) {
   const folds: Record<string, BridgeFold> = {};
   const raw: Array<{ name: string; with: Scores; without: Scores }> = [];
   for (const held of sets) {
-    const train = sets.filter((s) => s !== held && TRAINABLE.has(s.name));
+    const train = sets.filter((s) => s !== held && trainable.has(s.name));
     const bridge: VocabularyBridge = trainBridge(train, training);
     const base = typeof ranking === 'function' ? ranking(held.name) : ranking;
     const build = (w: number) =>
