@@ -6,7 +6,7 @@ import type { WeightedTerm } from './bm25f.js';
  * public tool-retrieval sets (bench/tool-retrieval/bridge-train.ts) as a small table: a signal beyond literal
  * words with no model, no endpoint and nothing downloaded at run time. Its terms join the query at a fraction of a
  * literal word's weight, so a tool that says what the request says still ranks first. Off by default, and no
- * table ships: trained on some public sets and scored on another, it did not gain (docs/tool-search.md).
+ * table ships: trained on some public sets and scored on another, its gain did not hold (docs/tool-search.md).
  */
 export interface VocabularyBridge {
   /** Terms are tool search's own (tokenize.ts): stemmed and without stop words, as the table was trained. */

@@ -71,7 +71,7 @@ export interface ToolSearchOptions {
   terms?: ToolTermCache | undefined;
   /**
    * A vocabulary bridge's table (bridge.ts), used when the ranking's `bridge.weight` is above 0 and the table was
-   * cut into terms as the ranking cuts them. None ships with tack: it did not gain on the sets left out.
+   * cut into terms as the ranking cuts them. None ships with tack: its gain on the sets left out did not hold.
    */
   bridge?: VocabularyBridge | undefined;
 }
