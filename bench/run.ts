@@ -17,12 +17,13 @@ import { runScan } from './scan.js';
 import { runSkills } from './skills.js';
 import { runStartup } from './startup.js';
 import { runTeam } from './team.js';
+import { runToolBridge } from './tool-bridge.js';
 import { runToolIndex, runToolSearch } from './tool-search.js';
 import { runTui } from './tui.js';
 import { log, repoRoot, round } from './util.js';
 
 /**
- * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [pins] [scan] [sandbox] [startup] [install-size] [console] [code-mode] [tui] [team] [prompt-cache]`: runs the named benchmarks (all by default) in this one
+ * `node dist/bench/run.js [connect] [calls] [large-result] [gateway] [docs] [skills] [knowledge] [tool-search] [tool-index] [tool-bridge] [pins] [scan] [sandbox] [startup] [install-size] [console] [code-mode] [tui] [team] [prompt-cache]`: runs the named benchmarks (all by default) in this one
  * process, prints one JSON document on stdout (progress goes to stderr) and writes it to
  * bench/results/latest.json, keeping the results of benchmarks not run this time. `--rounds N` sets the rounds of
  * the benchmarks that run fresh processes per variant (docs, knowledge; 3 by default), to keep a run short on a
@@ -44,6 +45,7 @@ const BENCHMARKS = {
   knowledge: () => runKnowledge(rounds ? { rounds } : {}),
   'tool-search': () => runToolSearch(),
   'tool-index': () => runToolIndex(),
+  'tool-bridge': () => runToolBridge(),
   pins: () => runPins(),
   scan: () => runScan(),
   sandbox: () => runSandbox(),

@@ -439,7 +439,7 @@ function withExamples(
 export const SETS = ['restbench', 'taubench', 'toollens'] as const;
 
 /** MetaTool as one data set of the leave-one-out: its single-tool and two-tool queries together. */
-function metatoolSet(data: MetaTool): Dataset {
+export function metatoolSet(data: MetaTool): Dataset {
   return {
     name: 'metatool',
     tools: data.tools,

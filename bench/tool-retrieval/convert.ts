@@ -378,7 +378,66 @@ function toollens(dir: string, out: string): void {
   write(out, { servers, tools }, queries);
 }
 
-const SETS: Record<string, (dir: string, out: string) => void> = { restbench, taubench, toollens };
+// ---------------------------------------------------------------------------------------------------------
+// APIBench (Patil et al. 2023, Gorilla; Apache-2.0): machine-learning models of three hubs as tools, and
+// generated requests each answered by one model. data/api/<hub>_api.jsonl is the catalog (one model per line:
+// domain, functionality, api_name, api_call, description); data/apibench/<hub>_{eval,train}.json the requests
+// (`code` opens with "###Instruction: <request>\n###Output:", or in torchhub_train.json with "{'Instruction':
+// <request>, 'Output':"; `api_data.api_call` names the model). A hub is a
+// server; a model is found by its api_call (TensorFlow Hub's api_name is always "model_id", so its name is the
+// last words of the model's URL); a request whose api_call is not in the catalog is left out.
+
+function apibench(dir: string, out: string): void {
+  const HUBS = [
+    { server: 'huggingface', catalog: 'huggingface_api.jsonl', requests: ['huggingface_eval.json'] },
+    { server: 'tensorflowhub', catalog: 'tensorflowhub_api.jsonl', requests: ['tensorflow_eval.json'] },
+    {
+      server: 'torchhub',
+      catalog: 'torchhub_api.jsonl',
+      requests: ['torchhub_eval.json', 'torchhub_train.json'],
+    },
+  ];
+  const callKey = (call: string) => call.replace(/\s+/g, '');
+  const lines = (file: string) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line.trim())
+      .map((line) => JSON.parse(line) as Record<string, Json>);
+  const text = (value: Json | undefined) => (typeof value === 'string' ? value.trim() : '');
+  const tools: Tool[] = [];
+  const queries: Query[] = [];
+  for (const hub of HUBS) {
+    const byCall = new Map<string, string>();
+    const seen = new Set<string>();
+    for (const api of lines(join(dir, 'api', hub.catalog))) {
+      const call = text(api.api_call);
+      if (!call || byCall.has(callKey(call))) continue;
+      const url = /tfhub\.dev\/([^'"]+)/.exec(call)?.[1];
+      const raw = hub.server === 'tensorflowhub' && url ? url.replace(/\/\d+$/, '') : text(api.api_name);
+      let name = raw.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '') || `model_${tools.length}`;
+      for (let n = 2; seen.has(name); n++) name = `${name.replace(/_\d+$/, '')}_${n}`;
+      seen.add(name);
+      const description = [text(api.domain), text(api.functionality), text(api.description)]
+        .filter(Boolean)
+        .join('. ');
+      tools.push({ server: hub.server, name, description });
+      byCall.set(callKey(call), `${hub.server}/${name}`);
+    }
+    for (const file of hub.requests)
+      for (const entry of lines(join(dir, 'apibench', file))) {
+        const code = text(entry.code);
+        const request = (/###Instruction:(.*?)###Output/s.exec(code) ??
+          /'Instruction':(.*?),\s*'Output'/s.exec(code))?.[1]?.trim();
+        const data = entry.api_data;
+        const call = data && typeof data === 'object' && !Array.isArray(data) ? text(data.api_call) : '';
+        const gold = byCall.get(callKey(call));
+        if (request && gold) queries.push({ query: request, gold: [gold] });
+      }
+  }
+  write(out, { tools }, queries);
+}
+
+const SETS: Record<string, (dir: string, out: string) => void> = { restbench, taubench, toollens, apibench };
 
 if (isMain(import.meta.url)) {
   const [set, dir, out] = process.argv.slice(2);

@@ -1,10 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { VocabularyBridge } from '../../src/search/bridge.js';
 import { mergeRanking, type RankingOptions, type RankingOverrides } from '../../src/search/ranking.js';
 import { type SearchableTool, type ServerProfile, ToolSearchIndex } from '../../src/search/tool-index.js';
 import { mulberry32 } from '../random.js';
 import { log, repoRoot, round } from '../util.js';
 import { BaselineToolIndex } from './baseline.js';
+import { TRAINABLE } from './bridge-lodo.js';
+import { trainBridge } from './bridge-train.js';
 import { type FeatureFold, type FoldFeature, featureTable, formatFeatureTable } from './features.js';
 import {
   evaluate,
@@ -71,8 +74,17 @@ export interface SetScore {
   split: RetrievalMetrics;
 }
 
-export function score(set: Dataset, ranking: RankingOverrides, queries = set.queries): SetScore {
-  const index = ToolSearchIndex.build(set.tools, { servers: set.servers, ranking });
+/**
+ * `bridge`: the vocabulary bridge's table, for a ranking with a bridge weight: one trained without `set`
+ * (leaveOneOut). Tuning has none: a table learned from the sets being tuned on would score them in-sample.
+ */
+export function score(
+  set: Dataset,
+  ranking: RankingOverrides,
+  queries = set.queries,
+  bridge?: VocabularyBridge,
+): SetScore {
+  const index = ToolSearchIndex.build(set.tools, { servers: set.servers, ranking, bridge });
   return {
     task: evaluate(index, queries, KS, set.tools, 'task'),
     split: evaluate(index, queries, KS, set.tools, 'split'),
@@ -175,6 +187,7 @@ export const PRIOR: Readonly<RankingOptions> = {
   server: { weight: 0.3, servers: 3, weights: { name: 3, about: 1, tools: 0.5 } },
   expansion: { docs: 3, terms: 8, weight: 0.3 },
   segments: { weight: 0 },
+  bridge: { weight: 0 },
   fusionK: 60,
   fusionFloor: 0.1,
   fusionMix: 0.25,
@@ -278,15 +291,20 @@ export const EVERY_FEATURE_OFF = 'every feature off';
  * One fold's feature rows: for each feature, the set left out scored with it and without it, the rest of the
  * fold's tuned ranking held (the side the fold's ranking is on reuses its score).
  */
-function featuresOf(held: Dataset, ranking: RankingOptions, tack: SetScore): Record<string, FoldFeature> {
+function featuresOf(
+  held: Dataset,
+  ranking: RankingOptions,
+  tack: SetScore,
+  bridge: VocabularyBridge,
+): Record<string, FoldFeature> {
   const rows: Record<string, FoldFeature> = {};
   for (const feature of RANKING_FEATURES) {
     const has = feature.has(ranking);
-    const other = score(held, withFeature(ranking, feature, !has));
+    const other = score(held, withFeature(ranking, feature, !has), held.queries, bridge);
     rows[feature.name] = has ? { has, with: tack, without: other } : { has, with: other, without: tack };
   }
   const bare = RANKING_FEATURES.reduce((r, f) => withFeature(r, f, false), mergeRanking(ranking));
-  rows[EVERY_FEATURE_OFF] = { has: true, with: tack, without: score(held, bare) };
+  rows[EVERY_FEATURE_OFF] = { has: true, with: tack, without: score(held, bare, held.queries, bridge) };
   return rows;
 }
 
@@ -301,24 +319,30 @@ export function leaveOneOut(sets: readonly Dataset[]) {
       queries: number;
       tunedOn: string[];
       ranking: Record<string, unknown>;
+      bridgeTerms: number;
       tack: ScoreRow;
       baseline: ScoreRow;
       ablations: Record<string, ScoreRow>;
     }
   > = {};
   const raw: Record<string, FeatureFold> = {};
+  const rankings: Record<string, RankingOptions> = {};
   for (const held of sets) {
     const train = sets.filter((s) => s !== held);
     const tuned = tune(train);
+    rankings[held.name] = tuned.ranking;
+    // The vocabulary bridge learns from the other sets too, those whose licence lets its table ship.
+    const bridge = trainBridge(train.filter((s) => TRAINABLE.has(s.name)));
     log(`tool-search: scoring ${held.name} (left out), each feature switched`);
-    const tack = score(held, tuned.ranking);
+    const tack = score(held, tuned.ranking, held.queries, bridge);
     const baseline = baselineScore(held);
-    const features = featuresOf(held, tuned.ranking, tack);
+    const features = featuresOf(held, tuned.ranking, tack, bridge);
     raw[held.name] = { queries: held.queries.length, tack, baseline, features };
     folds[held.name] = {
       queries: held.queries.length,
       tunedOn: train.map((t) => t.name),
       ranking: diffFromPrior(tuned.ranking),
+      bridgeTerms: Object.keys(bridge.terms).length,
       tack: scoreRow(tack),
       baseline: scoreRow(baseline),
       ablations: Object.fromEntries(
@@ -331,7 +355,7 @@ export function leaveOneOut(sets: readonly Dataset[]) {
   }
   const features = featureTable(raw);
   log(`tool-search: each feature on the sets left out (means per query)\n${formatFeatureTable(features)}`);
-  return { folds, meanPerQuery: perQueryMean(Object.values(folds)), features };
+  return { folds, meanPerQuery: perQueryMean(Object.values(folds)), features, rankings };
 }
 
 /** The shipped ranking's figures on each set, beside the baseline's: tuned, since every set was in its tuning. */

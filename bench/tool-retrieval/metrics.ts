@@ -66,7 +66,12 @@ export function capabilityQueries(query: RetrievalQuery): string[] {
   return parts.length > 0 ? parts : [query.query];
 }
 
-function rankFor(index: Searcher, query: RetrievalQuery, depth: number, mode: QueryMode): SearchableTool[] {
+export function rankFor(
+  index: Searcher,
+  query: RetrievalQuery,
+  depth: number,
+  mode: QueryMode,
+): SearchableTool[] {
   if (mode === 'task') return index.search(query.query, depth).map((h) => h.tool);
   const queries = capabilityQueries(query);
   if (index.searchMany) return index.searchMany(queries, depth).map((h) => h.tool);
@@ -204,7 +209,9 @@ export function loadQueriesFile(file: string): RetrievalQuery[] {
  * Which catalog tools one gold entry names: `server/tool` when the part before the first `/` is a server of the
  * catalog (a tool name may itself contain `/`), otherwise every tool of that name on any server.
  */
-function goldMatcher(tools: readonly SearchableTool[]): (gold: string) => (tool: SearchableTool) => boolean {
+export function goldMatcher(
+  tools: readonly SearchableTool[],
+): (gold: string) => (tool: SearchableTool) => boolean {
   const servers = new Set(tools.map((t) => t.server));
   return (gold) => {
     const slash = gold.indexOf('/');
@@ -331,6 +338,12 @@ export const RANKING_FEATURES: readonly RankingFeature[] = [
     has: (r) => r.segments.weight > 0,
     off: { segments: { weight: 0 } },
     on: { segments: { weight: 0.5 } },
+  },
+  {
+    name: 'vocabulary bridge',
+    has: (r) => r.bridge.weight > 0,
+    off: { bridge: { weight: 0 } },
+    on: { bridge: { weight: 0.25 } },
   },
   {
     name: 'fusion guards',

@@ -60,6 +60,11 @@ export interface RankingOptions {
    * against the whole request's 1 in reciprocal rank fusion. weight 0: off.
    */
   segments: Readonly<{ weight: number }>;
+  /**
+   * The vocabulary bridge (bridge.ts): tool words a learned table associates with the query's words join the
+   * query, the likeliest at `weight` (a literal word weighs 1). weight 0: off.
+   */
+  bridge: Readonly<{ weight: number }>;
   /** Reciprocal rank fusion's k: how much the lists' top ranks dominate (small k: more). */
   fusionK: number;
   /**
@@ -95,6 +100,7 @@ export const DEFAULT_RANKING: Readonly<RankingOptions> = {
   server: { weight: 0.3, servers: 3, weights: { name: 3, about: 1, tools: 0.5 } },
   expansion: { docs: 2, terms: 8, weight: 0.3 },
   segments: { weight: 0 },
+  bridge: { weight: 0 },
   fusionK: 10,
   fusionFloor: 0.1,
   fusionMix: 0.25,
@@ -102,7 +108,7 @@ export const DEFAULT_RANKING: Readonly<RankingOptions> = {
 
 /** Any part of a ranking, nested objects included, to lay over another one (`mergeRanking`). */
 export interface RankingOverrides
-  extends Partial<Omit<RankingOptions, 'weights' | 'bm25' | 'server' | 'expansion' | 'segments'>> {
+  extends Partial<Omit<RankingOptions, 'weights' | 'bm25' | 'server' | 'expansion' | 'segments' | 'bridge'>> {
   weights?: Partial<Record<ToolField, number>>;
   bm25?: Partial<RankingOptions['bm25']>;
   server?: Partial<Omit<RankingOptions['server'], 'weights'>> & {
@@ -110,6 +116,7 @@ export interface RankingOverrides
   };
   expansion?: Partial<RankingOptions['expansion']>;
   segments?: Partial<RankingOptions['segments']>;
+  bridge?: Partial<RankingOptions['bridge']>;
 }
 
 /** `partial` over `base`, nested objects merged key by key. */
@@ -126,5 +133,6 @@ export function mergeRanking(base: Readonly<RankingOptions>, partial: RankingOve
     },
     expansion: { ...base.expansion, ...partial.expansion },
     segments: { ...base.segments, ...partial.segments },
+    bridge: { ...base.bridge, ...partial.bridge },
   };
 }

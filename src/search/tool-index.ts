@@ -1,4 +1,5 @@
 import { Bm25fIndex, type WeightedTerm } from './bm25f.js';
+import { bridgeTerms, type VocabularyBridge } from './bridge.js';
 import { type RankedList, reciprocalRankFusion, topK } from './fusion.js';
 import {
   DEFAULT_RANKING,
@@ -42,7 +43,7 @@ export interface ServerProfile {
 export interface ToolExplanation {
   /** The query words the tool holds, each with the fields it was found in. */
   terms: Array<{ term: string; fields: ToolField[] }>;
-  /** Words that query expansion added (from the best tools) and this tool holds. */
+  /** Words that query expansion added (from the best tools, or the vocabulary bridge) and this tool holds. */
   expansion: string[];
   /** What server evidence added to its score (0 when its server did not match). */
   server: number;
@@ -68,6 +69,11 @@ export interface ToolSearchOptions {
    * those are the store's `token_counts`.)
    */
   terms?: ToolTermCache | undefined;
+  /**
+   * A vocabulary bridge's table (bridge.ts), used when the ranking's `bridge.weight` is above 0 and the table was
+   * cut into terms as the ranking cuts them. None ships with tack: its gain on the sets left out did not hold.
+   */
+  bridge?: VocabularyBridge | undefined;
 }
 
 export interface SearchOptions {
@@ -164,10 +170,19 @@ export class ToolSearchIndex {
   readonly #toolsOfServer = new Map<number, number[]>();
   readonly #serverId = new Map<string, number>();
   readonly #cache: ToolTermCache | undefined;
+  readonly #bridge: VocabularyBridge | undefined;
 
-  private constructor(ranking: RankingOptions, cache?: ToolTermCache) {
+  private constructor(ranking: RankingOptions, cache?: ToolTermCache, bridge?: VocabularyBridge) {
     this.ranking = ranking;
     this.#cache = cache;
+    // Its terms are only the index's own when both sides were cut the same way.
+    this.#bridge =
+      bridge &&
+      ranking.bridge.weight > 0 &&
+      bridge.stem === ranking.stem &&
+      bridge.stopWords === ranking.stopWords
+        ? bridge
+        : undefined;
     this.#tokens = { stem: ranking.stem, stopWords: ranking.stopWords };
     // A name keeps its stop words, so that a query of stop words only (`what can you do`) can still find
     // `what_can_you_do` by the fallback in #queryTerms().
@@ -178,7 +193,11 @@ export class ToolSearchIndex {
 
   /** Indexes a set of tool definitions with the shipped ranking. */
   static build(tools: readonly SearchableTool[], options: ToolSearchOptions = {}): ToolSearchIndex {
-    const index = new ToolSearchIndex(mergeRanking(DEFAULT_RANKING, options.ranking), options.terms);
+    const index = new ToolSearchIndex(
+      mergeRanking(DEFAULT_RANKING, options.ranking),
+      options.terms,
+      options.bridge,
+    );
     const byServer = new Map<string, SearchableTool[]>();
     for (const tool of tools) {
       const list = byServer.get(tool.server);
@@ -360,11 +379,16 @@ export class ToolSearchIndex {
     if (terms.length === 0) return [];
     for (const term of terms) trace?.terms.add(term);
     const weighted: WeightedTerm[] = terms.map((term) => ({ term, weight: 1 }));
+    if (this.#bridge) {
+      const bridged = bridgeTerms(this.#bridge, terms, this.ranking.bridge.weight);
+      for (const term of bridged) trace?.expansion.add(term.term);
+      weighted.push(...bridged);
+    }
     const servers = this.#serverScores(weighted);
     const { expansion } = this.ranking;
     const first = this.#pass(weighted, servers, Math.max(depth, expansion.docs), trace);
     if (expansion.weight <= 0 || expansion.terms <= 0 || first.length === 0) return first.slice(0, depth);
-    const added = this.#expansionTerms(first.slice(0, expansion.docs), new Set(terms));
+    const added = this.#expansionTerms(first.slice(0, expansion.docs), new Set(weighted.map((t) => t.term)));
     if (added.length === 0) return first.slice(0, depth);
     for (const term of added) trace?.expansion.add(term.term);
     return this.#pass([...weighted, ...added], servers, depth, trace);
