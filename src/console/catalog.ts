@@ -6,6 +6,7 @@ import { TackError } from '../errors.js';
 import type { Catalog, CatalogTool } from '../mcp/catalog.js';
 import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
+import { packageLabel } from '../mcp/package-resolve.js';
 import { describeStatus } from '../sandbox/launch.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
 import type { CapabilityLabel } from '../security/capabilities.js';
@@ -177,6 +178,13 @@ export function serverRows(host: McpHost) {
     error: s.error,
     diagnostics: s.diagnostics,
     sandbox: describeStatus(s.sandbox),
+    // What a package runner ran (`npx -y pkg`), and whether the command fixes its version.
+    package: s.package && {
+      label: packageLabel(s.package),
+      runner: s.package.runner,
+      requested: s.package.requested,
+      pinned: s.package.pinned,
+    },
   }));
 }
 

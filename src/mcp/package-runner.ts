@@ -67,7 +67,15 @@ const UVX_VALUE_FLAGS = new Set([
   '--upgrade-package',
   '-P',
 ]);
-const DOCKER_GLOBAL_VALUE_FLAGS = new Set(['--context', '-c', '--host', '-H', '--config', '--log-level', '-l']);
+const DOCKER_GLOBAL_VALUE_FLAGS = new Set([
+  '--context',
+  '-c',
+  '--host',
+  '-H',
+  '--config',
+  '--log-level',
+  '-l',
+]);
 const DOCKER_RUN_VALUE_FLAGS = new Set([
   '-e',
   '--env',
@@ -272,7 +280,12 @@ function imageSpec(args: readonly string[]): PackageRunnerSpec | undefined {
       pinned: 'digest',
     };
   // A tag (`:1.2.3` as much as `:latest`) can be moved to another image; only a digest names one.
-  return { runner: 'docker', package: positional.replace(/:[^:/]*$/, ''), requested: positional, pinned: false };
+  return {
+    runner: 'docker',
+    package: positional.replace(/:[^:/]*$/, ''),
+    requested: positional,
+    pinned: false,
+  };
 }
 
 /**
@@ -284,19 +297,4 @@ export function npxInstallSpecs(command: string, args: readonly string[]): strin
   const rest = program === 'npm' ? args.slice(1) : args;
   const { packages, positional } = runnerWords(rest, NPX_VALUE_FLAGS);
   return packages.length > 0 ? packages : positional ? [positional] : [];
-}
-
-/** The command line that fixes what an unpinned spec resolved to (`npx -y pkg@1.2.3`), for the scan's fix. */
-export function pinnedCommand(spec: PackageRunnerSpec, version: string | undefined): string {
-  const v = version ?? 'X.Y.Z';
-  switch (spec.runner) {
-    case 'uvx':
-      return `uvx ${spec.package}==${v}`;
-    case 'docker':
-      return `docker run ${spec.package}@sha256:<digest>`;
-    case 'npx':
-      return `npx -y ${spec.package}@${v}`;
-    default:
-      return `${spec.runner} ${spec.package}@${v}`;
-  }
 }

@@ -636,10 +636,7 @@ function packageChange(before: string, after: string): string {
  * The tools and prompts of a server whose package is held, held with it: the definitions may read the same, the
  * code behind them is not the code the user approved. Those held on their own stay as they are.
  */
-function heldWithPackage(
-  definitions: ServerDefinitions,
-  held: readonly HeldDefinition[],
-): HeldDefinition[] {
+function heldWithPackage(definitions: ServerDefinitions, held: readonly HeldDefinition[]): HeldDefinition[] {
   const pkg = held.find((h) => h.kind === 'package');
   if (!pkg) return [];
   const own = new Set(held.map((h) => `${h.kind}\0${h.name}`));

@@ -20,6 +20,8 @@ export interface ServerRow {
   error?: { code: string; message: string; hint?: string; details: string[] };
   diagnostics: string[];
   sandbox: string;
+  /** What a package runner ran (`pkg@1.2.3`); `pinned` false when the command names no fixed version. */
+  package?: { label: string; runner: string; requested: string; pinned: 'exact' | 'digest' | false };
 }
 
 export interface ToolRow {

@@ -1,0 +1,180 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hostDefinitions } from '../../src/mcp/definitions.js';
+import type { McpHost } from '../../src/mcp/host.js';
+import { npxFolder } from '../../src/mcp/package-resolve.js';
+import { heldToolText } from '../../src/security/held.js';
+import { DefinitionGuard, pinDiff } from '../../src/security/pins.js';
+import { REPO, startHost, type TempProject } from '../helpers/project.js';
+import { testScope } from '../helpers/scope.js';
+
+const scope = testScope();
+const NAME = 'fixture-server';
+
+interface Packed {
+  version: string;
+  tarball: Buffer;
+  integrity: string;
+  shasum: string;
+}
+
+/** `npm pack` of the dependency-free fixture server at `version`, made in `dir`. */
+function pack(dir: string, version: string, env: Record<string, string | undefined>): Packed {
+  const source = join(dir, `src-${version}`);
+  mkdirSync(source);
+  copyFileSync(join(REPO, 'test', 'fixtures', 'npm-package', 'server.cjs'), join(source, 'server.cjs'));
+  writeFileSync(
+    join(source, 'package.json'),
+    JSON.stringify({ name: NAME, version, bin: { [NAME]: 'server.cjs' }, license: 'MIT' }),
+  );
+  const packed = spawnSync('npm', ['pack', '--silent', '--pack-destination', dir], {
+    cwd: source,
+    env,
+    encoding: 'utf8',
+  });
+  expect(packed.status, packed.stderr).toBe(0);
+  const tarball = readFileSync(join(dir, `${NAME}-${version}.tgz`));
+  return {
+    version,
+    tarball,
+    integrity: `sha512-${createHash('sha512').update(tarball).digest('base64')}`,
+    shasum: createHash('sha1').update(tarball).digest('hex'),
+  };
+}
+
+/** A stand-in for the npm registry on 127.0.0.1: one packument, whose `latest` the test moves, and its tarballs. */
+async function registry(versions: readonly Packed[]) {
+  let latest = versions[0]!.version;
+  const server = createServer((req, res) => {
+    const url = req.url ?? '';
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    if (url === `/${NAME}`) {
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          name: NAME,
+          'dist-tags': { latest },
+          versions: Object.fromEntries(
+            versions.map((v) => [
+              v.version,
+              {
+                name: NAME,
+                version: v.version,
+                bin: { [NAME]: 'server.cjs' },
+                dist: {
+                  tarball: `${base}/${NAME}/-/${NAME}-${v.version}.tgz`,
+                  integrity: v.integrity,
+                  shasum: v.shasum,
+                },
+              },
+            ]),
+          ),
+        }),
+      );
+      return;
+    }
+    const tarball = versions.find((v) => url === `/${NAME}/-/${NAME}-${v.version}.tgz`)?.tarball;
+    if (tarball) {
+      res.setHeader('content-type', 'application/octet-stream');
+      res.end(tarball);
+      return;
+    }
+    res.statusCode = 404;
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  scope.defer(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    publish(version: string) {
+      latest = version;
+    },
+  };
+}
+
+/** npm's settings for a process that must reach only the stand-in registry and keep its cache in the project. */
+function npmEnv(p: TempProject, registryUrl: string): Record<string, string> {
+  const userconfig = join(p.dir, 'npmrc');
+  writeFileSync(userconfig, '');
+  return {
+    npm_config_registry: registryUrl,
+    npm_config_cache: join(p.dir, 'npm-cache'),
+    npm_config_userconfig: userconfig,
+    npm_config_offline: 'false',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    npm_config_update_notifier: 'false',
+    npm_config_loglevel: 'error',
+  };
+}
+
+async function host(p: TempProject, env: Record<string, string>): Promise<McpHost> {
+  const h = await startHost(p, {
+    fx: { command: 'npx', args: ['-y', NAME], env, startupTimeoutMs: 60_000 },
+  });
+  scope.defer(() => h.close());
+  return h;
+}
+
+describe('servers vetted: what a package runner ran is pinned', () => {
+  it('records the version npx ran, and holds the tools when the next start brings another', async () => {
+    const p = scope.project('tack-package-pins-');
+    const packs = join(p.dir, 'packs');
+    mkdirSync(packs);
+    const packEnv = { ...process.env, npm_config_cache: join(p.dir, 'pack-cache') };
+    const v1 = pack(packs, '1.0.0', packEnv);
+    const v2 = pack(packs, '1.0.1', packEnv);
+    const npm = await registry([v1, v2]);
+    const env = npmEnv(p, npm.url);
+
+    const first = await host(p, env);
+    expect(first.servers()[0]?.status).toBe('connected');
+    expect(first.connection('fx').package).toEqual({
+      runner: 'npx',
+      package: NAME,
+      requested: NAME,
+      pinned: false,
+      source: 'npx-cache',
+      version: '1.0.0',
+      resolved: `${npm.url}${NAME}/-/${NAME}-1.0.0.tgz`,
+      integrity: v1.integrity,
+    });
+    // Found where npm's own naming of npx folders puts it, not by the search through the others.
+    expect(existsSync(join(npxFolder(env.npm_config_cache!, [NAME]), 'package-lock.json'))).toBe(true);
+    const store = first.store!;
+    const review = await new DefinitionGuard(store.pins).reviewAll(hostDefinitions(first));
+    expect(review.held).toEqual([]);
+    const identity = hostDefinitions(first)[0]!.identity;
+    expect((await store.pins.get(identity, 'package', NAME))?.definition).toContain('"version":"1.0.0"');
+    await first.close();
+
+    // The registry's latest moves: the same command line runs other code at the next start.
+    npm.publish('1.0.1');
+    const second = await host(p, env);
+    expect(second.connection('fx').package?.version).toBe('1.0.1');
+    const guard = new DefinitionGuard(second.store!.pins);
+    const { held } = await guard.reviewAll(hostDefinitions(second));
+    const pkg = held.find((h) => h.kind === 'package');
+    expect(pkg).toMatchObject({ server: 'fx', name: NAME, why: 'changed' });
+    expect(pkg?.reason).toBe(`package ${NAME} changed since it was approved (1.0.0 -> 1.0.1)`);
+    // The tool's definition is the same; the code behind it is not, so it is held with the package.
+    const echo = held.find((h) => h.kind === 'tool' && h.name === 'echo');
+    expect(echo?.via).toEqual({ kind: 'package', name: NAME });
+    expect(heldToolText('fx__echo', echo!, 'gateway')).toContain('1.0.0 -> 1.0.1');
+    const diff = await guard.diff(echo!);
+    expect(diff).toContain('-  "version": "1.0.0"');
+    expect(diff).toContain('+  "version": "1.0.1"');
+    expect(diff).toContain(v2.integrity.slice(0, 30));
+    const record = await second.store!.pins.get(identity, 'package', NAME);
+    expect(pinDiff(record!)).toBe(diff);
+
+    // Accepting the package releases its tools.
+    await guard.accept(echo!);
+    expect((await guard.reviewAll(hostDefinitions(second))).held).toEqual([]);
+  }, 60_000);
+});
