@@ -4,12 +4,16 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { hostDefinitions } from '../../src/mcp/definitions.js';
 import type { McpHost } from '../../src/mcp/host.js';
 import { npxFolder } from '../../src/mcp/package-resolve.js';
 import { heldToolText } from '../../src/security/held.js';
 import { DefinitionGuard, pinDiff } from '../../src/security/pins.js';
+import { startGateway } from '../../src/servers/gateway/start.js';
+import type { TackWarning } from '../../src/util/warnings.js';
+import { tack } from '../helpers/cli.js';
 import { REPO, startHost, type TempProject } from '../helpers/project.js';
 import { testScope } from '../helpers/scope.js';
 
@@ -173,8 +177,59 @@ describe('servers vetted: what a package runner ran is pinned', () => {
     const record = await second.store!.pins.get(identity, 'package', NAME);
     expect(pinDiff(record!)).toBe(diff);
 
-    // Accepting the package releases its tools.
-    await guard.accept(echo!);
-    expect((await guard.reviewAll(hostDefinitions(second))).held).toEqual([]);
+    await second.close();
+
+    // tack serve: the tools are not served, a call is answered with the versions, the hold is warned once.
+    const warnings: TackWarning[] = [];
+    const gateway = await startGateway({
+      config: { ...p.load(), serve: { ...p.load().serve, token: 'gw-token' } },
+      http: { port: 0 },
+      onWarning: (w) => warnings.push(w),
+    });
+    scope.defer(() => gateway.close());
+    const client = new Client({ name: 'downstream', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(gateway.url!), {
+        requestInit: { headers: { Authorization: 'Bearer gw-token' } },
+      }),
+    );
+    scope.defer(() => client.close());
+    expect((await client.listTools()).tools).toEqual([]);
+    const refused = await client.callTool({ name: 'fx__echo', arguments: { text: 'hi' } });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain(
+      `package ${NAME} changed since it was approved (1.0.0 -> 1.0.1)`,
+    );
+    expect(warnings.filter((w) => w.code === 'DEFINITION_HELD').map((w) => w.message)).toEqual([
+      `held back: package ${NAME} changed since it was approved (1.0.0 -> 1.0.1) (server fx); review with \`tack pins diff fx\`, accept with \`tack pins accept fx\``,
+    ]);
+
+    // The CLI: the diff shows both versions, tack servers and tack scan say the command is unpinned.
+    const cli = { cwd: p.dir, env: p.env };
+    const shown = await tack(['pins', 'diff', 'fx'], cli);
+    expect(shown.stdout).toContain('-  "version": "1.0.0"');
+    expect(shown.stdout).toContain('+  "version": "1.0.1"');
+    const servers = await tack(['servers'], cli);
+    expect(servers.stdout).toContain(
+      `fx: package ${NAME}@1.0.1 (npx) unpinned: \`${NAME}\` names no fixed version; a new release is held`,
+    );
+    expect(servers.stdout).toContain(`pin it: npx -y ${NAME}@1.0.1`);
+    const scan = await tack(['scan', '--json'], cli);
+    const reports = (JSON.parse(scan.stdout) as { tools: Array<Record<string, unknown>> }).tools;
+    expect(reports.find((r) => r.kind === 'package')).toMatchObject({
+      server: 'fx',
+      name: NAME,
+      verdict: 'warn',
+      findings: [{ code: 'unpinned-package', severity: 'medium', match: NAME }],
+    });
+    expect(JSON.stringify(reports)).toContain(`Pin it: npx -y ${NAME}@1.0.1`);
+
+    // Accepted from another terminal while the gateway runs: its tools are served again.
+    const accepted = await tack(['pins', 'accept', 'fx'], cli);
+    expect(accepted.stdout).toContain(`accepted package ${NAME} of fx`);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['fx__echo']);
+    expect(
+      JSON.stringify((await client.callTool({ name: 'fx__echo', arguments: { text: 'hi' } })).content),
+    ).toContain('1.0.1: hi');
   }, 60_000);
 });
