@@ -8,10 +8,16 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { describe, expect, it } from 'vitest';
 import { hostDefinitions } from '../../src/mcp/definitions.js';
 import type { McpHost } from '../../src/mcp/host.js';
-import { npxFolder } from '../../src/mcp/package-resolve.js';
+import { npmCacheDir, npxFolder, resolvePackage } from '../../src/mcp/package-resolve.js';
 import { heldToolText } from '../../src/security/held.js';
-import { DefinitionGuard, pinDiff } from '../../src/security/pins.js';
+import {
+  DefinitionGuard,
+  type PinnablePackage,
+  pinDiff,
+  type ServerDefinitions,
+} from '../../src/security/pins.js';
 import { startGateway } from '../../src/servers/gateway/start.js';
+import { TackStore } from '../../src/store/store.js';
 import type { TackWarning } from '../../src/util/warnings.js';
 import { tack } from '../helpers/cli.js';
 import { REPO, startHost, type TempProject } from '../helpers/project.js';
@@ -232,4 +238,96 @@ describe('servers vetted: what a package runner ran is pinned', () => {
       JSON.stringify((await client.callTool({ name: 'fx__echo', arguments: { text: 'hi' } })).content),
     ).toContain('1.0.1: hi');
   }, 60_000);
+});
+
+describe('package pins in the guard', () => {
+  const pkg = (over: Partial<PinnablePackage> = {}): PinnablePackage => ({
+    runner: 'npx',
+    package: 'srv',
+    requested: 'srv',
+    version: '1.0.0',
+    integrity: 'sha512-AAAA',
+    resolved: 'https://registry.example/srv/-/srv-1.0.0.tgz',
+    ...over,
+  });
+  const server = (p: PinnablePackage | undefined): ServerDefinitions => ({
+    server: 's',
+    identity: 's stdio:npx -y srv',
+    tools: [
+      { name: 'a', description: 'A.' },
+      { name: 'b', description: 'B.' },
+    ],
+    prompts: [{ name: 'p', description: 'P.' }],
+    ...(p ? { package: p } : {}),
+  });
+
+  it('holds every tool and prompt with a changed integrity, names the change, and releases them with the package', async () => {
+    const store = TackStore.open(':memory:');
+    scope.defer(() => store.close());
+    const guard = new DefinitionGuard(store.pins);
+    expect((await guard.review(server(pkg()))).held).toEqual([]);
+    // The same tarball from another URL is the same code; no version seen pins nothing and holds nothing.
+    expect((await guard.review(server(pkg({ resolved: 'https://mirror/srv-1.0.0.tgz' })))).held).toEqual([]);
+    expect((await guard.review(server(pkg({ version: undefined, integrity: undefined })))).held).toEqual([]);
+    expect((await guard.review(server(undefined))).held).toEqual([]);
+
+    const { held } = await guard.review(server(pkg({ integrity: 'sha512-BBBB' })));
+    expect(held.map((h) => [h.kind, h.name, h.via?.name])).toEqual([
+      ['package', 'srv', undefined],
+      ['tool', 'a', 'srv'],
+      ['tool', 'b', 'srv'],
+      ['prompt', 'p', 'srv'],
+    ]);
+    expect(held[0]!.reason).toBe(
+      'package srv changed since it was approved (1.0.0, integrity sha512-AAAA -> sha512-BBBB)',
+    );
+    expect(await guard.released(held)).toBe(false);
+    await new DefinitionGuard(store.pins).accept(held[1]!);
+    expect(await guard.released(held)).toBe(true);
+    expect((await guard.review(server(pkg({ integrity: 'sha512-BBBB' })))).held).toEqual([]);
+  });
+});
+
+describe('reading what npx ran', () => {
+  it('finds the cache where npm would, and a folder npm named otherwise by its lock', async () => {
+    expect(npmCacheDir({ HOME: '/h' })).toBe('/h/.npm');
+    expect(npmCacheDir({ HOME: '/h', NPM_CONFIG_CACHE: '/c' })).toBe('/c');
+    expect(npmCacheDir({ HOME: '/h', npm_config_cache: '/c' }, ['--cache', '/d', 'x'])).toBe('/d');
+    const p = scope.project('tack-npx-cache-');
+    const cache = join(p.dir, 'cache');
+    const folder = join(cache, '_npx', 'elsewhere');
+    mkdirSync(join(folder, 'node_modules', '@s', 'srv'), { recursive: true });
+    writeFileSync(
+      join(folder, 'package-lock.json'),
+      JSON.stringify({
+        packages: {
+          'node_modules/@s/srv': { version: '2.1.0', resolved: 'https://r/t.tgz', integrity: 'sha512-x' },
+        },
+      }),
+    );
+    const env = { npm_config_cache: cache };
+    expect(await resolvePackage({ command: 'npx', args: ['-y', '@s/srv@^2', '--flag'], env })).toEqual({
+      runner: 'npx',
+      package: '@s/srv',
+      requested: '@s/srv@^2',
+      pinned: false,
+      source: 'npx-cache',
+      version: '2.1.0',
+      resolved: 'https://r/t.tgz',
+      integrity: 'sha512-x',
+    });
+    // Not in the cache: only the request is known; other runners are not read.
+    expect(await resolvePackage({ command: 'npx', args: ['-y', 'other'], env })).toMatchObject({
+      source: 'requested',
+      requested: 'other',
+    });
+    expect(await resolvePackage({ command: 'uvx', args: ['tool==1.0'], env })).toEqual({
+      runner: 'uvx',
+      package: 'tool',
+      requested: 'tool==1.0',
+      pinned: 'exact',
+      source: 'requested',
+    });
+    expect(await resolvePackage({ command: 'node', args: ['s.js'], env })).toBeUndefined();
+  });
 });
