@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
+import { serverRows } from '../../src/console/catalog.js';
+import { serverListing } from '../../src/console/listings.js';
 import { hostDefinitions } from '../../src/mcp/definitions.js';
 import type { McpHost } from '../../src/mcp/host.js';
 import { npmCacheDir, npxFolder, resolvePackage } from '../../src/mcp/package-resolve.js';
@@ -183,6 +185,15 @@ describe('servers vetted: what a package runner ran is pinned', () => {
     const record = await second.store!.pins.get(identity, 'package', NAME);
     expect(pinDiff(record!)).toBe(diff);
 
+    // The console's servers table and server page.
+    expect(serverRows(second)[0]?.package).toEqual({
+      label: `${NAME}@1.0.1`,
+      runner: 'npx',
+      requested: NAME,
+      pinned: false,
+      fix: `npx -y ${NAME}@1.0.1`,
+    });
+    expect(serverListing(second, 'fx', held).packageHeld).toBe(pkg?.reason);
     await second.close();
 
     // tack serve: the tools are not served, a call is answered with the versions, the hold is warned once.
