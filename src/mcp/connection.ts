@@ -25,6 +25,7 @@ import { ServerListings } from './listings.js';
 import { TackOAuthProvider } from './oauth.js';
 import { ConnectionOpener } from './opener.js';
 import { type ResolvedPackage, resolvePackage } from './package-resolve.js';
+import { packageRunnerSpec } from './package-runner.js';
 import {
   type CallRound,
   type RequestCallOptions,
@@ -391,7 +392,8 @@ export class ServerConnection {
     if (opened.status === 'failed') return this.#fail(opened.error);
     const { client } = opened;
     // Read before the state says connected: the catalog built then is reviewed with what ran, not what ran last.
-    if (this.config.transport === 'stdio') {
+    // Other commands (most) go on without a turn of the event loop.
+    if (this.config.transport === 'stdio' && packageRunnerSpec(this.config.command, this.config.args)) {
       const { command, args } = this.config;
       this.#package = await resolvePackage({ command, args, env: stdioEnvironment(this.config).env });
       if (attempt.over) return;
