@@ -19,8 +19,10 @@ import {
  * held back until the user reviews the diff and accepts it (`tack pins diff | accept`). A definition whose scan
  * has a high finding is held back the same way, even at first sight: nothing approved it yet.
  */
-/** `resource-template` apart from `resource`: one URI listed as both is two definitions, pinned apart. */
-/** `package`: what a package runner (`npx -y pkg`) ran for a server: its version and integrity. */
+/**
+ * `resource-template` apart from `resource`: one URI listed as both is two definitions, pinned apart. `package`:
+ * what a package runner (`npx -y pkg`) ran for a server, its version and integrity.
+ */
 export type PinKind =
   | 'tool'
   | 'instructions'
