@@ -11,7 +11,7 @@ import { serverListing } from '../../src/console/listings.js';
 import { hostDefinitions } from '../../src/mcp/definitions.js';
 import type { McpHost } from '../../src/mcp/host.js';
 import { npmCacheDir, npxFolder, resolvePackage } from '../../src/mcp/package-resolve.js';
-import { heldToolText } from '../../src/security/held.js';
+import { HeldOnce, heldToolText, heldWhy } from '../../src/security/held.js';
 import {
   DefinitionGuard,
   type PinnablePackage,
@@ -291,6 +291,12 @@ describe('package pins in the guard', () => {
     ]);
     expect(held[0]!.reason).toBe(
       'package srv changed since it was approved (1.0.0, integrity sha512-AAAA -> sha512-BBBB)',
+    );
+    // Said once, by the package; the model reads why without the package's name or versions.
+    const once = new HeldOnce();
+    expect(held.filter((h) => once.first(h)).map((h) => h.kind)).toEqual(['package']);
+    expect(heldWhy(held[1]!)).toBe(
+      "its server's package (the code behind it) changed since the user approved it",
     );
     expect(await guard.released(held)).toBe(false);
     await new DefinitionGuard(store.pins).accept(held[1]!);
