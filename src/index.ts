@@ -47,6 +47,8 @@ export type {
   ServerStatus,
 } from './mcp/connection.js';
 export { type HostEvent, type HostOptions, McpHost } from './mcp/host.js';
+export type { ResolvedPackage } from './mcp/package-resolve.js';
+export { type PackageRunner, type PackageRunnerSpec, packageRunnerSpec } from './mcp/package-runner.js';
 export { openStore, type StoreLocation } from './store/open.js';
 export { TackStore } from './store/store.js';
 export { startTelemetry, type Telemetry } from './telemetry/start.js';

@@ -47,10 +47,12 @@ function heldError(held: HeldDefinition): TackError {
     held.why === 'changed'
       ? `${heldWhy(held)} (sha256 ${held.pinnedSha256?.slice(0, 12)} -> ${held.sha256.slice(0, 12)})`
       : heldWhy(held);
+  // One held with its server's package is accepted with the package.
+  const accepted = held.via ?? held;
   const findings = held.findings.filter((f) => f.severity === 'high' || f.severity === 'medium');
   return new TackError('DEFINITION_HELD', `${what} of ${held.server} is held back: ${why}`, {
     subject: { server: held.server, ...(held.kind === 'tool' ? { tool: held.name } : {}) },
     details: findings.flatMap((f) => describeFinding(f, '')).slice(0, 40),
-    hint: `Review it with \`tack pins diff ${held.server}\`, accept it with \`tack pins accept ${held.server} ${held.name} --sha ${held.sha256.slice(0, 12)}\`, or run this once with --allow-changed.`,
+    hint: `Review it with \`tack pins diff ${held.server}\`, accept it with \`tack pins accept ${held.server} ${accepted.name}${held.via ? ` --kind ${accepted.kind}` : ''} --sha ${held.sha256.slice(0, 12)}\`, or run this once with --allow-changed.`,
   });
 }

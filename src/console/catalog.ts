@@ -6,9 +6,11 @@ import { TackError } from '../errors.js';
 import type { Catalog, CatalogTool } from '../mcp/catalog.js';
 import { hostDefinitions } from '../mcp/definitions.js';
 import type { McpHost } from '../mcp/host.js';
+import { packageLabel, type ResolvedPackage } from '../mcp/package-resolve.js';
 import { describeStatus } from '../sandbox/launch.js';
 import { CALL_TOOL_DEFINITION, SEARCH_TOOLS_DEFINITION } from '../search/meta-tools.js';
 import type { CapabilityLabel } from '../security/capabilities.js';
+import { pinnedCommand } from '../security/package-pins.js';
 import { DefinitionGuard, guardOptions, type HeldDefinition } from '../security/pins.js';
 import { type Finding, scanTool } from '../security/scan.js';
 import { toolDefinitionsTokens } from '../tokens/count.js';
@@ -177,7 +179,21 @@ export function serverRows(host: McpHost) {
     error: s.error,
     diagnostics: s.diagnostics,
     sandbox: describeStatus(s.sandbox),
+    package: packageView(s.package),
   }));
+}
+
+/** What a package runner ran (`npx -y pkg`), whether the command fixes its version, and the command that would. */
+export function packageView(p: ResolvedPackage | undefined) {
+  return (
+    p && {
+      label: packageLabel(p),
+      runner: p.runner,
+      requested: p.requested,
+      pinned: p.pinned,
+      ...(p.pinned ? {} : { fix: pinnedCommand(p) }),
+    }
+  );
 }
 
 /** A tool's row and catalog entry, for the routes on `tools/:tool`: UNKNOWN_TOOL (404) when either is missing. */

@@ -3,6 +3,7 @@ import { MAX_ATTACHMENT_CHARS } from '../mcp/attachments.js';
 import type { McpHost } from '../mcp/host.js';
 import { promptCommands, promptUsage, runPromptCommand } from '../mcp/prompt-command.js';
 import type { HeldDefinition } from '../security/pins.js';
+import { packageView } from './catalog.js';
 import { type Route, requiredString } from './routes.js';
 
 /** Entries of each kind a server page lists (a server listing 100,000 resources must not make a 50 MB answer). */
@@ -29,6 +30,8 @@ export function serverListing(host: McpHost, server: string, held: readonly Held
     server,
     status: connection.status,
     diagnostics: connection.snapshot().diagnostics,
+    package: packageView(connection.package),
+    packageHeld: held.find((h) => h.kind === 'package' && h.server === server)?.reason,
     prompts: prompts.slice(0, MAX_LISTED).map((prompt) => {
       const command = commands.find((c) => c.prompt === prompt);
       const hold = held.find((h) => h.kind === 'prompt' && h.server === server && h.name === prompt.name);

@@ -12,6 +12,7 @@ export {
   trifectaLegs,
 } from '../security/capabilities.js';
 export { type DefinitionReport, type ScannableDefinition, scanCatalog } from '../security/catalog.js';
+export { unpinnedPackageFinding, type VettedPackage } from '../security/package-pins.js';
 export { type PermissionRules, type RuleAction, type RuleMatch, RuleSet } from '../security/rules.js';
 export type { ScannableTool } from '../security/scan.js';
 export {

@@ -4,6 +4,7 @@ import type { EraCache } from '../store/era-cache.js';
 import type { OAuthCredentials } from '../store/oauth-credentials.js';
 import type { ServerConnection } from './connection.js';
 import type { OAuthOptions } from './oauth.js';
+import type { ResolvedPackage } from './package-resolve.js';
 import type { ServerLogLimits } from './server-log.js';
 import type { TransportKind } from './transport.js';
 
@@ -81,4 +82,6 @@ export interface ServerStatus {
   logFile: string | undefined;
   /** The sandbox it runs in: none, configured (not started yet), enforced (with its guarantees) or unenforced. */
   sandbox: SandboxStatus;
+  /** What a package runner command ran at the last start (see ServerConnection.package). */
+  package?: ResolvedPackage;
 }

@@ -24,6 +24,8 @@ import {
 import { ServerListings } from './listings.js';
 import { TackOAuthProvider } from './oauth.js';
 import { ConnectionOpener } from './opener.js';
+import { type ResolvedPackage, resolvePackage } from './package-resolve.js';
+import { packageRunnerSpec } from './package-runner.js';
 import {
   type CallRound,
   type RequestCallOptions,
@@ -34,6 +36,7 @@ import {
   sleep,
 } from './requests.js';
 import { ServerLog } from './server-log.js';
+import { stdioEnvironment } from './transport.js';
 
 export {
   type ConnectionChange,
@@ -92,6 +95,8 @@ export class ServerConnection {
   #restarts = 0;
   #lastError: TackError | undefined;
   #connectMs: number | undefined;
+  /** What a package runner (`npx -y pkg`) ran at the last start, read after the server came up. */
+  #package: ResolvedPackage | undefined;
 
   constructor(config: ServerConfig, options: ConnectionOptions) {
     this.name = config.name;
@@ -150,6 +155,14 @@ export class ServerConnection {
   /** The server's instructions while connected (what `snapshot().instructions` says, without the rest). */
   get instructions(): string | undefined {
     return this.client?.getInstructions();
+  }
+
+  /**
+   * The package a runner command (`npx`, `uvx`, `docker run`) ran at the last start: for npx its version and
+   * integrity from npm's cache; undefined for other commands, or before the first start.
+   */
+  get package(): ResolvedPackage | undefined {
+    return this.#package;
   }
 
   get lastError(): TackError | undefined {
@@ -233,6 +246,7 @@ export class ServerConnection {
       diagnostics: [...this.log.diagnostics],
       logFile: this.log.file,
       sandbox: this.#opener.sandbox,
+      ...(this.#package ? { package: this.#package } : {}),
     };
   }
 
@@ -377,6 +391,14 @@ export class ServerConnection {
     if (attempt.over || opened.status === 'over') return;
     if (opened.status === 'failed') return this.#fail(opened.error);
     const { client } = opened;
+    // Read before the state says connected: the catalog built then is reviewed with what ran, not what ran last.
+    // Other commands (most) go on without a turn of the event loop.
+    if (this.config.transport === 'stdio' && packageRunnerSpec(this.config.command, this.config.args)) {
+      const { command, args } = this.config;
+      this.#package = await resolvePackage({ command, args, env: stdioEnvironment(this.config).env });
+      if (attempt.over) return;
+      if (this.#package?.version) this.log.note(`package: ${this.#package.package}@${this.#package.version}`);
+    }
     this.#connectMs = Math.round(performance.now() - started);
     this.#everConnected = true;
     this.#lastError = undefined;

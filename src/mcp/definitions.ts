@@ -6,6 +6,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { Catalog } from './catalog.js';
 import type { McpHost } from './host.js';
+import type { ResolvedPackage } from './package-resolve.js';
 
 /**
  * `<name> <transport>:<command line or URL>`: what pins are kept under. The same server name pointed at a
@@ -44,6 +45,8 @@ export interface HostServerDefinitions {
     description?: string | undefined;
     mimeType?: string | undefined;
   }>;
+  /** What its package runner ran at the last start (`npx -y pkg`): pinned, so a new release is held. */
+  package?: ResolvedPackage | undefined;
 }
 
 /**
@@ -63,6 +66,7 @@ export function hostDefinitions(
       tools: listing.tools,
       instructions: connection.instructions,
       prompts: listing.prompts,
+      ...(connection.package ? { package: connection.package } : {}),
       ...(options.resources ? { resources: resourcesOf(listing.resources, listing.resourceTemplates) } : {}),
     };
   });

@@ -43,12 +43,16 @@ function lookupKey(server: string, kind: PinKind, name: string): string {
   return `${server}\0${kind}\0${name}`;
 }
 
-/** Held versions already announced (or put to a reviewer): each once, however often catalogs are rebuilt. */
+/**
+ * Held versions already announced (or put to a reviewer): each once, however often catalogs are rebuilt. A
+ * definition held with its server's package (`via`) is said by the package's own notice, never on its own.
+ */
 export class HeldOnce {
   readonly #seen = new Set<string>();
 
-  /** True the first time `h` (this version of it) is seen. */
+  /** True the first time `h` (this version of it) is seen; false for one held with another (`via`). */
   first(h: HeldDefinition): boolean {
+    if (h.via) return false;
     const key = heldKey(h);
     if (this.#seen.has(key)) return false;
     this.#seen.add(key);
@@ -73,7 +77,9 @@ export function heldToolText(name: string, h: HeldDefinition, where: 'harness' |
 }
 
 /** Why a definition is held, in a few words that repeat none of its (untrusted) new text. */
-export function heldWhy(h: Pick<HeldDefinition, 'why'>): string {
+export function heldWhy(h: Pick<HeldDefinition, 'why' | 'via'> & { kind?: PinKind }): string {
+  if (h.via?.kind === 'package' || h.kind === 'package')
+    return "its server's package (the code behind it) changed since the user approved it";
   return h.why === 'changed'
     ? 'its definition changed since the user approved it'
     : 'its definition was flagged by the security scan';

@@ -19,8 +19,18 @@ import {
  * held back until the user reviews the diff and accepts it (`tack pins diff | accept`). A definition whose scan
  * has a high finding is held back the same way, even at first sight: nothing approved it yet.
  */
-/** `resource-template` apart from `resource`: one URI listed as both is two definitions, pinned apart. */
-export type PinKind = 'tool' | 'instructions' | 'prompt' | 'skill' | 'resource' | 'resource-template';
+/**
+ * `resource-template` apart from `resource`: one URI listed as both is two definitions, pinned apart. `package`:
+ * what a package runner (`npx -y pkg`) ran for a server, its version and integrity.
+ */
+export type PinKind =
+  | 'tool'
+  | 'instructions'
+  | 'prompt'
+  | 'skill'
+  | 'resource'
+  | 'resource-template'
+  | 'package';
 
 /** The parts of a tool definition that reach the model or change what a call does. */
 export interface PinnableTool {
@@ -50,6 +60,19 @@ export interface PinnableResource {
   mimeType?: string | undefined;
 }
 
+/**
+ * What a package runner ran for a server (mcp/package-resolve.ts ResolvedPackage, structurally): pinned when a
+ * version was seen, so that the next release behind `npx -y pkg` is held like a changed definition.
+ */
+export interface PinnablePackage {
+  runner: string;
+  package: string;
+  requested: string;
+  version?: string | undefined;
+  resolved?: string | undefined;
+  integrity?: string | undefined;
+}
+
 /** One server as the guard sees it: what it offers right now, under its identity. */
 export interface ServerDefinitions {
   server: string;
@@ -60,6 +83,8 @@ export interface ServerDefinitions {
   prompts?: readonly PinnablePrompt[];
   /** Only when given: `tack read` checks the resource it reads; sessions and the gateway do not pass them. */
   resources?: readonly PinnableResource[];
+  /** What its package runner ran at the last start; a different version or integrity holds every tool. */
+  package?: PinnablePackage | undefined;
 }
 
 /** A definition held back: not offered to the model until the user accepts it. */
@@ -76,6 +101,11 @@ export interface HeldDefinition {
   findings: Finding[];
   sha256: string;
   pinnedSha256?: string;
+  /**
+   * Held because another definition of its server is: a tool or prompt of a server whose package changed is held
+   * with the package, and released or accepted with it (`kind` and `name` of that one).
+   */
+  via?: { kind: PinKind; name: string };
 }
 
 export interface GuardReview {
@@ -145,6 +175,7 @@ export class DefinitionGuard {
       prompts: ServerDefinitions['prompts'];
       resources: ServerDefinitions['resources'];
       instructions: string | undefined;
+      package: PinnablePackage | undefined;
       held: HeldDefinition[];
     }
   >();
@@ -231,7 +262,8 @@ export class DefinitionGuard {
         last.tools === definitions.tools &&
         last.prompts === definitions.prompts &&
         last.resources === definitions.resources &&
-        last.instructions === definitions.instructions
+        last.instructions === definitions.instructions &&
+        last.package === definitions.package
       ) {
         pushAll(held, last.held);
         continue;
@@ -277,12 +309,14 @@ export class DefinitionGuard {
       if (decision.held) heldBy[plan]!.push(decision.held);
     }
     plans.forEach(({ definitions }, p) => {
+      pushAll(heldBy[p]!, heldWithPackage(definitions, heldBy[p]!));
       pushAll(held, heldBy[p]!);
       this.#last.set(definitions.identity, {
         tools: definitions.tools,
         prompts: definitions.prompts,
         resources: definitions.resources,
         instructions: definitions.instructions,
+        package: definitions.package,
         held: heldBy[p]!,
       });
     });
@@ -344,6 +378,15 @@ export class DefinitionGuard {
       add('prompt', prompt.name, promptPinDefinition(prompt), () =>
         this.#judged(scannable, scanTool(scannable, scan)),
       );
+    }
+    const pkg = definitions.package;
+    if (pkg?.version) {
+      const text = canonicalJson(packagePinDefinition(pkg));
+      // With an integrity, the bytes are named: the same tarball from another registry URL is the same code.
+      const digest = sha256Hex(
+        pkg.integrity ? canonicalJson(packagePinDefinition({ ...pkg, resolved: undefined })) : text,
+      );
+      checks.push({ kind: 'package', name: pkg.package, text, digest, findings: async () => [] });
     }
     for (const resource of definitions.resources ?? []) {
       add(
@@ -420,7 +463,8 @@ export class DefinitionGuard {
       for (const r of list) pending.set(`${r.identity}\0${r.kind}\0${r.name}`, r.pending?.sha256);
     let any = false;
     for (const h of held) {
-      if (pending.get(`${h.identity}\0${h.kind}\0${h.name}`) === h.sha256) continue;
+      const { kind, name } = h.via ?? h;
+      if (pending.get(`${h.identity}\0${kind}\0${name}`) === h.sha256) continue;
       this.#last.delete(h.identity);
       any = true;
     }
@@ -428,14 +472,16 @@ export class DefinitionGuard {
   }
 
   /** Accepts one held definition: it becomes the pin. */
-  async accept(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name' | 'sha256'>): Promise<void> {
-    await acceptPins(this.#records, held.identity, held.kind, held.name, held.sha256);
+  async accept(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name' | 'sha256' | 'via'>): Promise<void> {
+    const { kind, name } = held.via ?? held;
+    await acceptPins(this.#records, held.identity, kind, name, held.sha256);
     this.#last.delete(held.identity);
   }
 
   /** The diff of a held definition against its pin (see pinDiff). */
-  async diff(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name'>): Promise<string> {
-    const record = await this.#records.get(held.identity, held.kind, held.name);
+  async diff(held: Pick<HeldDefinition, 'identity' | 'kind' | 'name' | 'via'>): Promise<string> {
+    const { kind, name } = held.via ?? held;
+    const record = await this.#records.get(held.identity, kind, name);
     return record ? pinDiff(record) : '';
   }
 
@@ -538,9 +584,13 @@ async function decide(
     kind === 'instructions'
       ? `the instructions of ${definitions.server}`
       : `${kind === 'resource-template' ? 'resource template' : kind} ${name}`;
+  const change =
+    kind === 'package' && record
+      ? packageChange(record.definition, text)
+      : `sha256 ${record?.sha256.slice(0, 12)} -> ${digest.slice(0, 12)}`;
   const reason =
     why === 'changed'
-      ? `${subject} changed since it was approved (sha256 ${record!.sha256.slice(0, 12)} -> ${digest.slice(0, 12)})${high.length ? `; the new text has ${describe(high)}` : ''}`
+      ? `${subject} changed since it was approved (${change})${high.length ? `; the new text has ${describe(high)}` : ''}`
       : `${subject} has ${describe(high)}`;
   return {
     write: { ...key, op: 'hold', sha256: digest, definition: text, reason },
@@ -556,6 +606,60 @@ async function decide(
       ...(record?.sha256 ? { pinnedSha256: record.sha256 } : {}),
     },
   };
+}
+
+/** The canonical form of a package that is pinned: runner, name, version, where it came from and its integrity. */
+export function packagePinDefinition(pkg: PinnablePackage): Record<string, unknown> {
+  return compact({
+    runner: pkg.runner,
+    package: pkg.package,
+    version: pkg.version,
+    integrity: pkg.integrity,
+    resolved: pkg.resolved,
+  });
+}
+
+/** `1.0.0 -> 1.0.1`, or the integrities when one version was published twice (another registry's tarball). */
+function packageChange(before: string, after: string): string {
+  const field = (text: string, key: string) => {
+    try {
+      const value = (JSON.parse(text) as Record<string, unknown>)[key];
+      return typeof value === 'string' ? value : '?';
+    } catch {
+      return '?';
+    }
+  };
+  const [from, to] = [field(before, 'version'), field(after, 'version')];
+  if (from !== to) return `${from} -> ${to}`;
+  return `${from}, integrity ${field(before, 'integrity').slice(0, 19)} -> ${field(after, 'integrity').slice(0, 19)}`;
+}
+
+/**
+ * The tools and prompts of a server whose package is held, held with it: the definitions may read the same, the
+ * code behind them is not the code the user approved. Those held on their own stay as they are.
+ */
+function heldWithPackage(definitions: ServerDefinitions, held: readonly HeldDefinition[]): HeldDefinition[] {
+  const pkg = held.find((h) => h.kind === 'package');
+  if (!pkg) return [];
+  const own = new Set(held.map((h) => `${h.kind}\0${h.name}`));
+  const items: Array<{ kind: PinKind; name: string }> = [
+    ...definitions.tools.map((t) => ({ kind: 'tool' as const, name: t.name })),
+    ...(definitions.prompts ?? []).map((p) => ({ kind: 'prompt' as const, name: p.name })),
+  ];
+  return items
+    .filter((item) => !own.has(`${item.kind}\0${item.name}`))
+    .map((item) => ({
+      server: pkg.server,
+      identity: pkg.identity,
+      kind: item.kind,
+      name: item.name,
+      why: 'changed' as const,
+      reason: pkg.reason,
+      findings: [],
+      sha256: pkg.sha256,
+      ...(pkg.pinnedSha256 ? { pinnedSha256: pkg.pinnedSha256 } : {}),
+      via: { kind: 'package' as const, name: pkg.name },
+    }));
 }
 
 function describe(findings: readonly Finding[]): string {
@@ -579,7 +683,7 @@ export function scanPinnedText(
 ): Finding[] {
   if (!text) return [];
   if (kind === 'instructions') return scanText(text, { kind: 'instructions', server }, options);
-  if (kind === 'skill') return [];
+  if (kind === 'skill' || kind === 'package') return [];
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;

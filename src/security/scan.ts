@@ -59,7 +59,8 @@ export type ScanLocationKind =
   | 'resource'
   | 'instructions'
   | 'skill'
-  | 'knowledge';
+  | 'knowledge'
+  | 'server';
 
 /** Where a scanned text comes from: the kind of definition, its server and name, the field. */
 export interface ScanLocation {
@@ -95,11 +96,20 @@ export type CatalogCode = (typeof CATALOG_CODES)[number];
 /** The optional LLM judge's verdict on a definition the score left in doubt (judge.ts). */
 export const JUDGE_CODE = 'llm-judge';
 
-/** The cue scanner's codes, then the evidence features (evidence.ts), the catalog checks and the judge. */
-export const FINDING_CODES = [...CUE_CODES, ...EVIDENCE_FEATURES, ...CATALOG_CODES, JUDGE_CODE] as const;
+/** What a server runs rather than what it says (package-pins.ts): a package runner without a fixed version. */
+export const PACKAGE_CODE = 'unpinned-package';
+
+/** The cue scanner's codes, then the evidence features (evidence.ts), the catalog checks, the judge, the package. */
+export const FINDING_CODES = [
+  ...CUE_CODES,
+  ...EVIDENCE_FEATURES,
+  ...CATALOG_CODES,
+  JUDGE_CODE,
+  PACKAGE_CODE,
+] as const;
 
 export type CueCode = (typeof CUE_CODES)[number];
-export type FindingCode = CueCode | EvidenceFeature | CatalogCode | typeof JUDGE_CODE;
+export type FindingCode = CueCode | EvidenceFeature | CatalogCode | typeof JUDGE_CODE | typeof PACKAGE_CODE;
 
 /** One thing the scan found in a definition: its code, severity, where and the matched text. */
 export interface Finding {

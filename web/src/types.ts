@@ -20,6 +20,16 @@ export interface ServerRow {
   error?: { code: string; message: string; hint?: string; details: string[] };
   diagnostics: string[];
   sandbox: string;
+  package?: PackageView;
+}
+
+/** What a package runner ran (`pkg@1.2.3`); `pinned` false when the command names no fixed version (`fix` pins it). */
+export interface PackageView {
+  label: string;
+  runner: string;
+  requested: string;
+  pinned: 'exact' | 'digest' | false;
+  fix?: string;
 }
 
 export interface ToolRow {
@@ -274,6 +284,9 @@ export interface ServerListingView {
   server: string;
   status: string;
   diagnostics: string[];
+  package?: PackageView;
+  /** Why the package is held (another version than the one approved): its tools and prompts wait with it. */
+  packageHeld?: string;
   prompts: Array<{
     name: string;
     title?: string;

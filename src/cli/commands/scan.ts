@@ -2,6 +2,7 @@ import { judgeCall } from '../../agent/scan-judge.js';
 import type { TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
 import type { McpHost } from '../../mcp/host.js';
+import { packageRunnerSpec } from '../../mcp/package-runner.js';
 import { type EnvSource, stdioEnvironment } from '../../mcp/transport.js';
 import {
   type DefinitionKind,
@@ -11,6 +12,7 @@ import {
 } from '../../security/catalog.js';
 import { loadDefinitionsFile } from '../../security/definitions-file.js';
 import { applyJudge, type JudgeVerdict, judgeGrey } from '../../security/judge.js';
+import { unpinnedPackageFinding } from '../../security/package-pins.js';
 import { type Finding, scanText, type ToolScan, verdictOf } from '../../security/scan.js';
 import { SCAN_MODEL } from '../../security/scan-model.js';
 import { openStore } from '../../store/open.js';
@@ -30,7 +32,7 @@ export interface ScanOptions extends GlobalOptions {
 interface Report {
   server: string;
   name: string;
-  kind: DefinitionKind | 'instructions';
+  kind: DefinitionKind | 'instructions' | 'package';
   verdict: ToolScan['verdict'];
   /** The model's score and what added to it (absent for server instructions, scanned by the cue rules only). */
   score?: number;
@@ -184,6 +186,7 @@ async function scanServers(
     for (const server of host.servers())
       if (server.instructions)
         reports.push(instructionsReport(server.name, server.instructions, config.limits.scanBytes));
+    pushAll(reports, packageReports(config, host));
     return { reports, environments: environmentsOf(config) };
   });
 }
@@ -237,6 +240,29 @@ async function judge(
   } finally {
     await opened?.close();
   }
+}
+
+/**
+ * Each stdio server whose command runs a package runner without a fixed version (`npx -y pkg`): a medium
+ * `unpinned-package` finding with the command that pins it, at the version that ran when the server started.
+ */
+function packageReports(config: TackConfig, host: McpHost): Report[] {
+  const ran = new Map(host.servers().map((s) => [s.name, s.package?.version]));
+  return config.servers.flatMap((server) => {
+    const spec = server.transport === 'stdio' ? packageRunnerSpec(server.command, server.args) : undefined;
+    const finding = spec && unpinnedPackageFinding(server.name, { ...spec, version: ran.get(server.name) });
+    return finding
+      ? [
+          {
+            server: server.name,
+            name: spec.package,
+            kind: 'package' as const,
+            verdict: 'warn' as const,
+            findings: [finding],
+          },
+        ]
+      : [];
+  });
 }
 
 /** From the function the stdio transport spawns with, so the listing is what the processes really get. */

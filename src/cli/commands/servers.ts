@@ -1,5 +1,7 @@
 import type { ServerStatus } from '../../mcp/connection.js';
+import { packageLabel } from '../../mcp/package-resolve.js';
 import { describeStatus } from '../../sandbox/launch.js';
+import { pinnedCommand } from '../../security/package-pins.js';
 import { print, printListing, table } from '../output.js';
 import { type GlobalOptions, withHost } from '../with-host.js';
 
@@ -39,9 +41,27 @@ export async function serversCommand(options: GlobalOptions): Promise<number> {
     // A health check: non-zero when a server that should run does not (held-back and disabled ones do not count).
     const failed = servers.some((s) => s.status === 'failed') ? 1 : 0;
     if (options.json) return failed;
+    for (const s of servers) printPackage(s);
     for (const s of servers) printProblems(s);
     return failed;
   });
+}
+
+/**
+ * What a package runner ran, and a warning when its command names no fixed version: with npx a new release is held
+ * at its first start (its version is read from npm's cache); other runners are not read, so it just runs.
+ */
+function printPackage(s: ServerStatus): void {
+  const p = s.package;
+  if (!p) return;
+  const line = p.pinned
+    ? `package ${packageLabel(p)} (${p.runner}, pinned by ${p.pinned === 'digest' ? 'digest' : 'version'})`
+    : `package ${packageLabel(p)} (${p.runner}) unpinned: \`${p.requested}\` names no fixed version; ${
+        p.version
+          ? 'a new release is held at the start that brings it until accepted (`tack pins diff`)'
+          : `tack cannot see which version ${p.runner} runs, so a new release runs unnoticed`
+      }; pin it: ${pinnedCommand(p)}`;
+  print(`\n${s.name}: ${line}`);
 }
 
 function printProblems(s: ServerStatus): void {

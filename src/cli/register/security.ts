@@ -117,7 +117,10 @@ export const registerPins: Register = (program, { setExitCode }) => {
     .description('accept what is held back: it becomes the pin and is offered again')
     .argument('<server>', 'the server')
     .argument('[name]', 'only this tool or prompt')
-    .option('--kind <kind>', 'only this kind: tool, instructions, prompt, resource, resource-template')
+    .option(
+      '--kind <kind>',
+      'only this kind: tool, instructions, prompt, resource, resource-template, package',
+    )
     .option('--sha <prefix>', 'only the version with this sha256 (as `tack pins diff` showed it)')
     .action(
       async (server: string, name: string | undefined, opts: { kind?: string; sha?: string }, cmd: Command) =>

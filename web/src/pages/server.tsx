@@ -23,6 +23,18 @@ export function ServerPage(props: { name: string }) {
             <span class={`state state-${view.status}`}>{view.status}</span> — {view.counts.prompts} prompts,{' '}
             {view.counts.resources} resources, {view.counts.templates} templates
           </p>
+          {view.package && (
+            <p
+              class={view.package.pinned && !view.packageHeld ? 'muted small' : 'error small'}
+              data-testid="package"
+            >
+              package {view.package.label} ({view.package.runner})
+              {view.package.pinned
+                ? ''
+                : `: unpinned, \`${view.package.requested}\` names no fixed version; pin it: ${view.package.fix}`}
+              {view.packageHeld ? ` — held: ${view.packageHeld}` : ''}
+            </p>
+          )}
           {view.diagnostics.map((d) => (
             <p class="muted small" key={d}>
               {d}

@@ -102,7 +102,14 @@ function ServersTable(props: { view: ServersView }) {
               {s.era ?? '-'}
               {s.eraSource === 'cache' ? ' (cached)' : ''} {s.protocolVersion ?? ''}
             </td>
-            <td>{s.serverInfo ? `${s.serverInfo.name} ${s.serverInfo.version}` : '-'}</td>
+            <td>
+              {s.serverInfo ? `${s.serverInfo.name} ${s.serverInfo.version}` : '-'}
+              {s.package && (
+                <div class={s.package.pinned ? 'muted small' : 'error small'} data-testid="server-package">
+                  {s.package.label} ({s.package.runner}){s.package.pinned ? '' : ' unpinned'}
+                </div>
+              )}
+            </td>
             <td>{s.counts.tools}</td>
             <td>{s.connectMs === undefined ? '-' : `${s.connectMs} ms`}</td>
             <td>{s.sandbox}</td>
