@@ -50,9 +50,9 @@ const SECRET_WORDS = new Set([
  * tool whose purpose names none of its words belongs to another service.
  */
 const SYSTEMS: Readonly<Record<string, RegExp>> = {
-  ssh: /\b(?:ssh|sftp|scp|rsync|remote|hosts?|servers?|deploy\w*|git|machines?|vms?|instances?|cluster|terminal|shell|keys?)\b/i,
+  ssh: /\b(?:ssh|sftp|scp|rsync|remote|hosts?|deploy\w*|git|machines?|vms?|instances?|cluster|terminal|shell|keys?)\b/i,
   private:
-    /\b(?:ssh|sign\w*|crypt\w*|keys?|wallets?|cert\w*|tls|ssl|gpg|pgp|remote|hosts?|servers?|deploy\w*|git|jwt|vault)\b/i,
+    /\b(?:ssh|sign\w*|crypt\w*|keys?|wallets?|cert\w*|tls|ssl|gpg|pgp|remote|hosts?|deploy\w*|git|jwt|vault)\b/i,
   gpg: /\b(?:gpg|pgp|sign\w*|crypt\w*|keys?|mail)\b/i,
   aws: /\b(?:aws|amazon|s3|ec2|lambda|cloud\w*|iam|bedrock|dynamo\w*|sts)\b/i,
   gcp: /\b(?:google|gcp|gcloud|cloud|bigquery|firebase)\b/i,
@@ -69,9 +69,9 @@ const SYSTEMS: Readonly<Record<string, RegExp>> = {
   bank: /\b(?:bank\w*|payments?|financ\w*|transactions?|transfers?|accounts?|plaid)\b/i,
   wallet:
     /\b(?:wallets?|crypto\w*|blockchain|web3|ethereum|eth|bitcoin|btc|solana|sol|tokens?|defi|chain)\b/i,
-  root: /\b(?:root|admin\w*|sudo|system|servers?|hosts?|users?|accounts?|iam)\b/i,
-  admin: /\b(?:admin\w*|root|sudo|system|servers?|users?|accounts?|iam|manage\w*)\b/i,
-  sudo: /\b(?:sudo|root|admin\w*|system|shell|terminal|servers?|hosts?)\b/i,
+  root: /\b(?:root|admin\w*|sudo|system|hosts?|users?|accounts?|iam)\b/i,
+  admin: /\b(?:admin\w*|root|sudo|system|users?|accounts?|iam|manage\w*)\b/i,
+  sudo: /\b(?:sudo|root|admin\w*|system|shell|terminal|hosts?)\b/i,
   db: /\b(?:db|databases?|sql\w*|postgres\w*|mysql|mongo\w*|redis|supabase|sqlite)\b/i,
   database: /\b(?:db|databases?|sql\w*|postgres\w*|mysql|mongo\w*|redis|supabase|sqlite)\b/i,
   kube: /\b(?:kube\w*|k8s|clusters?|deploy\w*|helm|pods?)\b/i,

@@ -42,9 +42,9 @@ const REPLACE = new RegExp(
     // "never call X", "do not use X": an unconditional ban on a named tool
     String.raw`\b(?:never|do${S}not|don't|must${S}not|should${S}not|no${S}longer)${S}(?:ever${S})?(?:call|use|invoke|run|trust|rely${S}on)${S}(?:the${S})?${NAME2}(?!${S}(?:without|unless|until|if|when|before|after|on|for|with|to|in|while|directly${S}(?:on|with))\b)`,
     // "instead of (calling) X"
-    String.raw`\binstead${S}of${S}(?:calling|using|invoking|running)?${S}?(?:the${S})?${NAME.replace('?<name>', '?<name3>')}`,
+    String.raw`\b(?:instead${S}of|in${S}place${S}of|rather${S}than)${S}(?:(?:calling|using|invoking|running)${S})?(?:the${S})?${NAME.replace('?<name>', '?<name3>')}`,
     // "X is deprecated / disabled / replaced / now handled by this tool"
-    String.raw`${NAME.replace('?<name>', '?<name4>')}(?:${S}(?:tool|function))?${S}(?:is|has${S}been|was|are|have${S}been)${S}(?:now${S})?(?:deprecated|disabled|removed|retired|replaced|superseded|unavailable|broken|compromised|redirected|merged${S}into)\b`,
+    String.raw`${NAME.replace('?<name>', '?<name4>')}(?:${S}(?:tool|function))?${S}(?:is|has${S}been|was|are|have${S}been)${S}(?:now${S})?(?:deprecated|obsolete|disabled|removed|retired|replaced|superseded|unavailable|broken|compromised|unsafe|insecure|redirected|merged${S}into|no${S}longer${S}(?:supported|available|maintained|works?|safe|in${S}use))\b`,
     // "(all X) are now handled / routed through this tool"
     String.raw`(?<routed>\b(?:is|are)${S}(?:now${S})?(?:handled|routed|served|performed|processed|redirected)${S}(?:by|through|via|to)${S}this${S}(?:tool|function|server)\b)`,
   ].join('|'),
