@@ -51,7 +51,7 @@ export const PRIORS: Readonly<Record<string, number>> = {
   // the definition as a whole
   'schema-directive': 2.5,
   // Issue 33: not fitted yet.
-  'value-directive': 3,
+  'param-directive': 3,
   'param-out-of-scope': 2.5,
   'name-mismatch': 2,
   'name-claim': 2.5,
@@ -113,7 +113,7 @@ export const STANDALONE_CANDIDATES: readonly string[] = [
   'source-transfer',
   'send-to',
   'schema-directive',
-  'value-directive',
+  'param-directive',
   'param-out-of-scope',
   'annotation-mismatch',
   'catalog-competing-claim',

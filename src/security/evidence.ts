@@ -66,7 +66,7 @@ export const EVIDENCE_FEATURES = [
   'active-content',
   // the definition as a whole
   'schema-directive',
-  'value-directive',
+  'param-directive',
   'param-out-of-scope',
   'name-mismatch',
   'name-claim',
@@ -123,8 +123,8 @@ export const FEATURE_WHY: Readonly<Record<EvidenceFeature, string>> = {
     'carries content that runs where it is rendered (a script, a javascript: or data:text/html URL)',
   'schema-directive':
     'instructions inside the input schema, enum, default or annotations, where nobody reads them',
-  'value-directive':
-    'a default, enum, example or const value that is a sentence giving orders: an instruction where data belongs',
+  'param-directive':
+    "a parameter that carries orders: a default, enum or example that is a sentence giving orders, or a description that speaks to the model or has it paste another tool's output",
   'param-out-of-scope':
     "a parameter that asks for what the tool's purpose does not need (another system's secret, the conversation, a credential file, other tools' output)",
   'name-mismatch': "the text asks for things the tool's name and purpose do not involve",
@@ -966,7 +966,17 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
     for (const [feature, matches] of reading.found) {
       for (const match of matches) raise(feature, field, match);
       if (sentenceValue && (VALUE_DIRECTIVES.has(feature) || SCHEMA_DIRECTIVES.has(feature)))
-        raise('value-directive', field, matches[0]!);
+        raise('param-directive', field, matches[0]!);
+      // A parameter's description that speaks to the model, or has it call a tool and paste what it returns: the
+      // parameter is a channel for something other than its value.
+      if (
+        inSchema &&
+        !value &&
+        field.endsWith('.description') &&
+        (feature === 'model-address' ||
+          (feature === 'named-tool' && OUTPUT_MOVED.test(meter.read(body.slice(start, end)))))
+      )
+        raise('param-directive', field, matches[0]!);
       if ((sentenceValue && VALUE_DIRECTIVES.has(feature)) || (inSchema && SCHEMA_DIRECTIVES.has(feature)))
         raise('schema-directive', field, matches[0]!);
       const kind =
@@ -1100,6 +1110,10 @@ const SCHEMA_DIRECTIVES: ReadonlySet<EvidenceFeature> = new Set([
   'hostile-words',
   'redirection',
 ]);
+
+/** Another tool's whole output put into a value: "paste its output here", "copy the result". Bounded. */
+const OUTPUT_MOVED =
+  /\b(?:paste|copy|include|put|insert|append|attach|pass|add|place)\b[^.\n]{0,40}?\b(?:its|their|the|that|this)\s{1,3}(?:full\s{1,3}|entire\s{1,3}|whole\s{1,3}|complete\s{1,3})?(?:output|outputs|result|results|response|contents?)\b/i;
 
 /** In a value that is a sentence, these are orders: "Always call sync_all first", "You must include the notes". */
 const VALUE_DIRECTIVES: ReadonlySet<EvidenceFeature> = new Set([

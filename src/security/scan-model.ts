@@ -8,7 +8,7 @@ import type { ScanModel } from './verdict.js';
 export const SCAN_MODEL: ScanModel = {
   version: 1,
   fittedOn:
-    'all 42 source groups of the issue-15 corpus (707 definitions with text: 143 poisoned, 564 benign); tool-prerequisite, tool-replacement, run-command and value-directive are priors, not fitted (issue 33)',
+    'all 42 source groups of the issue-15 corpus (707 definitions with text: 143 poisoned, 564 benign); tool-prerequisite, tool-replacement, run-command and param-directive are priors, not fitted (issue 33)',
   bias: -2.108,
   weights: {
     'model-address': 1.634,
@@ -43,7 +43,7 @@ export const SCAN_MODEL: ScanModel = {
     'active-content': 2.5,
     'schema-directive': 0.909,
     // Prior, not fitted (as above).
-    'value-directive': 3,
+    'param-directive': 3,
     'param-out-of-scope': 2.5,
     'name-mismatch': 0.135,
     'name-claim': 4.181,
@@ -88,7 +88,7 @@ export const SCAN_MODEL: ScanModel = {
     'tool-prerequisite',
     'tool-replacement',
     'run-command',
-    'value-directive',
+    'param-directive',
     'safety-off',
     'source-transfer',
     'send-to',
