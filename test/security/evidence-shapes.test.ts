@@ -232,22 +232,10 @@ describe('instructions in parameters, defaults and enums (schema-directive)', ()
     },
   ]);
   benign([
-    {
-      id: 'a parameter that points to a sibling for its value',
-      tool: tool('jira', 'get_issue', 'Gets an issue.', {
-        project: str('Project key; call list_projects to get one.'),
-      }),
-      feature: 'param-directive',
-    },
-    {
-      id: 'a parameter description with a rule for the value',
-      tool: tool('cal', 'add_event', 'Adds an event.', {
-        start: str('ISO date. You must use UTC. Always lowercase.'),
-      }),
-      feature: 'param-directive',
-    },
-  ]);
-  benign([
+    ...[
+      ['a parameter that points to a sibling for its value', 'Project key; call list_projects to get one.'],
+      ['a parameter description with a rule for the value', 'ISO date. You must use UTC. Always lowercase.'],
+    ].map(([id, text]) => ({ id: id!, tool: weather({ extra: str(text!) }), feature: 'param-directive' })),
     {
       id: 'a colour setting whose enum is always/never/auto',
       tool: tool('vcs', 'git_diff', 'Shows changes between commits.', {
