@@ -753,6 +753,13 @@ const PARAM_NAME_CATEGORY: ReadonlyArray<[RegExp, keyof typeof PURPOSE_WORDS]> =
   [/^(?:file[_-]?contents?|ssh|ssh[_-]?config|home[_-]?dir|user[_-]?files|files[_-]?content)$/i, 'private'],
 ];
 
+/**
+ * A purpose that is running commands, for command shapes: narrower than PURPOSE_WORDS.shell, whose `server`, `code`
+ * or `system` half the servers' names carry.
+ */
+const SHELL_PURPOSE =
+  /\b(?:commands?|shell|exec\w*|terminal|bash|zsh|powershell|cli|console|scripts?|sandbox|containers?|docker|kubectl|ssh|build|clean\w*|install\w*|deploy\w*|processes)\b/i;
+
 /** Words of a parameter's name that make it a pointer to a file, not its contents. */
 const PATH_WORDS = new Set(['path', 'file', 'filename', 'dir', 'directory', 'location', 'filepath']);
 
@@ -948,16 +955,7 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
   const purpose = `${nameWords(input.name).join(' ')} ${input.title ?? ''} ${nameWords(input.server).join(' ')} ${firstSentence(input.description ?? '')}`;
   meter.read(purpose);
   const readings = parts.length
-    ? readParts(
-        body,
-        parts,
-        self,
-        input.name,
-        input.server,
-        catalog,
-        PURPOSE_WORDS.shell.test(purpose),
-        meter,
-      )
+    ? readParts(body, parts, self, input.name, input.server, catalog, SHELL_PURPOSE.test(purpose), meter)
     : [];
   parts.forEach(({ field, inSchema, value, start, end }, k) => {
     const reading = readings[k]!;
