@@ -30,8 +30,12 @@ export const PRIORS: Readonly<Record<string, number>> = {
   'ordered-tool-use': 1.5,
   'directs-other-tools': 2,
   'disparages-tools': 3,
+  // Issue 33: claims over the other tools, command shapes. No corpus has been fitted with them yet.
+  'tool-prerequisite': 3,
+  'tool-replacement': 3,
   // payloads, data
   'shell-payload': 1.5,
+  'run-command': 3,
   'injection-key': 3.5,
   'safety-off': 2,
   'data-sink': 0.3,
@@ -46,6 +50,8 @@ export const PRIORS: Readonly<Record<string, number>> = {
   'active-content': 2.5,
   // the definition as a whole
   'schema-directive': 2.5,
+  // Issue 33: not fitted yet.
+  'param-directive': 3,
   'param-out-of-scope': 2.5,
   'name-mismatch': 2,
   'name-claim': 2.5,
@@ -99,11 +105,15 @@ export const STANDALONE_CANDIDATES: readonly string[] = [
   'exclusivity',
   'disparages-tools',
   'directs-other-tools',
+  'tool-prerequisite',
+  'tool-replacement',
+  'run-command',
   'safety-off',
   'superlative',
   'source-transfer',
   'send-to',
   'schema-directive',
+  'param-directive',
   'param-out-of-scope',
   'annotation-mismatch',
   'catalog-competing-claim',

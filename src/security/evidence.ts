@@ -15,9 +15,12 @@
  * work through the same ScanMeter.
  */
 
+import { commandShapes } from './command-shapes.js';
+import { inScope, paramConcern } from './param-scope.js';
 import type { ScanMeter } from './scan-linear.js';
 import { clip, INVISIBLE_SOURCE, normalize } from './scan-normalize.js';
 import { schemaTexts } from './schema-texts.js';
+import { demands, toolClaims } from './tool-claims.js';
 
 /** Every feature the evidence extractor can raise; each is also a finding code (docs/security.md). */
 export const EVIDENCE_FEATURES = [
@@ -44,8 +47,11 @@ export const EVIDENCE_FEATURES = [
   'ordered-tool-use',
   'directs-other-tools',
   'disparages-tools',
+  'tool-prerequisite',
+  'tool-replacement',
   // payloads, data
   'shell-payload',
+  'run-command',
   'injection-key',
   'safety-off',
   'data-sink',
@@ -60,6 +66,7 @@ export const EVIDENCE_FEATURES = [
   'active-content',
   // the definition as a whole
   'schema-directive',
+  'param-directive',
   'param-out-of-scope',
   'name-mismatch',
   'name-claim',
@@ -92,7 +99,13 @@ export const FEATURE_WHY: Readonly<Record<EvidenceFeature, string>> = {
   'ordered-tool-use': 'sets an order on tool use: call something before or after other tools',
   'directs-other-tools': 'orders the model about other tools',
   'disparages-tools': 'calls other tools broken, unsafe or deprecated: steering the model away from them',
+  'tool-prerequisite':
+    'claims to come before every other tool ("before using any tool, call X first"): a fake prerequisite',
+  'tool-replacement':
+    'claims to replace, override or ban another tool ("replaces X; never call X"): redirects its calls',
   'shell-payload': 'carries a shell command or code to run',
+  'run-command':
+    'a command that fetches and runs code, deletes a home or root, opens a shell or is spliced into a value',
   'injection-key': 'a JSON-like key that claims to carry system instructions',
   'safety-off': 'asks to switch off checks, confirmations or safety',
   'data-sink': 'names a place data can go (URL, e-mail address, webhook, file)',
@@ -110,7 +123,10 @@ export const FEATURE_WHY: Readonly<Record<EvidenceFeature, string>> = {
     'carries content that runs where it is rendered (a script, a javascript: or data:text/html URL)',
   'schema-directive':
     'instructions inside the input schema, enum, default or annotations, where nobody reads them',
-  'param-out-of-scope': "a parameter that asks for more than the tool's purpose needs",
+  'param-directive':
+    "a parameter that carries orders: a default, enum or example that is a sentence giving orders, or a description that speaks to the model or has it paste another tool's output",
+  'param-out-of-scope':
+    "a parameter that asks for what the tool's purpose does not need (another system's secret, the conversation, a credential file, other tools' output)",
   'name-mismatch': "the text asks for things the tool's name and purpose do not involve",
   'name-claim': 'the name or title claims quality or safety (best, official, safe, verified)',
   'name-homoglyph': 'the name mixes scripts or hides characters: it can impersonate another tool',
@@ -544,6 +560,8 @@ function readParts(
   ownName: string,
   server: string,
   catalog: Map<string, Set<string | undefined>> | undefined,
+  /** The tool's purpose is running commands: a command it documents is its job, unless no purpose explains it. */
+  shellPurpose: boolean,
   meter: ScanMeter,
 ): TextReading[] {
   const readings: TextReading[] = parts.map(() => ({ found: new Map(), atoms: 0 }));
@@ -566,9 +584,14 @@ function readParts(
   };
   const ends = sentenceEnds(body, meter);
   const masks = new Uint32Array(ends.length);
+  // The sources of each sentence that are moved material, not the place something goes: "include uppercase
+  // letters in the password" of a password generator shapes the tool's own output and moves no credential.
+  const moved = new Uint32Array(ends.length);
   const sentence = (i: number) => body.slice(i === 0 ? 0 : ends[i - 1]!, ends[i]!);
   const mark = (part: number, atom: Atom, at: number, match: string) => {
-    masks[sentenceOf(ends, at)]! |= bit(atom);
+    const s = sentenceOf(ends, at);
+    masks[s]! |= bit(atom);
+    if (bit(atom) & SOURCES && !ownOutput(body, at, match, self, meter)) moved[s]! |= bit(atom);
     readings[part]!.atoms |= bit(atom);
     const feature = ATOM_FEATURE[atom];
     if (feature && !(parts[part]!.inSchema && atom === Atom.SafetyOff)) note(part, feature, match);
@@ -617,6 +640,28 @@ function readParts(
         mark(partAt(m.index), Atom.CatalogTool, m.index, m[0]);
     }
   }
+  // Claims over the other tools, and command shapes: one pass of each over the body.
+  const another = (name: string) => {
+    if (name === ownName || !distinctiveName(name)) return false;
+    const servers = catalog?.get(name);
+    // A sibling on the same server is documentation ("search_v1 is deprecated"); an unknown name is a claim all the same.
+    return !servers || [...servers].some((s) => s !== server);
+  };
+  const claims = toolClaims(body, meter);
+  const demanded = new Map<number, boolean>();
+  for (const c of claims.scopes) {
+    const i = sentenceOf(ends, c.at);
+    if (!demanded.has(i)) demanded.set(i, demands(meter.read(sentence(i))));
+    if (demanded.get(i)) note(partAt(c.at + c.text.length - 1), 'tool-prerequisite', sentence(i));
+  }
+  for (const c of claims.replacements) {
+    if (c.tool !== undefined && !another(c.tool)) continue;
+    if (c.role !== undefined && (NOT_A_ROLE.has(c.role) || self.has(c.role) || c.role === 'tool')) continue;
+    note(partAt(c.at + c.text.length - 1), 'tool-replacement', sentence(sentenceOf(ends, c.at)));
+  }
+  for (const c of commandShapes(body, meter))
+    if (c.always || !shellPurpose) note(partAt(c.at + c.text.length - 1), 'run-command', c.text);
+
   // Two things in one sentence.
   for (let i = 0; i < masks.length; i++) {
     const mask = masks[i]!;
@@ -625,10 +670,11 @@ function readParts(
     const part = partAt(i === 0 ? 0 : ends[i - 1]!);
     const say = (feature: EvidenceFeature) => note(part, feature, sentence(i));
     if (has(bit(Atom.Move)) && has(bit(Atom.Sink))) say('send-to');
-    if (has(SOURCES) && has(bit(Atom.Move))) say('source-transfer');
+    const sources = moved[i]!;
+    if (sources & SOURCES && has(bit(Atom.Move))) say('source-transfer');
     // Sensitive material handed to another server's tool is moved, whatever the verb.
-    if (has(SOURCES) && has(bit(Atom.CatalogTool))) say('source-transfer');
-    if (has(bit(Atom.Private)) && has(bit(Atom.Read)) && has(bit(Atom.Move) | bit(Atom.Sink)))
+    if (sources & SOURCES && has(bit(Atom.CatalogTool))) say('source-transfer');
+    if (sources & bit(Atom.Private) && has(bit(Atom.Read)) && has(bit(Atom.Move) | bit(Atom.Sink)))
       say('source-transfer');
     if (has(bit(Atom.Ordering)) && has(TOOL_REFS)) say('ordered-tool-use');
     if (parts[part]!.inSchema && has(bit(Atom.SafetyOff)) && has(ORDERS | bit(Atom.Override)))
@@ -639,6 +685,33 @@ function readParts(
       say('disparages-tools');
   }
   return readings;
+}
+
+/** A preposition that makes what follows the place something goes ("in the password", "into a token"). */
+const PLACE_BEFORE =
+  /\b(?:in|into|inside|within|for|to|of)\s{1,3}(?:(?:the|a|an|each|every|this|that|its|your|their|generated|new|resulting|final|output|random|created)\s{1,3}){0,3}$/i;
+
+/**
+ * Whether a sensitive word at `at` is the tool's own output rather than a source: the tool's name says it makes or
+ * handles that thing (`generate_password`, `create_token`) and the word is where something goes ("in the password")
+ * or what is measured ("length of the password"). Moving a credential needs a credential being read or sent; a
+ * parameter that shapes what the tool makes moves nothing.
+ */
+function ownOutput(
+  body: string,
+  at: number,
+  match: string,
+  self: ReadonlySet<string>,
+  meter: ScanMeter,
+): boolean {
+  const words = nameWords(match).map(stem);
+  if (!words.some((w) => self.has(w) || self.has(`${w}s`))) return false;
+  return PLACE_BEFORE.test(meter.read(body.slice(Math.max(0, at - 40), at)));
+}
+
+/** A plural's `s` dropped, so `passwords` and `password` compare equal. */
+function stem(word: string): string {
+  return word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -679,6 +752,16 @@ const PARAM_NAME_CATEGORY: ReadonlyArray<[RegExp, keyof typeof PURPOSE_WORDS]> =
   ],
   [/^(?:file[_-]?contents?|ssh|ssh[_-]?config|home[_-]?dir|user[_-]?files|files[_-]?content)$/i, 'private'],
 ];
+
+/**
+ * A purpose that is running commands, for command shapes: narrower than PURPOSE_WORDS.shell, whose `server`, `code`
+ * or `system` half the servers' names carry.
+ */
+const SHELL_PURPOSE =
+  /\b(?:commands?|shell|exec\w*|terminal|bash|zsh|powershell|cli|console|scripts?|sandbox|containers?|docker|kubectl|ssh|build|clean\w*|install\w*|deploy\w*|processes)\b/i;
+
+/** Words of a parameter's name that make it a pointer to a file, not its contents. */
+const PATH_WORDS = new Set(['path', 'file', 'filename', 'dir', 'directory', 'location', 'filepath']);
 
 const CLAIM_NAME_WORDS = new Set([
   'best',
@@ -867,26 +950,32 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
     });
     body += normalized + JOIN;
   }
-  const readings = parts.length ? readParts(body, parts, self, input.name, input.server, catalog, meter) : [];
-  parts.forEach(({ field, inSchema }, k) => {
+  // The purpose: the name, the title, the server and the description's first sentence (what the rest asks for
+  // must not vouch for itself).
+  const purpose = `${nameWords(input.name).join(' ')} ${input.title ?? ''} ${nameWords(input.server).join(' ')} ${firstSentence(input.description ?? '')}`;
+  meter.read(purpose);
+  const readings = parts.length
+    ? readParts(body, parts, self, input.name, input.server, catalog, SHELL_PURPOSE.test(purpose), meter)
+    : [];
+  parts.forEach(({ field, inSchema, value, start, end }, k) => {
     const reading = readings[k]!;
+    // A value (default, enum, example, const) that is a sentence giving orders is an instruction where data belongs.
+    const sentenceValue = value && (body.slice(start, end).match(/\S+/g)?.length ?? 0) >= 4;
     for (const [feature, matches] of reading.found) {
       for (const match of matches) raise(feature, field, match);
+      if (sentenceValue && (VALUE_DIRECTIVES.has(feature) || SCHEMA_DIRECTIVES.has(feature)))
+        raise('param-directive', field, matches[0]!);
+      // A parameter's description that speaks to the model, or has it call a tool and paste what it returns: the
+      // parameter is a channel for something other than its value.
       if (
         inSchema &&
+        !value &&
+        field.endsWith('.description') &&
         (feature === 'model-address' ||
-          feature === 'override' ||
-          feature === 'secrecy' ||
-          feature === 'authority-markup' ||
-          feature === 'injection-key' ||
-          feature === 'exclusivity' ||
-          feature === 'ordered-tool-use' ||
-          feature === 'directs-other-tools' ||
-          feature === 'source-transfer' ||
-          feature === 'send-to' ||
-          feature === 'hostile-words' ||
-          feature === 'redirection')
+          (feature === 'named-tool' && OUTPUT_MOVED.test(meter.read(body.slice(start, end)))))
       )
+        raise('param-directive', field, matches[0]!);
+      if ((sentenceValue && VALUE_DIRECTIVES.has(feature)) || (inSchema && SCHEMA_DIRECTIVES.has(feature)))
         raise('schema-directive', field, matches[0]!);
       const kind =
         feature === 'source-transfer'
@@ -909,25 +998,34 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
     }
   });
 
-  // The purpose: the name, the title, the server and the description's first sentence (what the rest asks for
-  // must not vouch for itself).
-  const purpose = `${nameWords(input.name).join(' ')} ${input.title ?? ''} ${nameWords(input.server).join(' ')} ${firstSentence(input.description ?? '')}`;
-  meter.read(purpose);
   for (const [kind, category] of ASK_CATEGORIES) {
     if (!(asked & kind) || PURPOSE_WORDS[category].test(purpose)) continue;
     const where = askedWhere.get(kind)!;
     raise('name-mismatch', where.field, `${input.name}: ${ASK_WORDS[category]} (${where.match})`);
   }
 
+  const what = `in a tool for "${clip(purpose.trim().slice(0, 80))}"`;
   for (const p of params) {
     meter.read(p.name);
     const category = PARAM_NAME_CATEGORY.find(([re]) => re.test(p.name))?.[1];
-    if (category && !PURPOSE_WORDS[category].test(purpose))
-      raise(
-        'param-out-of-scope',
-        p.path,
-        `${p.name}: ${ASK_WORDS[category]} in a tool for "${clip(purpose.trim().slice(0, 80))}"`,
-      );
+    if (category) {
+      if (!PURPOSE_WORDS[category].test(purpose))
+        raise('param-out-of-scope', p.path, `${p.name}: ${ASK_WORDS[category]} ${what}`);
+      continue;
+    }
+    const words = nameWords(p.name);
+    const concern = paramConcern(words, p.description, meter);
+    if (!concern) continue;
+    // A path to a dotenv file is a setting the tool reads, not a secret handed over.
+    if (concern.system === 'env' && words.some((w) => PATH_WORDS.has(w))) continue;
+    if (inScope(concern, purpose, PURPOSE_WORDS[concern.kind])) continue;
+    const asks =
+      concern.kind === 'credential'
+        ? `asks for a ${concern.system ?? 'private'} secret`
+        : concern.kind === 'tools'
+          ? "asks for other tools' output"
+          : ASK_WORDS[concern.kind];
+    raise('param-out-of-scope', p.path, `${p.name}: ${asks} (${concern.match}) ${what}`);
   }
 
   const words = [...nameWords(input.name), ...nameWords(input.title ?? '')];
@@ -991,6 +1089,41 @@ const ASK_WORDS: Readonly<Record<keyof typeof PURPOSE_WORDS, string>> = {
   model: 'asks which model or assistant runs it',
   carrier: 'a free-text side channel the tool does not need',
 };
+
+/** Inside the input schema, annotations or arguments, these are instructions wherever they sit. */
+const SCHEMA_DIRECTIVES: ReadonlySet<EvidenceFeature> = new Set([
+  'tool-prerequisite',
+  'tool-replacement',
+  'run-command',
+  'model-address',
+  'override',
+  'secrecy',
+  'authority-markup',
+  'injection-key',
+  'exclusivity',
+  'ordered-tool-use',
+  'directs-other-tools',
+  'source-transfer',
+  'send-to',
+  'hostile-words',
+  'redirection',
+]);
+
+/** Another tool's whole output put into a value: "paste its output here", "copy the result". Bounded. */
+const OUTPUT_MOVED =
+  /\b(?:paste|copy|include|put|insert|append|attach|pass|add|place)\b[^.\n]{0,40}?\b(?:its|their|the|that|this)\s{1,3}(?:full\s{1,3}|entire\s{1,3}|whole\s{1,3}|complete\s{1,3})?(?:output|outputs|result|results|response|contents?)\b/i;
+
+/** In a value that is a sentence, these are orders: "Always call sync_all first", "You must include the notes". */
+const VALUE_DIRECTIVES: ReadonlySet<EvidenceFeature> = new Set([
+  'imperative',
+  'second-person-order',
+  'emphatic-order',
+  'named-tool',
+  'ordering',
+  'trigger',
+  'coercion',
+  'exclusivity',
+]);
 
 /** A field that holds a value rather than prose (`...default`, `...enum[2]`, `...examples[0]`). */
 const VALUE_FIELD =

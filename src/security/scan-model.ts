@@ -8,7 +8,7 @@ import type { ScanModel } from './verdict.js';
 export const SCAN_MODEL: ScanModel = {
   version: 1,
   fittedOn:
-    'all 42 source groups of the issue-15 corpus (707 definitions with text: 143 poisoned, 564 benign)',
+    'all 42 source groups of the issue-15 corpus (707 definitions with text: 143 poisoned, 564 benign); tool-prerequisite, tool-replacement, run-command and param-directive are priors, not fitted (issue 33)',
   bias: -2.108,
   weights: {
     'model-address': 1.634,
@@ -24,7 +24,12 @@ export const SCAN_MODEL: ScanModel = {
     'ordered-tool-use': 0.742,
     'directs-other-tools': 0.639,
     'disparages-tools': 3,
+    // Prior, not fitted (bench/scan-corpus/priors.ts): added after the last fit, until the corpus is refitted.
+    'tool-prerequisite': 3,
+    'tool-replacement': 3,
     'shell-payload': 1.469,
+    // Prior, not fitted (as above).
+    'run-command': 3,
     'injection-key': 3.5,
     'safety-off': 2.71,
     'send-to': 1.72,
@@ -37,6 +42,8 @@ export const SCAN_MODEL: ScanModel = {
     coercion: 1.5,
     'active-content': 2.5,
     'schema-directive': 0.909,
+    // Prior, not fitted (as above).
+    'param-directive': 3,
     'param-out-of-scope': 2.5,
     'name-mismatch': 0.135,
     'name-claim': 4.181,
@@ -77,6 +84,11 @@ export const SCAN_MODEL: ScanModel = {
     'name-claim',
     'authority-markup',
     'disparages-tools',
+    // Standalone candidates added with their priors (issue 33), not yet kept or dropped by a fit.
+    'tool-prerequisite',
+    'tool-replacement',
+    'run-command',
+    'param-directive',
     'safety-off',
     'source-transfer',
     'send-to',

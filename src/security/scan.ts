@@ -262,7 +262,15 @@ interface PhraseRule {
   re?: RegExp;
   find?: (body: string, meter: ScanMeter) => string | undefined;
   message: string;
+  /**
+   * The rule finds only that the text speaks to the model. Server instructions and skills are written for the model
+   * (MODEL_ADDRESSED), so there the form of address is no evidence; what the text asks for still is.
+   */
+  addressOnly?: true;
 }
+
+/** Texts written for the model by design: rules that only find the model addressed (`addressOnly`) skip them. */
+export const MODEL_ADDRESSED: ReadonlySet<ScanLocationKind> = new Set(['instructions', 'skill']);
 
 const MODEL =
   '(?:you|the (?:assistant|ai|model|llm|agent|ai assistant|language model)|assistant|claude|gpt|chatgpt)';
@@ -343,6 +351,7 @@ const PHRASES: readonly PhraseRule[] = [
       'i',
     ),
     message: 'a standing order to the model',
+    addressOnly: true,
   },
   {
     code: 'model-directive',
@@ -355,6 +364,7 @@ const PHRASES: readonly PhraseRule[] = [
     severity: 'medium',
     re: /\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+)?(?:agent|assistant|ai|model|llm|claude|gpt)\b/i,
     message: 'a note addressed to the model',
+    addressOnly: true,
   },
   // context-exfil: asking for the conversation, system prompt or environment to be put into arguments
   {
@@ -618,6 +628,7 @@ export function scanText(whole: string, location: ScanLocation, options: ScanOpt
   for (const { body, hiddenPayload } of texts) {
     const suffix = hiddenPayload ? ' (inside a hidden payload)' : '';
     for (const rule of PHRASES) {
+      if (rule.addressOnly && MODEL_ADDRESSED.has(location.kind)) continue;
       const match = rule.find ? rule.find(body, meter) : meter.read(body).match(rule.re!)?.[0];
       if (match !== undefined)
         add(rule.code, hiddenPayload ? 'high' : rule.severity, rule.message + suffix, match);

@@ -24,6 +24,25 @@ const SCHEMA_TEXT_KEYS = new Set([
   '$comment',
 ]);
 
+/**
+ * Keys whose string values are structure, not text: every other string in a schema is read too (`x-instructions`,
+ * `markdownDescription`, `errorMessage`), since the model sees the whole schema and a server may put words anywhere.
+ */
+const STRUCTURAL_KEYS = new Set([
+  'type',
+  'format',
+  'pattern',
+  '$ref',
+  '$schema',
+  '$id',
+  '$anchor',
+  '$dynamicRef',
+  '$dynamicAnchor',
+  '$recursiveRef',
+  'contentMediaType',
+  'contentEncoding',
+]);
+
 export interface SchemaTexts {
   texts: { path: string; text: string }[];
   /** Whether some of the schema was not visited (past MAX_SCHEMA_TEXTS, MAX_SCHEMA_NODES or MAX_SCHEMA_DEPTH). */
@@ -79,7 +98,10 @@ export function schemaTexts(schema: unknown, root = 'inputSchema'): SchemaTexts 
     if (frame.keys) {
       const key = frame.keys[at]!;
       const child = (frame.value as Record<string, unknown>)[key];
-      const text = frame.text || SCHEMA_TEXT_KEYS.has(key);
+      const text =
+        frame.text ||
+        SCHEMA_TEXT_KEYS.has(key) ||
+        (typeof child === 'string' && !STRUCTURAL_KEYS.has(key) && frame.path.slice(-11) !== '.properties');
       if (text || typeof child === 'object') visit(child, `${frame.path}.${key}`, frame.depth + 1, text);
     } else {
       visit((frame.value as unknown[])[at], `${frame.path}[${at}]`, frame.depth + 1, frame.text);
