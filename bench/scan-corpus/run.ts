@@ -270,7 +270,7 @@ export function trainingItems(): { scored: Scored[]; items: TrainingItem[]; desc
   return {
     scored,
     items: training(scored),
-    description: `all ${groups} source groups of the issue-15 corpus (${items.length} definitions with text: ${items.filter((i) => i.label === 'poisoned').length} poisoned, ${items.filter((i) => i.label === 'benign').length} benign)`,
+    description: `all ${groups} source groups of the labelled corpus of published definitions (rebuilt 2026-12-07; ${items.length} definitions with text: ${items.filter((i) => i.label === 'poisoned').length} poisoned, ${items.filter((i) => i.label === 'benign').length} benign)`,
   };
 }
 

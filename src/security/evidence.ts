@@ -558,6 +558,11 @@ function readParts(
   parts: readonly Part[],
   self: ReadonlySet<string>,
   ownName: string,
+  /**
+   * Names the definition itself defines: its parameters and its enum and const values. "use it instead of imageRef",
+   * "replace_content_range is deprecated" speak of the tool's own inputs, not of another tool.
+   */
+  ownNames: ReadonlySet<string>,
   server: string,
   catalog: Map<string, Set<string | undefined>> | undefined,
   /** The tool's purpose is running commands: a command it documents is its job, unless no purpose explains it. */
@@ -642,7 +647,7 @@ function readParts(
   }
   // Claims over the other tools, and command shapes: one pass of each over the body.
   const another = (name: string) => {
-    if (name === ownName || !distinctiveName(name)) return false;
+    if (name === ownName || ownNames.has(name) || !distinctiveName(name)) return false;
     const servers = catalog?.get(name);
     // A sibling on the same server is documentation ("search_v1 is deprecated"); an unknown name is a claim all the same.
     return !servers || [...servers].some((s) => s !== server);
@@ -919,7 +924,8 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
   if (input.description) texts.push({ field: 'description', text: input.description });
   if (input.title) texts.push({ field: 'title', text: input.title });
   for (const t of annotationTexts(input.annotations)) texts.push({ field: t.path, text: t.text });
-  pushTexts(texts, schemaTexts(input.inputSchema).texts);
+  const inputTexts = schemaTexts(input.inputSchema).texts;
+  pushTexts(texts, inputTexts);
   if (input.outputSchema !== undefined)
     pushTexts(texts, schemaTexts(input.outputSchema, 'outputSchema').texts);
   const params = [
@@ -955,7 +961,17 @@ export function collectEvidence(input: EvidenceInput, options: EvidenceOptions):
   const purpose = `${nameWords(input.name).join(' ')} ${input.title ?? ''} ${nameWords(input.server).join(' ')} ${firstSentence(input.description ?? '')}`;
   meter.read(purpose);
   const readings = parts.length
-    ? readParts(body, parts, self, input.name, input.server, catalog, SHELL_PURPOSE.test(purpose), meter)
+    ? readParts(
+        body,
+        parts,
+        self,
+        input.name,
+        ownNamesOf(params, inputTexts),
+        input.server,
+        catalog,
+        SHELL_PURPOSE.test(purpose),
+        meter,
+      )
     : [];
   parts.forEach(({ field, inSchema, value, start, end }, k) => {
     const reading = readings[k]!;
@@ -1126,6 +1142,17 @@ const VALUE_DIRECTIVES: ReadonlySet<EvidenceFeature> = new Set([
 ]);
 
 /** A field that holds a value rather than prose (`...default`, `...enum[2]`, `...examples[0]`). */
+/** A definition's own names: its parameters' and its enum and const values (see readParts `ownNames`). */
+function ownNamesOf(
+  params: ReadonlyArray<{ name: string }>,
+  texts: ReadonlyArray<{ path: string; text: string }>,
+): Set<string> {
+  const names = new Set(params.map((p) => p.name));
+  for (const t of texts)
+    if (/\.(?:enum\[\d+\]|const)$/.test(t.path) && t.text.length <= 80) names.add(t.text);
+  return names;
+}
+
 const VALUE_FIELD =
   /\.(?:default|enum|examples?|const)(?:\[\d+\])*$|\.(?:default|enum|examples?|const)(?:\.|\[)/;
 

@@ -77,6 +77,13 @@ export function toolClaims(
   for (const m of meter.read(body).matchAll(REPLACE)) {
     const g = m.groups ?? {};
     const tool = g.name ?? g.name2 ?? g.name3 ?? g.name4;
+    // "replaces the sub-issue's parent": a possessive is a noun of the prose, not a tool's name.
+    if (
+      tool &&
+      m[0].endsWith("'") &&
+      /^s\b/.test(body.slice(m.index + m[0].length, m.index + m[0].length + 2))
+    )
+      continue;
     const role = g.self?.split(/\s/)[0]?.toLowerCase();
     replacements.push({
       kind: 'replacement',

@@ -1,11 +1,12 @@
 // Issue 33's evidence beyond phrases: schema-purpose coherence, instructions in schema values, claims over other tools,
 // command-shaped text. Every fixture is written for this test from the attack classes' descriptions: a poisoned one
-// must raise its feature and be flagged, a benign near-miss must raise neither.
+// must raise its feature (flagged when the fitted model keeps it standalone), a benign near-miss must raise neither.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanCatalog } from '../../src/security/catalog.js';
 import { type ScannableTool, scanText, scanTool } from '../../src/security/scan.js';
+import { SCAN_MODEL } from '../../src/security/scan-model.js';
 import { REPO } from '../helpers/project.js';
 
 type Props = Record<string, Record<string, unknown>>;
@@ -27,12 +28,19 @@ interface Case {
   feature: string;
 }
 
-/** Poisoned: the feature is raised and the definition is flagged (warn or block). */
+/**
+ * Poisoned: the feature is raised and weighs in the verdict. Whether it flags alone is the fitted model's call
+ * (scan-model.ts): a feature the published corpus shows on too many real servers' tools (out-of-scope parameters,
+ * directives in schema values) adds to the score but needs a second signal; one kept standalone flags alone.
+ */
 function poisoned(cases: readonly Case[]) {
   it.each(cases.map((c) => [c.id, c] as const))('%s', (_, c) => {
     const scan = scanTool(c.tool);
     expect(scan.features, JSON.stringify(scan.contributions)).toContain(c.feature);
-    expect(scan.verdict).not.toBe('clean');
+    // A weight the fit set to 0 (schema-directive: as common on real servers as in attacks) adds nothing.
+    const weight = scan.contributions.find((x) => x.feature === c.feature)?.weight ?? 0;
+    expect(weight).toBe(Math.max(0, SCAN_MODEL.weights[c.feature] ?? 0));
+    if (SCAN_MODEL.standalone.includes(c.feature)) expect(scan.verdict).not.toBe('clean');
   });
 }
 
