@@ -6,6 +6,7 @@ import { pushAll } from '../util/arrays.js';
 import { skillFolders } from './discover.js';
 import { contentWords, OVERLAP_THRESHOLD, overlaps } from './overlap.js';
 import { checkReferences } from './reference-check.js';
+import { scanSkill, skillFindingText } from './scan.js';
 import { servingProblems } from './servable.js';
 import { folderName, oversizedText, readSkill, SKILL_FILE, type SkillSource } from './skill.js';
 import {
@@ -40,6 +41,7 @@ export type SkillRule =
   | 'deep-reference'
   | 'when'
   | 'overlap'
+  | 'poisoning'
   | ToolFindingRule;
 
 /** A rule a skill breaks, at a file and line, as an error or a warning. */
@@ -62,6 +64,8 @@ export interface ValidateOptions {
    * with `pins`, against the schemas the skill was pinned with (tool-check.ts).
    */
   tools?: { catalog: ToolCatalogView; pins?: SkillToolPins };
+  /** Characters the poisoning scan reads in one window (tack.json `limits.scanBytes`). */
+  scanBytes?: number;
 }
 
 export const MAX_NAME_LENGTH = 64;
@@ -335,6 +339,17 @@ async function checkBody(skill: SkillSource, options: ValidateOptions, add: Add)
   }
   for (const finding of await checkReferences(skill)) {
     add('warning', finding.rule, finding.line, finding.message, finding.file);
+  }
+  // The poisoning scan (scan.ts): a blocking verdict is an error, so that validate fails; the skill is still
+  // listed (discovery reads only the head), and activation holds its body back.
+  const scan = await scanSkill(
+    skill,
+    options.scanBytes === undefined ? {} : { scanBytes: options.scanBytes },
+  );
+  for (const finding of scan.findings) {
+    if (finding.severity === 'low') continue;
+    const severity = scan.verdict === 'block' && finding.severity === 'high' ? 'error' : 'warning';
+    add(severity, 'poisoning', finding.line, skillFindingText(finding), finding.file);
   }
   if (options.tools) {
     const { catalog, pins } = options.tools;
