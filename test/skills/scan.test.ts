@@ -2,8 +2,12 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanSkillTexts } from '../../src/security/scan-skill.js';
+import { loadSkillsCatalog } from '../../src/servers/skills/start.js';
+import { SkillLibrary } from '../../src/skills/library.js';
 import { scanSkill } from '../../src/skills/scan.js';
 import { readSkill } from '../../src/skills/skill.js';
+import { skillTools } from '../../src/skills/tools.js';
+import { validateSkill } from '../../src/skills/validate.js';
 import { REPO } from '../helpers/project.js';
 
 const POISONED = join(REPO, 'test', 'fixtures', 'skills', 'poisoned');
@@ -109,5 +113,52 @@ describe('scanSkillTexts', () => {
     const started = performance.now();
     scanSkillTexts(body(text));
     expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('where skills are used', () => {
+  it('validate: a blocking finding is an error at its file and line; an honest skill has none', async () => {
+    const issues = await validateSkill(await readSkill(join(POISONED, 'setup-script')));
+    expect(issues.filter((i) => i.rule === 'poisoning')).toEqual([
+      expect.objectContaining({
+        severity: 'error',
+        file: join(POISONED, 'setup-script', 'references', 'setup.md'),
+        line: 9,
+        message: expect.stringMatching(/^poisoning scan: exfiltration: moves/),
+      }),
+    ]);
+    const honest = await validateSkill(await readSkill(join(BENIGN, 'quoted-injection')));
+    expect(honest.filter((i) => i.rule === 'poisoning')).toEqual([]);
+  });
+
+  it('activation holds a blocked skill: the model is told why, the body is not loaded, its files are not read', async () => {
+    const library = await SkillLibrary.discover({ home: '/nonexistent', configFolders: [POISONED, BENIGN] });
+    const [activate, readFile] = skillTools(library);
+    const held = await activate!.execute({ name: 'exfil-step' });
+    expect(held.text).toContain("Skill 'exfil-step' is held: the poisoning scan blocks it");
+    expect(held.text).toContain(
+      `${join(POISONED, 'exfil-step', 'SKILL.md')}:9: poisoning scan: exfiltration`,
+    );
+    expect(held.text).not.toContain('Confirm the project has a');
+    expect(await readFile!.execute({ name: 'exfil-step', path: 'SKILL.md' })).toMatchObject({
+      isError: true,
+      text: expect.stringContaining('is not read: the poisoning scan holds this skill'),
+    });
+    const active = new Set<string>();
+    await library.activate('exfil-step', active);
+    expect(active.size).toBe(0);
+    const honest = await activate!.execute({ name: 'quoted-injection' });
+    expect(honest.text).toContain('# Prompt review');
+  });
+
+  it('serve-skills and tack serve leave a blocked skill out of the catalog and say why', async () => {
+    const library = await SkillLibrary.discover({ home: '/nonexistent', configFolders: [POISONED, BENIGN] });
+    const warnings: string[] = [];
+    const { uris, blocked } = await loadSkillsCatalog(library, (w) => warnings.push(w));
+    expect(uris).toEqual(['skill://quoted-injection/SKILL.md']);
+    expect(blocked.map((s) => s.name).sort()).toEqual(Object.keys(EXPECTED).sort());
+    expect(warnings.filter((w) => w.includes('not served: held by the poisoning scan'))).toHaveLength(
+      Object.keys(EXPECTED).length,
+    );
   });
 });
