@@ -169,6 +169,9 @@ const CUES_KEPT = new Set<string>([
 ]);
 /** The cue scanner's hidden-markup findings kept: terminal escapes (styles and comments are judged below, in prose). */
 const HIDING_MESSAGE = /^terminal escape/;
+/** An override cue with no qualifier (previous, system, all, your, ...): an order about a thing, in a skill. */
+const PLAIN_SKIP =
+  /^(?:ignore|disregard|forget|override|bypass|skip)\s+(?:the\s+)?(?:instructions?|directions|directives|rules|guidelines|guardrails|prompts?|policies|constraints|restrictions)$/i;
 /** An instruction quoted as an example of what not to write, in a line that says so, is a mention, not an order. */
 const QUOTE_BEFORE = /["'`“‘(]\s{0,2}$/;
 const MENTION =
@@ -193,6 +196,10 @@ function cueChecks(text: SkillText, scanBytes: number | undefined, add: Add): vo
       if (found.code === 'instruction-override' && at >= 0 && quotedMention(piece, at)) {
         found.severity = 'low';
         found.message += ' (quoted as an example)';
+      } else if (found.code === 'instruction-override' && PLAIN_SKIP.test(cue.match)) {
+        // "skip the prompt" (a CLI's question), "ignore the rules" (a linter's): a skill's orders name things.
+        found.severity = 'low';
+        found.message += ' (names no instructions of the model: "previous", "system", "all", ...)';
       }
       add({ ...found, file: text.file, line: line + (at < 0 ? 0 : countLines(piece.slice(0, at))) });
     }
@@ -489,13 +496,16 @@ const SOCKET =
 const CODE_TRANSFER =
   /\bcurl\b[^\n]{0,300}?\s(?:-d|--data(?:-\w{1,10})?|-F|--form|-T|--upload-file|-X\s{0,3}(?:POST|PUT))\b|\bwget\b[^\n]{0,300}?--post-(?:data|file)|\|\s{0,3}(?:nc|ncat|netcat|curl|socat)\b|\b(?:requests|httpx|axios|session|client|http)\.(?:post|put)\s{0,3}\(|\bfetch\s{0,3}\([^\n]{0,300}?method\s{0,3}:\s{0,3}['"](?:POST|PUT)|Invoke-(?:RestMethod|WebRequest)[^\n]{0,300}?-Method\s{1,3}(?:Post|Put)|\b(?:scp|rsync|sendmail|mutt)\b|\bmail\s{1,3}-s\b|\/dev\/tcp\/|\burlopen\s{0,3}\([^\n]{0,300}?data\s{0,3}=/i;
 const PROSE_TRANSFER =
-  /\b(?:send|sends|sending|post|posting|upload|uploading|e-?mail|forward|forwarding|transmit|exfiltrate|beacon|submit|report|leak|copy|paste)\b/i;
+  /\b(?:send|sends|sending|post|posting|upload|uploading|e-?mail\s{1,3}(?:it|them|this|these|that|the|all|every|a\s{1,3}copy)\b|forward|forwarding|transmit|exfiltrate|beacon|submit|report|leak|copy|paste)\b/i;
 
 function exfiltration(text: string, code: boolean): { message: string; match: string } | undefined {
   // Prose holds commands too (inline code, Claude Code's !`command` lines).
   const transfer = CODE_TRANSFER.exec(text) ?? (code ? null : PROSE_TRANSFER.exec(text));
   if (!transfer) return undefined;
-  const sink = URL.exec(text) ?? EMAIL.exec(text) ?? SOCKET.exec(text) ?? CAPTURE_HOST.exec(text);
+  // In prose the data goes somewhere after the verb ("send X to URL"); "register at URL: credentials are
+  // passed with each call" names a place, then says how a service is used.
+  const after = code ? text : text.slice(transfer.index);
+  const sink = URL.exec(after) ?? EMAIL.exec(after) ?? SOCKET.exec(after) ?? CAPTURE_HOST.exec(after);
   if (!sink) return undefined;
   const data = text.replace(AUTH_PARTS, ' ');
   const source =
