@@ -365,6 +365,26 @@ function checkUnit(unit: Unit, found: Found): void {
     const m = re.exec(text);
     if (m) found(code, severity, message, m[0]);
   }
+  const override = OVERRIDE.exec(text);
+  if (override) {
+    // Quoted in a sentence about such language ("avoid ... 'disregard the previous instruction'"): a mention.
+    const before = text.slice(Math.max(0, override.index - 3), override.index);
+    const quoted = QUOTE_BEFORE.test(before) && MENTION.test(text);
+    found(
+      'instruction-override',
+      quoted ? 'low' : 'high',
+      `tells the model to drop the instructions it was given${quoted ? ' (quoted as an example)' : ''}`,
+      override[0],
+    );
+  }
+  const beacon = IMAGE_BEACON.exec(text);
+  if (beacon)
+    found(
+      'exfiltration',
+      'high',
+      'an image or link whose URL carries the conversation or a secret: rendering it sends them',
+      beacon[0],
+    );
   const concealed = concealment(text);
   if (concealed) found('concealment', concealed.severity, concealed.message, concealed.match);
   const exfil = exfiltration(text, unit.code);
@@ -423,6 +443,12 @@ const COMMAND_RULES: ReadonlyArray<{
     message: 'downloads code and runs it in one step: it runs whatever the server sends that day',
   },
   {
+    re: /\b(?:curl|wget)\b[^\n;&|]{0,300}?\s(?:-o|-O|--output|>)\s{0,3}(\S{1,200})[^\n]{0,100}?(?:&&|;)\s{0,3}(?:sudo\s{1,3})?(?:(?:ba|z|da)?sh|python[23]?|node|perl|ruby|chmod\s{1,3}\+x)\s/i,
+    code: 'fetch-exec',
+    severity: 'high',
+    message: 'downloads code and runs it: it runs whatever the server sends that day',
+  },
+  {
     re: /\bbase64\s{1,3}(?:-d|--decode|-D)\b[^\n|;]{0,200}\|\s{0,3}(?:sudo\s{1,3})?(?:(?:ba|z|da)?sh|python[23]?|perl|node)\b|\b(?:exec|eval)\s{0,3}\(\s{0,3}(?:base64\.b64decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|atob|Buffer\.from)\b|-(?:EncodedCommand|enc|e)\s{1,3}[A-Za-z0-9+/]{40,}={0,2}/i,
     code: 'decode-exec',
     severity: 'high',
@@ -437,6 +463,14 @@ const COMMAND_RULES: ReadonlyArray<{
 ];
 
 // ---------------------------------------------------------------------------------------------------------
+// Overrides the cue scanner words otherwise, and URLs that carry data out when rendered
+
+const OVERRIDE =
+  /\b(?:ignore|disregard|forget|override|bypass)\s{1,3}(?:(?:all|any|every)\s{1,3})?(?:of\s{1,3})?(?:(?:the|your)\s{1,3})?(?:previous|prior|earlier|above|preceding|original|system|safety|developer|operator)\s{1,3}(?:[\w-]{1,20}\s{1,3})?(?:instructions?|guidance|guidelines|rules|prompts?|messages?|directives|policies|constraints)\b/i;
+const IMAGE_BEACON =
+  /!?\[[^\]\n]{0,100}\]\(\s{0,3}https?:\/\/[^)\s]{0,300}?(?:\{\{?|\$\{|<|%7B)[^)\s]{0,60}?(?:conversation|history|messages?|chat|secret|token|api[_-]?key|password|env|credential|summary|prompt)/i;
+
+// ---------------------------------------------------------------------------------------------------------
 // Concealment
 
 const USER = String.raw`(?:the\s{1,3}|your\s{1,3})?(?:user|human|operator|owner)s?`;
@@ -446,7 +480,7 @@ const CONCEAL_HIGH = new RegExp(
     String.raw`\bwithout\s{1,3}(?:telling|informing|notifying|alerting)\s{1,3}${USER}`,
     String.raw`\b${USER}\s{1,3}(?:must|should|need|needs|may|can)\s{0,3}(?:not|never)\s{1,3}(?:to\s{1,3})?(?:know|see|notice|find\s{1,3}out|learn|be\s{1,3}(?:told|aware|informed))`,
     String.raw`\b(?:hide|conceal|keep)\b[^.\n]{0,40}\b(?:secret\s{1,3})?from\s{1,3}${USER}`,
-    String.raw`\b(?:secretly|covertly|surreptitiously|silently|quietly)\s{1,3}(?:send|upload|post|exfiltrate|transmit|forward|collect|copy|report|beacon)`,
+    String.raw`\b(?:secretly|covertly|surreptitiously|silently|quietly)\s{1,3}(?:send|upload|post|exfiltrate|transmit|forward|collect|copy|report|beacon|append|include|attach|embed)`,
     String.raw`\b(?:do\s{1,3}not|don't|never)\s{1,3}(?:tell|inform|notify|alert)\s{1,3}${USER}\s{1,3}(?:about|of)\s{1,3}(?:this|these|that|it)\b`,
   ].join('|'),
   'i',
@@ -526,13 +560,13 @@ const CAPTURE_HOST =
 // ---------------------------------------------------------------------------------------------------------
 // Another skill's secrets, credential stores
 
-const PATH_TOKEN = /[~$%\w./\\-]{2,300}/g;
+const PATH_TOKEN = /[~$%*\w./\\-]{2,300}/g;
 const SECRET_NAME =
   /(?:^|[/\\])(?:\.env(?:\.[\w-]{1,20})?|secrets?\.(?:json|ya?ml|toml|env)|credentials?(?:\.[\w]{1,8})?|[\w-]{0,40}\.(?:pem|key|p12|pfx)|id_(?:rsa|dsa|ecdsa|ed25519)|tokens?\.json|\.netrc|\.npmrc|\.pypirc|\.git-credentials)$/i;
 const HOME_STORE =
   /^(?:~|\$HOME|%USERPROFILE%|\/home\/[\w.-]{1,40}|\/Users\/[\w.-]{1,40}|\/root)[/\\](?:\.ssh[/\\](?![\w.-]{0,60}\.pub$)[\w.-]{1,60}|\.aws[/\\]credentials|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.kube[/\\]config|\.docker[/\\]config\.json|\.gnupg\b.{0,60}|\.config[/\\]gh[/\\]hosts\.yml|\.env(?:\.[\w-]{1,20})?)$/i;
 const READ_VERB =
-  /\b(?:cat|read|reads|reading|open|load|source|copy|cp|print|include|attach|upload|send|base64|less|more|head|tail|type|Get-Content|grep|dump)\b/i;
+  /\b(?:cat|read|reads|reading|open|load|source|copy|cp|print|include|append|embed|paste|attach|upload|send|base64|less|more|head|tail|type|Get-Content|grep|dump)\b/i;
 
 function foreignSecret(
   raw: string,
@@ -543,7 +577,7 @@ function foreignSecret(
   const parts = token.split(/[/\\]/);
   const outOfSkill = parts.includes('..');
   const otherSkill =
-    (outOfSkill && parts.length >= 3) || /(?:^|[/\\])skills[/\\][\w.-]{1,64}[/\\]/.test(token);
+    (outOfSkill && parts.length >= 3) || /(?:^|[/\\])skills[/\\][\w.*-]{1,64}[/\\]/.test(token);
   if (otherSkill && SECRET_NAME.test(token))
     return {
       severity: 'high',
