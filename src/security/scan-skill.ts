@@ -175,9 +175,31 @@ const PLAIN_SKIP =
 /** An instruction quoted as an example of what not to write, in a line that says so, is a mention, not an order. */
 const QUOTE_BEFORE = /["'`“‘(]\s{0,2}$/;
 const MENTION =
-  /\b(?:avoid|such as|e\.g\.|for example|like|language|phrases?|attacks?|injections?|detect|flag|never|don't|do not|refuse|example)\b/i;
+  /(?:avoid|such as|e\.g\.|for example|\blike\b|language|phrases?|phrasing|attacks?|injections?|override|detect|\bflag|never|don't|do not|refuse|example|pattern|token|markup|jailbreak|\|)/i;
+/** What turns "you are now ..." from a persona into an attempt to lift the model's rules. */
+const JAILBREAK =
+  /\b(?:DAN|developer\s{1,3}mode|jailbr(?:oken|eak)|unrestricted|unfiltered|no\s{1,3}longer\s{1,3}(?:bound|restricted|an?\s{1,3}(?:ai|assistant))|without\s{1,3}(?:any\s{1,3})?(?:restrictions|limits|rules|filters|guidelines)|free\s{1,3}(?:of|from)\s{1,3}(?:all\s{1,3})?(?:restrictions|rules|guidelines))\b/i;
+
+/** `[system]` and `<system>` are also a TOML section and an index in code: in a code block they are not markup. */
+const BARE_SYSTEM = /^[<[]\/?\s{0,3}system\s{0,3}[>\]]$/i;
+
+/** The lines (0-based, in `text`) inside fenced code blocks of a Markdown text. */
+function fencedLines(text: SkillText): Set<number> {
+  const lines = new Set<number>();
+  if (text.kind === 'code') return lines;
+  let fence: string | undefined;
+  text.text.split('\n').forEach((raw, i) => {
+    const marker = FENCE.exec(raw);
+    if (fence !== undefined) {
+      if (marker && marker[1]![0] === fence[0] && marker[1]!.length >= fence.length) fence = undefined;
+      else lines.add(i);
+    } else if (marker) fence = marker[1]!;
+  });
+  return lines;
+}
 
 function cueChecks(text: SkillText, scanBytes: number | undefined, add: Add): void {
+  const fenced = fencedLines(text);
   const window = Math.max(1024, scanBytes ?? 64 * 1024);
   let start = 0;
   let line = text.firstLine;
@@ -193,15 +215,17 @@ function cueChecks(text: SkillText, scanBytes: number | undefined, add: Add): vo
       const found = fromCue(cue);
       if (!found) continue;
       const at = offsetOf(piece, cue.match);
-      if (found.code === 'instruction-override' && at >= 0 && quotedMention(piece, at)) {
-        found.severity = 'low';
-        found.message += ' (quoted as an example)';
-      } else if (found.code === 'instruction-override' && PLAIN_SKIP.test(cue.match)) {
-        // "skip the prompt" (a CLI's question), "ignore the rules" (a linter's): a skill's orders name things.
-        found.severity = 'low';
-        found.message += ' (names no instructions of the model: "previous", "system", "all", ...)';
+      const lineAt = line + (at < 0 ? 0 : countLines(piece.slice(0, at)));
+      if (found.code === 'instruction-override') {
+        const inCode =
+          text.kind === 'code' || (BARE_SYSTEM.test(cue.match) && fenced.has(lineAt - text.firstLine));
+        const why = overrideMention(piece, at, cue.match, inCode);
+        if (why) {
+          found.severity = 'low';
+          found.message += ` (${why})`;
+        }
       }
-      add({ ...found, file: text.file, line: line + (at < 0 ? 0 : countLines(piece.slice(0, at))) });
+      add({ ...found, file: text.file, line: lineAt });
     }
     line += countLines(piece);
     start = end;
@@ -232,11 +256,25 @@ function offsetOf(piece: string, match: string): number {
   return probe ? piece.indexOf(probe) : -1;
 }
 
-function quotedMention(piece: string, at: number): boolean {
+/**
+ * Why an override cue in a skill is a mention rather than an order, or undefined when it is an order. A skill
+ * writes orders and personas by design, and skills about prompt security list the phrases they look for:
+ * - a phrase quoted in a line that talks about such language ("avoid ... 'disregard the previous instruction'");
+ * - "skip the prompt" (a CLI's question), "ignore the rules" (a linter's): it names no instructions of the model;
+ * - "You are now a world-class designer": a persona, unless the line asks for a mode without rules;
+ * - a code file (a referenced script): its strings are data the script matches, not text the model is given.
+ */
+function overrideMention(piece: string, at: number, match: string, code: boolean): string | undefined {
+  if (code) return 'in code';
+  if (PLAIN_SKIP.test(match)) return 'names no instructions of the model: "previous", "system", "all", ...';
+  if (at < 0) return undefined;
   const start = piece.lastIndexOf('\n', at) + 1;
   const end = piece.indexOf('\n', at);
   const line = piece.slice(start, end < 0 ? piece.length : end);
-  return QUOTE_BEFORE.test(piece.slice(Math.max(start, at - 3), at)) && MENTION.test(line);
+  if (QUOTE_BEFORE.test(piece.slice(Math.max(start, at - 3), at)) && MENTION.test(line))
+    return 'quoted as an example';
+  if (/^you are now\b/i.test(match) && !JAILBREAK.test(line)) return 'a persona';
+  return undefined;
 }
 
 function countLines(text: string): number {
@@ -252,6 +290,8 @@ interface Unit {
   text: string;
   line: number;
   code: boolean;
+  /** A line of a file that is code as a whole (a referenced script), not of a code block in Markdown. */
+  codeFile?: boolean;
 }
 
 const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
@@ -279,7 +319,7 @@ function* unitsOf(text: SkillText): Generator<Unit & { comment?: boolean }> {
     const raw = lines[i]!;
     const line = text.firstLine + i;
     if (!markdown) {
-      for (const piece of pieces(raw)) yield { text: piece, line, code: true };
+      for (const piece of pieces(raw)) yield { text: piece, line, code: true, codeFile: true };
       continue;
     }
     const marker = FENCE.exec(raw);
@@ -363,17 +403,26 @@ function checkUnit(unit: Unit, found: Found): void {
   const text = unit.text;
   for (const { re, code, severity, message } of COMMAND_RULES) {
     const m = re.exec(text);
-    if (m) found(code, severity, message, m[0]);
+    if (!m || (code === 'remote-package' && /index-url/i.test(m[0]))) continue;
+    // `curl ... | sh`, `eval(b64decode("..."))`: a shape with a part left out, as a threat model shows it.
+    if (/\.\.\.|…/.test(text.slice(m.index, m.index + m[0].length + 40))) {
+      found(code, 'low', `${message} (an example with a part left out)`, m[0]);
+      continue;
+    }
+    if (code === 'fetch-exec' && publishedInstaller(text)) {
+      found(code, 'medium', `${message} (an HTTPS installer: review it before anyone runs it)`, m[0]);
+      continue;
+    }
+    found(code, severity, message, m[0]);
   }
   const override = OVERRIDE.exec(text);
   if (override) {
     // Quoted in a sentence about such language ("avoid ... 'disregard the previous instruction'"): a mention.
-    const before = text.slice(Math.max(0, override.index - 3), override.index);
-    const quoted = QUOTE_BEFORE.test(before) && MENTION.test(text);
+    const why = overrideMention(text, override.index, override[0], unit.codeFile === true);
     found(
       'instruction-override',
-      quoted ? 'low' : 'high',
-      `tells the model to drop the instructions it was given${quoted ? ' (quoted as an example)' : ''}`,
+      why ? 'low' : 'high',
+      `tells the model to drop the instructions it was given${why ? ` (${why})` : ''}`,
       override[0],
     );
   }
@@ -469,6 +518,30 @@ const OVERRIDE =
   /\b(?:ignore|disregard|forget|override|bypass)\s{1,3}(?:(?:all|any|every)\s{1,3})?(?:of\s{1,3})?(?:(?:the|your)\s{1,3})?(?:previous|prior|earlier|above|preceding|original|system|safety|developer|operator)\s{1,3}(?:[\w-]{1,20}\s{1,3})?(?:instructions?|guidance|guidelines|rules|prompts?|messages?|directives|policies|constraints)\b/i;
 const IMAGE_BEACON =
   /!?\[[^\]\n]{0,100}\]\(\s{0,3}https?:\/\/[^)\s]{0,300}?(?:\{\{?|\$\{|<|%7B)[^)\s]{0,60}?(?:conversation|history|messages?|chat|secret|token|api[_-]?key|password|env|credential|summary|prompt)/i;
+
+/**
+ * Whether the code a command fetches comes from a named HTTPS host that is not a capture, paste or tunnel host:
+ * the shape in which uv, Flux, Linkerd and many other tools publish their installers. Such a command is flagged
+ * (warn), not held: it runs only through a shell tool the user approves, with the command shown. Over plain HTTP,
+ * from an address or a throwaway host, it is held.
+ */
+function publishedInstaller(text: string): boolean {
+  const urls = text.match(/\bhttps?:\/\/[^\s"'`)<>]{1,300}/gi) ?? [];
+  return (
+    urls.length > 0 &&
+    urls.every(
+      (url) =>
+        /^https:\/\/(?![\d.]{7,15}(?:[:/]|$))[\w-]{1,63}(?:\.[\w-]{1,63}){0,5}\.[a-z]{2,24}(?:[:/?#]|$)/i.test(
+          url,
+        ) &&
+        !CAPTURE_HOST.test(url) &&
+        !TUNNEL_HOST.test(url),
+    )
+  );
+}
+
+const TUNNEL_HOST =
+  /(?:^|[./])(?:ngrok(?:-free)?\.(?:io|app|dev)|trycloudflare\.com|loca\.lt|localtunnel\.me|serveo\.net|localhost\.run)(?:[/:?#]|$)/i;
 
 // ---------------------------------------------------------------------------------------------------------
 // Concealment

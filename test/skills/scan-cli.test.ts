@@ -35,11 +35,12 @@ describe('the skill scan in the CLI', () => {
     expect(verdict('curl-pipe')).toBe('block');
     expect(verdict('skill-creator')).toBe('clean');
     expect(out.skills.filter((s) => s.verdict === 'block')).toHaveLength(10);
+    expect(verdict('https-installer')).toBe('warn');
     expect(out.skills.filter((s) => s.verdict === 'clean')).toHaveLength(8);
     expect(out.skillModel.thresholds).toMatchObject({ warn: 2, block: 6 });
 
     const text = await tack(['scan'], { cwd: p.dir, env: { ...p.env, HOME: p.home } });
     expect(text.stdout).toContain('skill curl-pipe (score 6; warn at 2, block at 6)');
-    expect(text.stdout).toContain('18 skill(s) scanned: 10 block, 0 warn, 8 clean');
+    expect(text.stdout).toContain('19 skill(s) scanned: 10 block, 1 warn, 8 clean');
   });
 });
