@@ -23,3 +23,4 @@ export {
   scanTool,
   type ToolScan,
 } from '../security/scan.js';
+export { type SkillText, scanSkillTexts } from '../security/scan-skill.js';

@@ -8,6 +8,8 @@ import { MAX_SKILL_BYTES, readSkill, type SkillSource } from './skill.js';
 /** How the skill scan reads: the cue checks' window (tack.json `limits.scanBytes`). */
 export interface SkillScanOptions {
   scanBytes?: number;
+  /** Scan the front matter's description too (default true; the validator checks it with the head). */
+  description?: boolean;
 }
 
 /**
@@ -27,14 +29,7 @@ const MARKDOWN = /\.(?:md|markdown|mdx|txt)$/i;
  * files the body references (reference-check.ts `referencedFiles`). Every finding names its file and line.
  */
 export async function scanSkill(skill: SkillSource, options: SkillScanOptions = {}): Promise<SkillScan> {
-  const texts: SkillText[] = [];
-  if (skill.description)
-    texts.push({
-      file: skill.file,
-      text: skill.description,
-      firstLine: skill.frontMatter.keyLines.get('description') ?? 1,
-      kind: 'description',
-    });
+  const texts: SkillText[] = options.description === false ? [] : descriptionText(skill);
   texts.push({
     file: skill.file,
     text: skill.frontMatter.body,
@@ -63,11 +58,12 @@ export async function scanSkill(skill: SkillSource, options: SkillScanOptions = 
       kind: MARKDOWN.test(path) ? 'document' : 'code',
     });
   }
-  if (unread.length === 0) return scanSkillTexts(texts, options);
+  const textOptions = options.scanBytes === undefined ? {} : { scanBytes: options.scanBytes };
+  if (unread.length === 0) return scanSkillTexts(texts, textOptions);
   const listed =
     unread.length > 5 ? `${unread.slice(0, 5).join(', ')} and ${unread.length - 5} more` : unread.join(', ');
   return scanSkillTexts(texts, {
-    ...options,
+    ...textOptions,
     unread: {
       file: skill.file,
       message: `more than the scan reads (${MAX_SCANNED_FILES} referenced files, ${MAX_SKILL_BYTES} bytes each, ${MAX_SCANNED_BYTES} in all); not scanned: ${listed}`,
@@ -132,4 +128,21 @@ export async function blockedSkills(
     });
   }
   return blocked;
+}
+
+/** The scan of the description alone: what the index shows every turn (validate.ts checks it with the head). */
+export function scanDescription(skill: SkillSource, scanBytes?: number): SkillScan {
+  return scanSkillTexts(descriptionText(skill), scanBytes === undefined ? {} : { scanBytes });
+}
+
+function descriptionText(skill: SkillSource): SkillText[] {
+  if (!skill.description) return [];
+  return [
+    {
+      file: skill.file,
+      text: skill.description,
+      firstLine: skill.frontMatter.keyLines.get('description') ?? 1,
+      kind: 'description',
+    },
+  ];
 }
