@@ -142,9 +142,9 @@ describe('where skills are used', () => {
     const [activate, readFile] = skillTools(library);
     const held = await activate!.execute({ name: 'exfil-step' });
     expect(held.text).toContain("Skill 'exfil-step' is held: the poisoning scan blocks it");
-    expect(held.text).toContain(
-      `${join(POISONED, 'exfil-step', 'SKILL.md')}:9: poisoning scan: exfiltration`,
-    );
+    expect(held.text).toContain(`${join(POISONED, 'exfil-step', 'SKILL.md')}:9: high exfiltration`);
+    // The words that raised it are the attack: the model is not given them.
+    expect(held.text).not.toContain('preflight-check');
     expect(held.text).not.toContain('Confirm the project has a');
     expect(await readFile!.execute({ name: 'exfil-step', path: 'SKILL.md' })).toMatchObject({
       isError: true,
