@@ -27,7 +27,7 @@ import { type Finding, type FindingSeverity, type ScanVerdict, scanText } from '
 import { clip } from './scan-normalize.js';
 import { type Contribution, type ScanModel, weigh } from './verdict.js';
 
-/** What the skill scan reports, in the order docs/security.md lists them. */
+/** What the skill scan reports, in the order docs/security.md lists them: the cue checks' codes kept, then its own. */
 export const SKILL_FINDING_CODES = [
   'unicode-tags',
   'variation-selectors',
@@ -159,14 +159,9 @@ type Add = (finding: SkillFinding) => void;
 // The tool scanner's cue checks, kept to those no honest skill raises
 
 /** Cue codes that apply to skills as they are; the rest (orders, directives, URLs, paths) do not. */
-const CUES_KEPT = new Set<string>([
-  'unicode-tags',
-  'variation-selectors',
-  'zero-width',
-  'bidi-control',
-  'instruction-override',
-  'encoded-payload',
-]);
+const CUES_KEPT = new Set<string>(
+  SKILL_FINDING_CODES.slice(0, SKILL_FINDING_CODES.indexOf('hidden-instruction')),
+);
 /** The cue scanner's hidden-markup findings kept: terminal escapes (styles and comments are judged below, in prose). */
 const HIDING_MESSAGE = /^terminal escape/;
 /** An override cue with no qualifier (previous, system, all, your, ...): an order about a thing, in a skill. */
@@ -426,34 +421,14 @@ function checkUnit(unit: Unit, found: Found): void {
       override[0],
     );
   }
-  const beacon = IMAGE_BEACON.exec(text);
-  if (beacon)
-    found(
-      'exfiltration',
-      'high',
-      'an image or link whose URL carries the conversation or a secret: rendering it sends them',
-      beacon[0],
-    );
   const concealed = concealment(text);
   if (concealed) found('concealment', concealed.severity, concealed.message, concealed.match);
   const exfil = exfiltration(text, unit.code);
   if (exfil) found('exfiltration', 'high', exfil.message, exfil.match);
-  const hiding = unit.code ? null : HIDING_STYLE.exec(text);
-  if (hiding)
-    found(
-      'hidden-markup',
-      'medium',
-      'markup that hides text when rendered (read by the model all the same)',
-      hiding[0],
-    );
-  const host = CAPTURE_HOST.exec(text);
-  if (host)
-    found(
-      'capture-host',
-      'medium',
-      'names a request-capture or paste host (where stolen data is collected)',
-      host[0],
-    );
+  for (const { re, code, severity, message, prose } of SIGNS) {
+    const m = prose && unit.code ? null : re.exec(text);
+    if (m) found(code, severity, message, m[0]);
+  }
   for (const token of text.match(PATH_TOKEN) ?? []) {
     const secret = foreignSecret(token, text);
     if (secret) {
@@ -686,3 +661,33 @@ function hiddenInstruction(text: string, found: Found): void {
   else if (orders)
     found('hidden-instruction', 'medium', 'a comment hidden when rendered reads like an instruction', body);
 }
+
+/** One pattern, one finding: the signs that need nothing else in their sentence. */
+const SIGNS: ReadonlyArray<{
+  re: RegExp;
+  code: SkillFindingCode;
+  severity: FindingSeverity;
+  message: string;
+  /** Only in prose (not in code lines). */
+  prose?: boolean;
+}> = [
+  {
+    re: IMAGE_BEACON,
+    code: 'exfiltration',
+    severity: 'high',
+    message: 'an image or link whose URL carries the conversation or a secret: rendering it sends them',
+  },
+  {
+    re: HIDING_STYLE,
+    code: 'hidden-markup',
+    severity: 'medium',
+    message: 'markup that hides text when rendered (read by the model all the same)',
+    prose: true,
+  },
+  {
+    re: CAPTURE_HOST,
+    code: 'capture-host',
+    severity: 'medium',
+    message: 'names a request-capture or paste host (where stolen data is collected)',
+  },
+];
