@@ -94,8 +94,9 @@ export class SkillLibrary {
   /** Skills found but invalid, with the reasons: listed, never offered. */
   readonly invalid: readonly InvalidSkill[];
   readonly #byName: ReadonlyMap<string, SkillEntry>;
-  /** Skills whose activation the poisoning scan held: their files are not read either. */
+  /** Skills the poisoning scan holds (found at activation or at a file read): their files are not read either. */
   readonly #held = new Set<string>();
+  readonly #clear = new Set<string>();
 
   constructor(
     skills: readonly SkillEntry[],
@@ -283,8 +284,13 @@ export class SkillLibrary {
       return { text: `[${oversizedText(source.oversized)}.]`, loaded: false };
     // The poisoning scan holds a blocked skill's instructions back: the model is told why, and so is the user.
     const scan = await scanSkill(source);
-    if (scan.verdict === 'block') this.#held.add(skill.name);
-    else this.#held.delete(skill.name);
+    if (scan.verdict === 'block') {
+      this.#held.add(skill.name);
+      this.#clear.delete(skill.name);
+    } else {
+      this.#held.delete(skill.name);
+      this.#clear.add(skill.name);
+    }
     return scan.verdict === 'block'
       ? { text: heldText(skill.name, scan, skill.dir), loaded: false }
       : { text: source.frontMatter.body, loaded: true };
@@ -310,6 +316,12 @@ export class SkillLibrary {
   /** Tier 3: a file inside the skill's folder, by its path relative to that folder. */
   async readFile(name: string, path: string): Promise<SkillFileText> {
     const skill = this.require(name);
+    // Not only after a held activation: a model may ask for a file of a skill it never activated. A skill found
+    // clean is not scanned again for each of its files (activation scans it anew).
+    if (!skill.remote && !this.#held.has(name) && !this.#clear.has(name)) {
+      const blocked = (await scanSkill(await readSkill(skill.dir))).verdict === 'block';
+      (blocked ? this.#held : this.#clear).add(name);
+    }
     if (this.#held.has(name))
       throw skillFileError(name, path, 'is not read: the poisoning scan holds this skill');
     if (skill.remote) return fileText(path, await skill.remote.read(path));

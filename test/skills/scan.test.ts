@@ -140,6 +140,8 @@ describe('where skills are used', () => {
   it('activation holds a blocked skill: the model is told why, the body is not loaded, its files are not read', async () => {
     const library = await SkillLibrary.discover({ home: '/nonexistent', configFolders: [POISONED, BENIGN] });
     const [activate, readFile] = skillTools(library);
+    // A file of a blocked skill is refused before any activation too.
+    expect(await readFile!.execute({ name: 'curl-pipe', path: 'SKILL.md' })).toMatchObject({ isError: true });
     const held = await activate!.execute({ name: 'exfil-step' });
     expect(held.text).toContain("Skill 'exfil-step' is held: the poisoning scan blocks it");
     expect(held.text).toContain(`${join(POISONED, 'exfil-step', 'SKILL.md')}:9: high exfiltration`);
