@@ -12,7 +12,11 @@
  * - exfiltration: a sentence or command that moves a credential file, the environment or the conversation to a
  *   URL, an e-mail address or a socket; request-capture and paste hosts;
  * - commands that fetch and run code (`curl … | sh`, `iex (iwr …)`, `bash <(curl …)`), decode and run it
- *   (`base64 -d | sh`, `exec(b64decode(…))`), or install a package from a URL;
+ *   (`base64 -d | sh`, `exec(b64decode(…))`), or install a package from a URL (an installer piped from a named
+ *   HTTPS host only warns: vendors publish theirs in that shape);
+ *
+ * and lets a mention through as a mention: an override quoted in a line about such language, a persona, a
+ * command with a part left out. Those findings stay in the list, as low (shown, not weighed).
  * - paths to another skill's secrets (`../other-skill/.env`) or to credential stores in the home folder.
  *
  * The verdict is the tool scanner's logistic weighing (verdict.ts `weigh`) with the skill model below: its own
