@@ -49,8 +49,8 @@ export const ALLOWED: Record<string, readonly string[]> = {
   // Token counts: the tokenizer, and the digests a cache of counts is keyed by.
   tokens: ['mcp', 'util'],
   tools: ['errors'],
-  // Skill scripts run inside the skill-script sandbox.
-  skills: ['errors', 'util', 'config', 'mcp', 'tools', 'sandbox'],
+  // Skill scripts run inside the skill-script sandbox; skills are checked by the poisoning scan before they load.
+  skills: ['errors', 'util', 'config', 'mcp', 'tools', 'sandbox', 'security'],
   // Tool search ranks definitions it is handed; it knows nothing of hosts or tokenizers.
   search: ['errors', 'util'],
   // The scanner judges text it is handed; pins and project trust keep their records in the store. Security knows

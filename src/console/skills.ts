@@ -1,5 +1,6 @@
 import { TackError } from '../errors.js';
 import { invalidText, renderEntry, type SkillLibrary } from '../skills/library.js';
+import { scanSkill } from '../skills/scan.js';
 import { readSkill } from '../skills/skill.js';
 import { toolCatalogView } from '../skills/tool-check.js';
 import { type ValidateOptions, validateSkill } from '../skills/validate.js';
@@ -14,6 +15,8 @@ export async function skillsIndex(library: SkillLibrary | undefined, contextWind
   const skills = [];
   for (const skill of library.skills) {
     const entry = indexed.get(skill.name);
+    // The poisoning scan's verdict, for the badge (docs/security.md, Skills); a served skill is scanned at activation.
+    const scan = skill.remote ? undefined : await scanSkill(await readSkill(skill.dir));
     skills.push({
       name: skill.name,
       description: skill.description,
@@ -22,6 +25,7 @@ export async function skillsIndex(library: SkillLibrary | undefined, contextWind
       indexTokens: entry?.tokens ?? (await countTokens(renderEntry(skill, skill.description))),
       shortened: entry?.shortened ?? false,
       dropped: !entry,
+      scan: scan ? { verdict: scan.verdict, score: scan.score } : undefined,
     });
   }
   return {
@@ -71,9 +75,9 @@ export async function skillDetail(
   }
   const skill = library.require(name);
   const body = await library.activate(skill.name);
-  const issues = skill.remote
-    ? []
-    : await validateSkill(await readSkill(skill.dir), { countTokens, ...(tools ? { tools } : {}) });
+  const source = skill.remote ? undefined : await readSkill(skill.dir);
+  const issues = source ? await validateSkill(source, { countTokens, ...(tools ? { tools } : {}) }) : [];
+  const scan = source ? await scanSkill(source) : undefined;
   return {
     name: skill.name,
     description: skill.description,
@@ -84,6 +88,13 @@ export async function skillDetail(
     bodyTokens: await countTokens(body.text),
     files: body.files,
     issues,
+    scan: scan
+      ? {
+          verdict: scan.verdict,
+          score: scan.score,
+          findings: scan.findings.filter((f) => f.severity !== 'low'),
+        }
+      : undefined,
   };
 }
 

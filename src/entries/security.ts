@@ -24,3 +24,4 @@ export {
   scanTool,
   type ToolScan,
 } from '../security/scan.js';
+export { type SkillText, scanSkillTexts } from '../security/scan-skill.js';

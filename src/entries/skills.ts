@@ -2,9 +2,11 @@
  * `tack/skills`: Agent Skills: discovery, the progressive-disclosure library and its tools, scripts, validation.
  */
 
+export type { SkillFinding, SkillScan } from '../security/scan-skill.js';
 export { type DiscoveredSkill, type DiscoverOptions, discoverSkills } from '../skills/discover.js';
 export { type SkillEntry, SkillLibrary } from '../skills/library.js';
 export { type LoadSkillsOptions, loadSkills } from '../skills/load.js';
+export { type SkillScanOptions, scanSkill } from '../skills/scan.js';
 export { type RunScriptOptions, runSkillScript, type ScriptResult } from '../skills/scripts.js';
 export { readSkill, type SkillSource } from '../skills/skill.js';
 export {

@@ -1,10 +1,12 @@
 import { stat } from 'node:fs/promises';
 import { TackError } from '../errors.js';
+import { scanSkillTexts } from '../security/scan-skill.js';
 import { pushAll } from '../util/arrays.js';
 import { walkTree } from '../util/walk-tree.js';
 import { readPrefix } from './bounded-read.js';
 import { type DiscoveredSkill, type DiscoverOptions, discoverSkills, type SkillScope } from './discover.js';
 import { resolveInside, skillFileError } from './inside-skill.js';
+import { heldText, scanSkill } from './scan.js';
 import { folderName, MAX_SKILL_BYTES, oversizedText, readSkill } from './skill.js';
 import { type SkillIssue, type SkillVerdict, skillVerdict } from './validate.js';
 
@@ -92,6 +94,9 @@ export class SkillLibrary {
   /** Skills found but invalid, with the reasons: listed, never offered. */
   readonly invalid: readonly InvalidSkill[];
   readonly #byName: ReadonlyMap<string, SkillEntry>;
+  /** Skills the poisoning scan holds (found at activation or at a file read): their files are not read either. */
+  readonly #held = new Set<string>();
+  readonly #clear = new Set<string>();
 
   constructor(
     skills: readonly SkillEntry[],
@@ -267,14 +272,28 @@ export class SkillLibrary {
     if (skill.remote) {
       const text = await skill.remote.body();
       const bytes = Buffer.byteLength(text);
-      return bytes > MAX_SKILL_BYTES
-        ? { text: `[${oversizedText(bytes)}.]`, loaded: false }
+      if (bytes > MAX_SKILL_BYTES) return { text: `[${oversizedText(bytes)}.]`, loaded: false };
+      // A served skill's body is all there is to scan here: its files are read over MCP one at a time.
+      const scan = scanSkillTexts([{ file: skill.location ?? skill.file, text, firstLine: 1, kind: 'body' }]);
+      return scan.verdict === 'block'
+        ? { text: heldText(skill.name, scan), loaded: false }
         : { text, loaded: true };
     }
     const source = await readSkill(skill.dir);
-    return source.oversized === undefined
-      ? { text: source.frontMatter.body, loaded: true }
-      : { text: `[${oversizedText(source.oversized)}.]`, loaded: false };
+    if (source.oversized !== undefined)
+      return { text: `[${oversizedText(source.oversized)}.]`, loaded: false };
+    // The poisoning scan holds a blocked skill's instructions back: the model is told why, and so is the user.
+    const scan = await scanSkill(source);
+    if (scan.verdict === 'block') {
+      this.#held.add(skill.name);
+      this.#clear.delete(skill.name);
+    } else {
+      this.#held.delete(skill.name);
+      this.#clear.add(skill.name);
+    }
+    return scan.verdict === 'block'
+      ? { text: heldText(skill.name, scan, skill.dir), loaded: false }
+      : { text: source.frontMatter.body, loaded: true };
   }
 
   /** Every file of the skill, as paths relative to its folder (dot-files and symlinks left out). */
@@ -297,6 +316,14 @@ export class SkillLibrary {
   /** Tier 3: a file inside the skill's folder, by its path relative to that folder. */
   async readFile(name: string, path: string): Promise<SkillFileText> {
     const skill = this.require(name);
+    // Not only after a held activation: a model may ask for a file of a skill it never activated. A skill found
+    // clean is not scanned again for each of its files (activation scans it anew).
+    if (!skill.remote && !this.#held.has(name) && !this.#clear.has(name)) {
+      const blocked = (await scanSkill(await readSkill(skill.dir))).verdict === 'block';
+      (blocked ? this.#held : this.#clear).add(name);
+    }
+    if (this.#held.has(name))
+      throw skillFileError(name, path, 'is not read: the poisoning scan holds this skill');
     if (skill.remote) return fileText(path, await skill.remote.read(path));
     const target = await resolveInside(skill, path);
     const info = await stat(target);

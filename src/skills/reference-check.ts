@@ -37,20 +37,41 @@ const MAX_DOCUMENT_BYTES = 256 * 1024;
 
 type Resolution = { kind: 'exact' } | { kind: 'case'; actual: string } | { kind: 'missing' };
 
-export async function checkReferences(skill: SkillSource): Promise<ReferenceFinding[]> {
+/**
+ * The skill's own regular files its SKILL.md references (relative, `/`-separated, in the order first named): what
+ * the poisoning scan reads with the body. Symlinks out of the folder, FIFOs and missing files are left out.
+ */
+export function referencedFiles(skill: SkillSource): string[] {
   const folder = new Folder(skill.dir);
-  const findings: ReferenceFinding[] = [];
-  const reported = new Set<string>();
+  return [...directReferences(skill, folder).direct.keys()].filter(
+    (path) => path !== SKILL_FILE && folder.isOwnFile(path),
+  );
+}
+
+function directReferences(
+  skill: SkillSource,
+  folder: Folder,
+): { direct: Map<string, number>; broken: Array<{ ref: FileReference; path: string; found: Resolution }> } {
   /** Files SKILL.md reaches in one step (relative, `/`-separated), in the order first named. */
   const direct = new Map<string, number>();
+  const broken: Array<{ ref: FileReference; path: string; found: Resolution }> = [];
   for (const ref of findReferences(skill.frontMatter.body, skill.frontMatter.bodyLine)) {
     const path = inside(ref.path);
     if (path === undefined || !counts(ref, folder)) continue;
     const found = folder.resolve(path);
     if (found.kind === 'exact') {
       if (!direct.has(path)) direct.set(path, ref.line);
-      continue;
-    }
+    } else broken.push({ ref, path, found });
+  }
+  return { direct, broken };
+}
+
+export async function checkReferences(skill: SkillSource): Promise<ReferenceFinding[]> {
+  const folder = new Folder(skill.dir);
+  const findings: ReferenceFinding[] = [];
+  const reported = new Set<string>();
+  const { direct, broken } = directReferences(skill, folder);
+  for (const { ref, path, found } of broken) {
     if (ref.kind === 'name' && found.kind === 'missing') continue; // a word with a dot, not a file of the skill
     if (reported.has(path)) continue;
     reported.add(path);

@@ -2,10 +2,12 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { TackError } from '../errors.js';
+import type { SkillScan } from '../security/scan-skill.js';
 import { pushAll } from '../util/arrays.js';
 import { skillFolders } from './discover.js';
 import { contentWords, OVERLAP_THRESHOLD, overlaps } from './overlap.js';
 import { checkReferences } from './reference-check.js';
+import { scanDescription, scanSkill, skillFindingText } from './scan.js';
 import { servingProblems } from './servable.js';
 import { folderName, oversizedText, readSkill, SKILL_FILE, type SkillSource } from './skill.js';
 import {
@@ -40,6 +42,7 @@ export type SkillRule =
   | 'deep-reference'
   | 'when'
   | 'overlap'
+  | 'poisoning'
   | ToolFindingRule;
 
 /** A rule a skill breaks, at a file and line, as an error or a warning. */
@@ -62,6 +65,8 @@ export interface ValidateOptions {
    * with `pins`, against the schemas the skill was pinned with (tool-check.ts).
    */
   tools?: { catalog: ToolCatalogView; pins?: SkillToolPins };
+  /** Characters the poisoning scan reads in one window (tack.json `limits.scanBytes`). */
+  scanBytes?: number;
 }
 
 export const MAX_NAME_LENGTH = 64;
@@ -138,7 +143,23 @@ async function checkHead(skill: SkillSource, options: ValidateOptions): Promise<
       issues.push({ severity: 'error', rule: 'frontmatter', file: skill.file, ...problem });
     }
   }
+  // The description goes into the index every turn, before any activation could hold the skill: a description
+  // the poisoning scan blocks makes the skill invalid (not offered, not served), like a broken front matter.
+  pushAll(issues, scanIssues(scanDescription(skill, options.scanBytes)));
   return issues;
+}
+
+/** The scan's medium and high findings as issues: a high one in a blocked scan is an error, the rest warnings. */
+function scanIssues(scan: SkillScan): SkillIssue[] {
+  return scan.findings
+    .filter((f) => f.severity !== 'low')
+    .map((f) => ({
+      severity: scan.verdict === 'block' && f.severity === 'high' ? 'error' : 'warning',
+      rule: 'poisoning',
+      file: f.file,
+      line: f.line,
+      message: skillFindingText(f),
+    }));
 }
 
 function frontMatterIssues(skill: SkillSource, options: ValidateOptions): SkillIssue[] {
@@ -336,6 +357,14 @@ async function checkBody(skill: SkillSource, options: ValidateOptions, add: Add)
   for (const finding of await checkReferences(skill)) {
     add('warning', finding.rule, finding.line, finding.message, finding.file);
   }
+  // The poisoning scan of the body and the files it references (scan.ts): a blocking verdict is an error, so
+  // validate fails; the skill is still listed (discovery reads only the head), and activation holds its body back.
+  const scanOptions = {
+    description: false,
+    ...(options.scanBytes === undefined ? {} : { scanBytes: options.scanBytes }),
+  };
+  for (const issue of scanIssues(await scanSkill(skill, scanOptions)))
+    add(issue.severity, issue.rule, issue.line, issue.message, issue.file);
   if (options.tools) {
     const { catalog, pins } = options.tools;
     const identity = skillPinIdentity(skill.dir);

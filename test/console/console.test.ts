@@ -110,6 +110,7 @@ beforeAll(async () => {
     skills: [
       join(REPO, 'test', 'fixtures', 'skills', 'invalid', 'missing-reference'),
       join(REPO, 'test', 'fixtures', 'skills', 'invalid', 'description-length'),
+      join(REPO, 'test', 'fixtures', 'skills', 'poisoned'),
     ],
     knowledge: {
       bundles: [join(REPO, 'test', 'fixtures', 'okf', 'shop')],
@@ -670,6 +671,23 @@ describe('tack console: pages', () => {
     await page.click('[data-testid=skills-invalid] >> text=description-length');
     await page.waitForSelector('[data-testid=skill-issues]');
     expect(await page.textContent('[data-testid=skill-issues]')).toContain('error: Description exceeds 1024');
+    await page.close();
+  });
+
+  it('skills: the poisoning scan as a badge in the list, and its findings with file and line on the page', async () => {
+    const page = await open('#/skills');
+    await page.waitForSelector('[data-testid=skills-table]');
+    const row = (name: string) => page.locator('[data-testid=skills-table] tr', { hasText: name });
+    expect(await row('exfil-step').textContent()).toContain('held by the poisoning scan');
+    expect(await row('https-installer').textContent()).toContain('poisoning scan: warn');
+    expect(await row('missing-reference').textContent()).not.toContain('poisoning');
+    await page.click('text=exfil-step');
+    await page.waitForSelector('[data-testid=skill-scan-findings]');
+    expect(await page.textContent('[data-testid=skill-scan-findings]')).toContain(
+      'exfil-step/SKILL.md:9: high exfiltration',
+    );
+    expect(await page.textContent('[data-testid=skill-body]')).toContain("Skill 'exfil-step' is held");
+    await shot(page, 'skill-held');
     await page.close();
   });
 });

@@ -1,4 +1,5 @@
 import { judgeCall } from '../../agent/scan-judge.js';
+import { projectSkillsTrusted } from '../../config/apply-trust.js';
 import type { TackConfig } from '../../config/load.js';
 import { TackError } from '../../errors.js';
 import type { McpHost } from '../../mcp/host.js';
@@ -15,6 +16,9 @@ import { applyJudge, type JudgeVerdict, judgeGrey } from '../../security/judge.j
 import { unpinnedPackageFinding } from '../../security/package-pins.js';
 import { type Finding, scanText, type ToolScan, verdictOf } from '../../security/scan.js';
 import { SCAN_MODEL } from '../../security/scan-model.js';
+import { SKILL_SCAN_MODEL, type SkillFinding, type SkillScan } from '../../security/scan-skill.js';
+import { discoverSkills } from '../../skills/discover.js';
+import { scanSkill } from '../../skills/scan.js';
 import { openStore } from '../../store/open.js';
 import type { TackStore } from '../../store/store.js';
 import { pushAll } from '../../util/arrays.js';
@@ -54,6 +58,19 @@ interface ScanJson {
   tools: Report[];
   model: { fittedOn: string; thresholds: typeof SCAN_MODEL.thresholds };
   environments: ServerEnvironment[];
+  /** The project's and the user's skills (not with --tools), with the skill model's thresholds. */
+  skills: SkillReport[];
+  skillModel: { thresholds: typeof SKILL_SCAN_MODEL.thresholds };
+}
+
+/** One skill's scan (docs/security.md, Skills): every finding with its file and line. */
+interface SkillReport {
+  name: string;
+  dir: string;
+  verdict: SkillScan['verdict'];
+  score: number;
+  files: string[];
+  findings: SkillFinding[];
 }
 
 /**
@@ -64,21 +81,66 @@ interface ScanJson {
  */
 export async function scanCommand(options: ScanOptions): Promise<number> {
   const { reports, environments } = options.tools ? await scanFile(options) : await scanServers(options);
+  const skills = options.tools ? [] : await scanSkills(options);
   if (options.json)
     printJson({
       tools: reports,
       model: { fittedOn: SCAN_MODEL.fittedOn, thresholds: SCAN_MODEL.thresholds },
       environments,
+      skills,
+      skillModel: { thresholds: SKILL_SCAN_MODEL.thresholds },
     } satisfies ScanJson);
   else {
     for (const r of reports.filter((x) => x.verdict !== 'clean')) print(...describeReport(r));
+    for (const r of skills.filter((x) => x.verdict !== 'clean')) print(...describeSkillReport(r));
     if (environments.length > 0) print(describeEnvironments(environments));
     const count = (v: ToolScan['verdict']) => reports.filter((r) => r.verdict === v).length;
     print(
       `${reports.length} scanned: ${count('block')} block, ${count('warn')} warn, ${count('clean')} clean`,
     );
+    if (skills.length > 0) {
+      const skillCount = (v: SkillScan['verdict']) => skills.filter((r) => r.verdict === v).length;
+      print(
+        `${skills.length} skill(s) scanned: ${skillCount('block')} block, ${skillCount('warn')} warn, ${skillCount('clean')} clean`,
+      );
+    }
   }
-  return reports.some((r) => r.verdict === 'block') ? 1 : 0;
+  return reports.some((r) => r.verdict === 'block') || skills.some((r) => r.verdict === 'block') ? 1 : 0;
+}
+
+/** The skills tack would offer (project skills only when the project is trusted), each scanned. */
+async function scanSkills(options: ScanOptions): Promise<SkillReport[]> {
+  const config = await loadCliConfig(options);
+  const discovery = await discoverSkills({
+    trustProject: projectSkillsTrusted(config),
+    configFolders: config.skillFolders,
+  });
+  const reports: SkillReport[] = [];
+  for (const found of discovery.skills) {
+    const scan = await scanSkill(found.source, { scanBytes: config.limits.scanBytes });
+    reports.push({
+      name: found.source.name ?? found.source.dir,
+      dir: found.source.dir,
+      verdict: scan.verdict,
+      score: scan.score,
+      files: scan.files,
+      findings: scan.findings,
+    });
+  }
+  return reports;
+}
+
+/** A skill's report as `tack scan` prints it: the verdict, then each finding that is not low, at its file and line. */
+function describeSkillReport(r: SkillReport): Part[] {
+  const { warn: warnAt, block } = SKILL_SCAN_MODEL.thresholds;
+  const verdict = r.verdict.toUpperCase();
+  const lines = [` skill ${r.name} (score ${r.score}; warn at ${warnAt}, block at ${block})`];
+  for (const f of r.findings.filter((x) => x.severity !== 'low'))
+    lines.push(
+      `  ${f.severity} ${f.code} (${f.file}:${f.line}): ${f.message}`,
+      `    "${f.match.replace(/\s+/g, ' ').slice(0, 160)}"`,
+    );
+  return [r.verdict === 'block' ? style.red(verdict) : style.yellow(verdict), lines.join('\n')];
 }
 
 /** One report as `tack scan` prints it: the verdict (in colour) and score, then each finding that is not low. */

@@ -11,20 +11,23 @@ import { MAX_SKILL_BYTES } from '../../skills/skill.js';
  * root, `<skill name>/<path in its folder>`, over the skills on disk (a server's own skills are not re-served).
  * Dot-files and node_modules are left out, as activate_skill leaves them out; a symlink is shown as what it
  * points to when that stays in the skill's folder, and as unsupported otherwise (the catalog then skips the
- * skill, as it does for the SDK's own nodeSkillFiles).
+ * skill, as it does for the SDK's own nodeSkillFiles). Skills in `held` (blocked by the poisoning scan) are not
+ * there at all.
  */
-export function librarySkillFiles(library: SkillLibrary): SkillFiles {
+export function librarySkillFiles(library: SkillLibrary, held: ReadonlySet<string> = new Set()): SkillFiles {
   const split = (path: string): [SkillEntry, string] => {
     const [name, ...rest] = path.split('/');
     const skill = library.get(name ?? '');
-    if (!skill || skill.remote) throw Object.assign(new Error(`no skill '${name}'`), { code: 'ENOENT' });
+    if (!skill || skill.remote || held.has(skill.name))
+      throw Object.assign(new Error(`no skill '${name}'`), { code: 'ENOENT' });
     return [skill, rest.join('/')];
   };
   return {
     async list(dir) {
       if (dir === '') {
         const served = [];
-        for (const s of library.skills) if (!s.remote && (await withinCap(s.file))) served.push(s);
+        for (const s of library.skills)
+          if (!s.remote && !held.has(s.name) && (await withinCap(s.file))) served.push(s);
         return served.map((s) => ({ name: s.name, kind: 'directory' as const }));
       }
       const [skill, inner] = split(dir);

@@ -14,10 +14,17 @@ interface SkillsView {
     indexTokens: number;
     shortened: boolean;
     dropped: boolean;
+    /** The poisoning scan's verdict (absent for a skill a server serves: scanned when activated). */
+    scan?: ScanSummary;
   }>;
   /** Found but invalid: not offered to the model, with the validator's reasons. */
   invalid: Array<{ name: string; scope: string; path: string; reasons: string[] }>;
   warnings: string[];
+}
+
+interface ScanSummary {
+  verdict: 'clean' | 'warn' | 'block';
+  score: number;
 }
 
 interface SkillView {
@@ -30,6 +37,27 @@ interface SkillView {
   bodyTokens: number;
   files: string[];
   issues: Array<{ severity: string; rule: string; file: string; line: number; message: string }>;
+  scan?: ScanSummary & {
+    findings: Array<{
+      code: string;
+      severity: string;
+      file: string;
+      line: number;
+      message: string;
+      match: string;
+    }>;
+  };
+}
+
+/** The poisoning scan's verdict as a badge: nothing for a clean skill. */
+function ScanBadge(props: { scan: ScanSummary | undefined }) {
+  const v = props.scan?.verdict;
+  if (!v || v === 'clean') return null;
+  return (
+    <span class={`label sev-${v === 'block' ? 'high' : 'medium'}`} data-testid="skill-scan-badge">
+      {v === 'block' ? 'held by the poisoning scan' : 'poisoning scan: warn'}
+    </span>
+  );
 }
 
 export function SkillsPage() {
@@ -67,6 +95,7 @@ export function SkillsPage() {
                 <tr key={s.name}>
                   <td>
                     <a href={href('skills', s.name)}>{s.name}</a>
+                    <ScanBadge scan={s.scan} />
                     {s.dropped ? (
                       <span class="label">dropped</span>
                     ) : s.shortened ? (
@@ -135,17 +164,32 @@ export function SkillPage(props: { name: string }) {
           <p>
             {s.scope} · {s.dir} · body {s.bodyTokens} tokens
             {s.valid ? null : <span class="label">invalid: not offered</span>}
+            <ScanBadge scan={s.scan} />
           </p>
+          {s.scan && s.scan.findings.length > 0 && (
+            <>
+              <h2>Poisoning scan</h2>
+              <ul data-testid="skill-scan-findings">
+                {s.scan.findings.map((f, k) => (
+                  <li key={k} class={`sev-${f.severity}`}>
+                    {f.file}:{f.line}: {f.severity} {f.code}: {f.message} <code>{f.match}</code>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
           <h2>Validation</h2>
-          {s.issues.length === 0 ? (
+          {s.issues.filter((i) => i.rule !== 'poisoning').length === 0 ? (
             <p class="muted">No findings.</p>
           ) : (
             <ul data-testid="skill-issues">
-              {s.issues.map((i, k) => (
-                <li key={k} class={`sev-${i.severity}`}>
-                  {i.file}:{i.line}: {i.severity}: {i.message}
-                </li>
-              ))}
+              {s.issues
+                .filter((i) => i.rule !== 'poisoning')
+                .map((i, k) => (
+                  <li key={k} class={`sev-${i.severity}`}>
+                    {i.file}:{i.line}: {i.severity}: {i.message}
+                  </li>
+                ))}
             </ul>
           )}
           <h2>Files</h2>
