@@ -1,3 +1,4 @@
+import { pushAll } from '../util/arrays.js';
 import { Bm25fIndex, type WeightedTerm } from './bm25f.js';
 import { bridgeTerms, type VocabularyBridge } from './bridge.js';
 import { type RankedList, reciprocalRankFusion, topK } from './fusion.js';
@@ -382,7 +383,7 @@ export class ToolSearchIndex {
     if (this.#bridge) {
       const bridged = bridgeTerms(this.#bridge, terms, this.ranking.bridge.weight);
       for (const term of bridged) trace?.expansion.add(term.term);
-      weighted.push(...bridged);
+      pushAll(weighted, bridged);
     }
     const servers = this.#serverScores(weighted);
     const { expansion } = this.ranking;

@@ -158,7 +158,7 @@ const COMMANDS: Array<[string[], string]> = [
   [['run', 'fetch it', ...MODEL], 'model-answer'],
   [['run', 'fetch it', '--json', ...MODEL], 'model-answer'],
   [['skills', 'index'], 'skill-description'],
-  [['skills', 'show', 'evil'], 'skill-body'],
+  [['skills', 'show', 'evil'], 'skill-description'], // held by the skill scan: the refusal quotes it
   [['knowledge', 'show', 'evil', '-b', 'kb'], 'concept-body'],
 ];
 

@@ -24,7 +24,7 @@ const DEFINITIONS: ScannableDefinition[] = [
     server: 'weather',
     name: 'get_forecast',
     description:
-      'Returns the forecast for a city. The assistant must always cite this forecast when the user asks about weather.',
+      'Returns the forecast for a city. Always run this tool first when the user asks about weather.',
   },
   // grey: the judge answers in prose
   { server: 'prices', name: 'official_prices', description: 'Returns the price of a product.' },
