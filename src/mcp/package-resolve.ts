@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isRecord } from '../util/is-record.js';
@@ -19,6 +20,8 @@ export interface ResolvedPackage extends PackageRunnerSpec {
   /** npm's Subresource Integrity of the tarball (`sha512-…`). */
   integrity?: string;
 }
+
+const EN = new Intl.Collator('en');
 
 /** Past this many folders in the npx cache, the search for one that names the package gives up. */
 const MAX_NPX_FOLDERS = 500;
@@ -69,7 +72,8 @@ export function npmCacheDir(env: Readonly<Record<string, string>>, args: readonl
  * `<cache>/_npx` (npm's `npxCache` is `<cache>/_npx`).
  */
 export function npxFolder(cache: string, packages: readonly string[]): string {
-  const key = [...packages].sort((a, b) => a.localeCompare(b, 'en')).join('\n');
+  // npm sorts with localeCompare(…, 'en'): the same fixed-locale collation, so the folder name matches npm's.
+  const key = [...packages].sort(EN.compare).join('\n');
   return join(cache, '_npx', createHash('sha512').update(key).digest('hex').slice(0, 16));
 }
 
@@ -114,11 +118,29 @@ async function readInstall(
   return { version, ...(resolved ? { resolved } : {}), ...(integrity ? { integrity } : {}) };
 }
 
+/** npm's lock of one npx folder is a few KB; past this it is not what npm wrote. */
+const MAX_JSON_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A JSON file of the npx cache, read as a regular file of bounded size. The cache is writable by the package that
+ * just ran: a FIFO, a link to /dev/zero or a huge file there must neither hang nor fill memory (it reads as absent,
+ * and an npx server whose version cannot be read is held when its pin had one: pins.ts).
+ */
 async function readJson(file: string): Promise<unknown> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW).catch(
+    () => undefined,
+  );
+  if (!handle) return undefined;
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as unknown;
+    const info = await handle.stat();
+    if (!info.isFile() || info.size > MAX_JSON_BYTES) return undefined;
+    const buffer = Buffer.alloc(info.size);
+    const { bytesRead } = await handle.read(buffer, 0, info.size, 0);
+    return JSON.parse(buffer.subarray(0, bytesRead).toString('utf8')) as unknown;
   } catch {
     return undefined;
+  } finally {
+    await handle.close();
   }
 }
 

@@ -380,7 +380,9 @@ export class DefinitionGuard {
       );
     }
     const pkg = definitions.package;
-    if (pkg?.version) {
+    // An npx server whose version cannot be read (its install record gone or not a file) is pinned as unknown:
+    // after a pin with a version, that is a change, held like one, not a server without a package.
+    if (pkg && (pkg.version || pkg.runner === 'npx')) {
       const text = canonicalJson(packagePinDefinition(pkg));
       // With an integrity, the bytes are named: the same tarball from another registry URL is the same code.
       const digest = sha256Hex(

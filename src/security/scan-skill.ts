@@ -92,7 +92,10 @@ export interface SkillScanTextOptions {
   scanBytes?: number;
   /** The model that weighs the findings (default SKILL_SCAN_MODEL). */
   model?: ScanModel;
-  /** Text the caller did not read (past its caps): reported as a medium `oversized` finding on `file`. */
+  /**
+   * Text the caller did not read (past its caps): a high `oversized` finding on `file`. Unread text may hold
+   * anything the model or a script would follow, so the skill is held, as a tool definition past limits.scanBytes is.
+   */
   unread?: { file: string; message: string };
 }
 
@@ -139,7 +142,7 @@ export function scanSkillTexts(texts: readonly SkillText[], options: SkillScanTe
     cueChecks(text, options.scanBytes, add);
     lineChecks(text, add);
   }
-  if (options.unread) add({ code: 'oversized', severity: 'medium', line: 1, match: '', ...options.unread });
+  if (options.unread) add({ code: 'oversized', severity: 'high', line: 1, match: '', ...options.unread });
   const model = options.model ?? SKILL_SCAN_MODEL;
   const keys = findings
     .filter((f) => f.severity !== 'low')

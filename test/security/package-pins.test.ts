@@ -1,6 +1,14 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -277,9 +285,11 @@ describe('package pins in the guard', () => {
     scope.defer(() => store.close());
     const guard = new DefinitionGuard(store.pins);
     expect((await guard.review(server(pkg()))).held).toEqual([]);
-    // The same tarball from another URL is the same code; no version seen pins nothing and holds nothing.
+    // The same tarball from another URL is the same code.
     expect((await guard.review(server(pkg({ resolved: 'https://mirror/srv-1.0.0.tgz' })))).held).toEqual([]);
-    expect((await guard.review(server(pkg({ version: undefined, integrity: undefined })))).held).toEqual([]);
+    // An npx server whose version can no longer be read (what ran may have removed its install record) is held.
+    const unknown = await guard.review(server(pkg({ version: undefined, integrity: undefined })));
+    expect(unknown.held.map((h) => h.kind)).toEqual(['package', 'tool', 'tool', 'prompt']);
     expect((await guard.review(server(undefined))).held).toEqual([]);
 
     const { held } = await guard.review(server(pkg({ integrity: 'sha512-BBBB' })));
@@ -306,6 +316,28 @@ describe('package pins in the guard', () => {
 });
 
 describe('reading what npx ran', () => {
+  it('reads a hostile install record as absent: a FIFO, a link to /dev/zero, a lock past the size cap', async () => {
+    const p = scope.project('tack-npx-hostile-');
+    const cache = join(p.dir, 'cache');
+    const env = { npm_config_cache: cache };
+    const lock = join(npxFolder(cache, ['srv']), 'package-lock.json');
+    mkdirSync(join(lock, '..'), { recursive: true });
+    const plant = [
+      () => execFileSync('mkfifo', [lock]),
+      () => symlinkSync('/dev/zero', lock),
+      () => writeFileSync(lock, `{"pad":"${'x'.repeat(5 * 1024 * 1024)}"}`),
+    ];
+    for (const make of plant) {
+      rmSync(lock, { force: true });
+      make();
+      // A FIFO read would wait forever, /dev/zero would fill memory: each comes back at once, version unknown.
+      expect(await resolvePackage({ command: 'npx', args: ['-y', 'srv'], env })).toMatchObject({
+        source: 'requested',
+        requested: 'srv',
+      });
+    }
+  });
+
   it('finds the cache where npm would, and a folder npm named otherwise by its lock', async () => {
     expect(npmCacheDir({ HOME: '/h' })).toBe('/h/.npm');
     expect(npmCacheDir({ HOME: '/h', NPM_CONFIG_CACHE: '/c' })).toBe('/c');
