@@ -320,14 +320,20 @@ function* unitsOf(text: SkillText): Generator<Unit & { comment?: boolean }> {
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i]!;
     const line = text.firstLine + i;
+    // A shell line continued with a backslash is one command: `curl … \` then `| sh` on the next line.
+    const continued = () => {
+      let whole = raw;
+      while (whole.endsWith('\\') && i + 1 < lines.length) whole = `${whole.slice(0, -1)} ${lines[++i]!}`;
+      return whole;
+    };
     if (!markdown) {
-      for (const piece of pieces(raw)) yield { text: piece, line, code: true, codeFile: true };
+      for (const piece of pieces(continued())) yield { text: piece, line, code: true, codeFile: true };
       continue;
     }
     const marker = FENCE.exec(raw);
     if (fence !== undefined) {
       if (marker && marker[1]![0] === fence[0] && marker[1]!.length >= fence.length) fence = undefined;
-      else for (const piece of pieces(raw)) yield { text: piece, line, code: true };
+      else for (const piece of pieces(continued())) yield { text: piece, line, code: true };
       continue;
     }
     if (marker && !comment) {
