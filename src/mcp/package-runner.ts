@@ -8,6 +8,7 @@ import { basename } from 'node:path';
  */
 export type PackageRunner = 'npx' | 'bunx' | 'pnpm dlx' | 'yarn dlx' | 'uvx' | 'docker';
 
+/** The package a runner command fetches, as asked for on its command line, and whether that pins one build. */
 export interface PackageRunnerSpec {
   runner: PackageRunner;
   /** The package (npm or PyPI name, git or tarball URL) or image repository, without its version or tag. */

@@ -125,6 +125,7 @@ const MAX_UNIT = 4000;
 /** Findings kept per code in one skill: a file that repeats one line 10,000 times makes 20, not 10,000. */
 const MAX_PER_CODE = 20;
 
+/** The skill scan of texts already read (description, body, referenced files): findings with file and line, and the verdict. */
 export function scanSkillTexts(texts: readonly SkillText[], options: SkillScanTextOptions = {}): SkillScan {
   const findings: SkillFinding[] = [];
   const kept = new Map<string, number>();

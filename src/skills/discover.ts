@@ -20,6 +20,7 @@ export interface ScopeRoot {
   dir: string;
 }
 
+/** Where discovery looks (the project, the user's folders, extra roots) and its bounds per scope. */
 export interface DiscoverOptions {
   /** Working directory (default `process.cwd()`). */
   cwd?: string;
@@ -35,6 +36,7 @@ export interface DiscoverOptions {
   maxSkillsPerScope?: number;
 }
 
+/** One skill found on disk: its folder, SKILL.md, scope and front matter, before the body is read. */
 export interface DiscoveredSkill {
   source: SkillSource;
   scope: SkillScope;
@@ -85,6 +87,7 @@ function repositoryRoot(cwd: string): string {
   }
 }
 
+/** Every skill folder in the scopes, front matter only, with the warnings for what was skipped and why. */
 export async function discoverSkills(options: DiscoverOptions = {}): Promise<Discovery> {
   const discovery: Discovery = { skills: [], warnings: [], roots: [] };
   const byName = new Map<string, DiscoveredSkill>();

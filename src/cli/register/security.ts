@@ -53,7 +53,10 @@ export const registerScan: Register = (program, { setExitCode }) => {
       '--tools <file.json>',
       'scan exported definitions offline (tools, prompts, resources) instead of the configured servers',
     )
-    .option('--judge', 'send definitions the score leaves in doubt to scan.judge.model (cached by digest; its quality is not measured)')
+    .option(
+      '--judge',
+      'send definitions the score leaves in doubt to scan.judge.model (cached by digest; its quality is not measured)',
+    )
     .action(async (opts: { tools?: string; judge?: boolean }, cmd: Command) =>
       setExitCode(
         await scanCommand({
