@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isRecord } from '../util/is-record.js';
+import { readRegularFile } from '../util/read-regular.js';
 import { npxInstallSpecs, type PackageRunnerSpec, packageRunnerSpec } from './package-runner.js';
 
 /**
@@ -105,10 +105,10 @@ async function readInstall(
   folder: string,
   name: string,
 ): Promise<Pick<ResolvedPackage, 'version' | 'resolved' | 'integrity'> | undefined> {
-  const lock = await readJson(join(folder, 'package-lock.json'));
+  const lock = readJson(join(folder, 'package-lock.json'));
   const packages = isRecord(lock) && isRecord(lock.packages) ? lock.packages : undefined;
   const entry = packages?.[`node_modules/${name}`];
-  const manifest = await readJson(join(folder, 'node_modules', name, 'package.json'));
+  const manifest = readJson(join(folder, 'node_modules', name, 'package.json'));
   const text = (record: unknown, key: string) =>
     isRecord(record) && typeof record[key] === 'string' ? record[key] : undefined;
   const version = text(entry, 'version') ?? text(manifest, 'version');
@@ -122,25 +122,15 @@ async function readInstall(
 const MAX_JSON_BYTES = 4 * 1024 * 1024;
 
 /**
- * A JSON file of the npx cache, read as a regular file of bounded size. The cache is writable by the package that
- * just ran: a FIFO, a link to /dev/zero or a huge file there must neither hang nor fill memory (it reads as absent,
- * and an npx server whose version cannot be read is held when its pin had one: pins.ts).
+ * A JSON file of the npx cache, read as a regular file of bounded size (util/read-regular.ts). The cache is
+ * writable by the package that just ran: a FIFO, a link to /dev/zero or a huge file there must neither hang nor fill
+ * memory (it reads as absent, and an npx server whose version cannot be read is held when its pin had one: pins.ts).
  */
-async function readJson(file: string): Promise<unknown> {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW).catch(
-    () => undefined,
-  );
-  if (!handle) return undefined;
+function readJson(file: string): unknown {
   try {
-    const info = await handle.stat();
-    if (!info.isFile() || info.size > MAX_JSON_BYTES) return undefined;
-    const buffer = Buffer.alloc(info.size);
-    const { bytesRead } = await handle.read(buffer, 0, info.size, 0);
-    return JSON.parse(buffer.subarray(0, bytesRead).toString('utf8')) as unknown;
+    return JSON.parse(readRegularFile(file, MAX_JSON_BYTES)) as unknown;
   } catch {
     return undefined;
-  } finally {
-    await handle.close();
   }
 }
 
